@@ -1,0 +1,44 @@
+// /1/dataset_definitions/{dataset}: created with the dataset; PATCH changes only the keys sent.
+// A key sent as null or with an empty name reverts to its default mapping.
+import { Type } from '@sinclair/typebox';
+import type { App } from '../../http/app.js';
+import { envOf } from '../../http/auth.js';
+import { DEFINITION_DEFAULTS, DEFINITION_KEYS, definitionsResponse, findDataset } from '../../domain/datasets.js';
+import type { ApiContext } from '../context.js';
+import { DatasetDefinition, SlugParams } from './schemas.js';
+
+const DatasetDefinitions = Type.Object(
+  Object.fromEntries(DEFINITION_KEYS.map((k) => [k, Type.Optional(DatasetDefinition)])),
+  { additionalProperties: false },
+);
+const tags = ['Dataset Definitions'];
+const security = [{ configuration_key: [] }];
+
+export function registerDatasetDefinitions(app: App, { store }: ApiContext): void {
+  app.get(
+    '/1/dataset_definitions/:datasetSlug',
+    { schema: { tags, security, params: SlugParams, response: { 200: DatasetDefinitions } }, config: { auth: { kind: 'team' } } },
+    async (request) => definitionsResponse(await findDataset(store, envOf(request), request.params.datasetSlug)),
+  );
+
+  app.patch(
+    '/1/dataset_definitions/:datasetSlug',
+    {
+      schema: { tags, security, params: SlugParams, body: DatasetDefinitions, response: { 200: DatasetDefinitions } },
+      config: { auth: { kind: 'team', permission: 'create_datasets' } },
+    },
+    async (request) => {
+      const env = envOf(request);
+      const ds = await findDataset(store, env, request.params.datasetSlug);
+      const definitions = { ...ds.definitions };
+      for (const [k, v] of Object.entries(request.body as Record<string, { name: string } | null | undefined>)) {
+        if (v === undefined) continue;
+        const name = v?.name ?? '';
+        if (name === '') definitions[k] = DEFINITION_DEFAULTS[k];
+        else definitions[k] = name;
+      }
+      const updated = await store.updateDataset(env.id, ds.slug, { definitions });
+      return definitionsResponse(updated!);
+    },
+  );
+}

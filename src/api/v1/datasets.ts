@@ -1,0 +1,67 @@
+// /1/datasets: list, create (201 new / 200 existing), get, full-replacement PUT, DELETE (202).
+import { Type } from '@sinclair/typebox';
+import type { App } from '../../http/app.js';
+import { envOf } from '../../http/auth.js';
+import { createOrGetDataset, datasetResponse, deleteDataset, findDataset } from '../../domain/datasets.js';
+import type { ApiContext } from '../context.js';
+import { Dataset, DatasetCreationPayload, DatasetUpdatePayload, SlugParams } from './schemas.js';
+
+const tags = ['Datasets'];
+const security = [{ configuration_key: [] }];
+
+export function registerDatasets(app: App, { store }: ApiContext): void {
+  app.get(
+    '/1/datasets',
+    { schema: { tags, security, response: { 200: Type.Array(Dataset) } }, config: { auth: { kind: 'team' } } },
+    async (request) => (await store.listDatasets(envOf(request).id)).map((ds) => datasetResponse(ds)),
+  );
+
+  app.post(
+    '/1/datasets',
+    {
+      schema: { tags, security, body: DatasetCreationPayload, response: { 200: Dataset, 201: Dataset } },
+      config: { auth: { kind: 'team', permission: 'create_datasets' } },
+    },
+    async (request, reply) => {
+      const { dataset, created } = await createOrGetDataset(store, envOf(request), request.body);
+      return reply.code(created ? 201 : 200).send(datasetResponse(dataset));
+    },
+  );
+
+  app.get(
+    '/1/datasets/:datasetSlug',
+    { schema: { tags, security, params: SlugParams, response: { 200: Dataset } }, config: { auth: { kind: 'team' } } },
+    async (request) => datasetResponse(await findDataset(store, envOf(request), request.params.datasetSlug)),
+  );
+
+  app.put(
+    '/1/datasets/:datasetSlug',
+    {
+      schema: { tags, security, params: SlugParams, body: DatasetUpdatePayload, response: { 200: Dataset } },
+      config: { auth: { kind: 'team', permission: 'create_datasets' } },
+    },
+    async (request) => {
+      const env = envOf(request);
+      const ds = await findDataset(store, env, request.params.datasetSlug);
+      const { description, expand_json_depth, settings } = request.body;
+      const updated = await store.updateDataset(env.id, ds.slug, {
+        description,
+        expandJsonDepth: expand_json_depth,
+        deleteProtected: settings?.delete_protected,
+      });
+      return datasetResponse(updated!);
+    },
+  );
+
+  app.delete(
+    '/1/datasets/:datasetSlug',
+    {
+      schema: { tags, security, params: SlugParams, description: 'Answers 202 with no body; the events go with the dataset.' },
+      config: { auth: { kind: 'team', permission: 'create_datasets' } },
+    },
+    async (request, reply) => {
+      await deleteDataset(store, envOf(request), request.params.datasetSlug);
+      return reply.code(202).send();
+    },
+  );
+}

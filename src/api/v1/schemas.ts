@@ -1,0 +1,40 @@
+// TypeBox schemas of /1/ resources: they validate requests, type the handlers and make up the
+// served OpenAPI document.
+import { Type } from '@sinclair/typebox';
+
+export const ErrorBody = Type.Object({ error: Type.String() }, { $id: 'Error' });
+
+export const DatasetSettings = Type.Object({ delete_protected: Type.Optional(Type.Boolean()) });
+
+export const Dataset = Type.Object({
+  name: Type.String(),
+  description: Type.String(),
+  settings: DatasetSettings,
+  expand_json_depth: Type.Integer(),
+  slug: Type.String(),
+  regular_columns_count: Type.Union([Type.Integer(), Type.Null()]),
+  last_written_at: Type.Union([Type.String(), Type.Null()]),
+  created_at: Type.String(),
+});
+
+export const DatasetCreationPayload = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 255 }),
+  description: Type.Optional(Type.String({ maxLength: 1024 })),
+  expand_json_depth: Type.Optional(Type.Integer({ minimum: 0, maximum: 10 })),
+});
+
+export const DatasetUpdatePayload = Type.Object({
+  description: Type.String({ maxLength: 1024 }),
+  expand_json_depth: Type.Integer({ minimum: 0, maximum: 10 }),
+  settings: Type.Optional(DatasetSettings),
+});
+
+export const DatasetDefinition = Type.Union([
+  Type.Object({
+    name: Type.String({ maxLength: 255 }),
+    column_type: Type.Optional(Type.Union([Type.Literal('column'), Type.Literal('derived_column')])),
+  }),
+  Type.Null(),
+]);
+
+export const SlugParams = Type.Object({ datasetSlug: Type.String() });

@@ -1,0 +1,155 @@
+// The app factory: builds a Fastify server from its parts. No module-level state, so tests
+// build as many apps as they like, each with its own stores and clock.
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { ConfigStore } from '../stores/config/types.js';
+import { DEFAULTS, type Settings } from '../settings.js';
+import { authHook } from './auth.js';
+import { ApiError, renderError, validationError, type TypeDetail } from './errors.js';
+import { RateLimiter } from './rate-limit.js';
+import { registerV1 } from '../api/v1/index.js';
+import { registerV2 } from '../api/v2/index.js';
+
+export interface AppDeps {
+  configStore: ConfigStore;
+  settings?: Partial<Settings>;
+  /** The clock every time-dependent rule reads; tests pass a controllable one. */
+  now?: () => Date;
+  /** Pino options or `false`; defaults to JSON logs at `settings.logLevel`. */
+  logger?: FastifyServerOptions['logger'];
+}
+
+export type App = FastifyInstance<any, any, any, any, TypeBoxTypeProvider>;
+
+/** Header values that carry secrets never reach the logs. */
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers["x-honeycomb-team"]',
+  'req.headers["x-service-team"]',
+  'req.headers["x-amz-firehose-access-key"]',
+];
+
+export async function createApp(deps: AppDeps): Promise<App> {
+  const settings: Settings = { ...DEFAULTS, ...deps.settings };
+  const now = deps.now ?? (() => new Date());
+  const app = Fastify({
+    logger: deps.logger ?? { level: settings.logLevel, redact: REDACTED_PATHS },
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    bodyLimit: settings.bodyLimit,
+    ajv: {
+      // Wrong types are errors, never silently converted; unknown fields are not stripped.
+      customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, useDefaults: true },
+    },
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // Response schemas document the API (OpenAPI); bodies are serialised as they are.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+
+  // /1/ reads every body as JSON whatever its Content-Type (curl -d sends a form type);
+  // /2/ is JSON:API and takes application/vnd.api+json only.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
+    const type = String(request.headers['content-type'] ?? '');
+    if (request.url.startsWith('/2/') && !/^application\/vnd\.api\+json\s*(;|$)/i.test(type)) {
+      return done(new ApiError(415, `Content-Type must be application/vnd.api+json, not ${type || 'empty'}`), undefined);
+    }
+    if (body === '' || body === undefined) return done(null, undefined);
+    parseJson(request, String(body), done);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Waggle API',
+        version: '1.0.0',
+        description: 'Configuration and Event Ingestion API, wire-compatible with the Honeycomb API.',
+      },
+      components: {
+        securitySchemes: {
+          configuration_key: { type: 'apiKey', in: 'header', name: 'X-Honeycomb-Team' },
+          ingest_key: { type: 'apiKey', in: 'header', name: 'X-Honeycomb-Team' },
+          bearerAuth: { type: 'http', scheme: 'bearer' },
+        },
+      },
+    },
+  });
+
+  app.decorateRequest('auth', null);
+  app.addHook(
+    'onRequest',
+    authHook({
+      store: deps.configStore,
+      limiter: new RateLimiter(() => now().getTime()),
+      now,
+      apiRate: settings.apiRateLimit,
+      ingestRate: settings.ingestRateLimit,
+    }),
+  );
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  app.setErrorHandler((err: FastifyError | ApiError, request, reply) => {
+    const apiError = toApiError(err, request.url, settings);
+    if (apiError.status >= 500) request.log.error({ err }, 'request failed');
+    const out = renderError(apiError, request.url, String(request.id));
+    return reply.code(out.status).headers(out.headers).type(out.contentType).send(out.body);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const out = renderError(new ApiError(404, `no such route: ${request.method} ${request.url.split('?')[0]}`), request.url, String(request.id));
+    return reply.code(404).type(out.contentType).send(out.body);
+  });
+
+  app.get('/healthz', { schema: { hide: true }, config: { auth: { kind: 'none' } } }, async () => ({ status: 'ok' }));
+  app.get('/openapi.json', { schema: { hide: true }, config: { auth: { kind: 'none' } } }, async () => app.swagger());
+
+  await app.register(async (v1) => registerV1(v1 as App, { store: deps.configStore, now, settings }));
+  await app.register(
+    async (v2) => registerV2(v2 as App, { store: deps.configStore, now, settings }),
+    // The management API takes smaller bodies (Honeycomb documents 100,000 bytes).
+  );
+  return app;
+}
+
+/** Maps what Fastify and our code throw to one ApiError. */
+function toApiError(err: FastifyError | ApiError, url: string, settings: Settings): ApiError {
+  if (err instanceof ApiError) return err;
+  const fe = err as FastifyError;
+  if (fe.validation) {
+    const where = fe.validationContext === 'body' ? '' : `${fe.validationContext}.`;
+    const details: TypeDetail[] = fe.validation.map((v) => {
+      const path = v.instancePath.replace(/^\//, '').replace(/\//g, '.');
+      const missing = v.keyword === 'required' ? String((v.params as { missingProperty?: string }).missingProperty) : '';
+      const field = where + [path, missing].filter(Boolean).join('.') || fe.validationContext || 'body';
+      const code = v.keyword === 'required' ? 'missing' : v.keyword === 'type' ? 'incorrect_type' : 'invalid';
+      const message = v.keyword === 'required' ? 'is required' : v.keyword === 'additionalProperties'
+        ? `unknown field ${(v.params as { additionalProperty?: string }).additionalProperty}`
+        : v.message ?? 'is invalid';
+      return { field, code, description: `${field}: ${message}` };
+    });
+    return validationError(details);
+  }
+  switch (fe.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE': {
+      const limit = url.startsWith('/2/') ? settings.managementBodyLimit : settings.bodyLimit;
+      return new ApiError(413, `Body size is larger than maximum size of ${limit} bytes`);
+    }
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError(415, 'unsupported Content-Type');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError(400, 'request body should not be empty');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError(400, 'request body length does not match Content-Length');
+  }
+  if (err instanceof SyntaxError || fe.statusCode === 400) {
+    return new ApiError(400, `request body could not be parsed: ${fe.message}`);
+  }
+  if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) return new ApiError(fe.statusCode, fe.message);
+  return new ApiError(500, 'something went wrong!');
+}

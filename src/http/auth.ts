@@ -1,0 +1,113 @@
+// Authentication and authorisation for every route. A route states what it needs in its
+// `config.auth`; the onRequest hook below resolves the key, checks it, applies the key's rate
+// limit and leaves `request.auth` for the handler.
+//
+// Outcomes: no key, an unknown, disabled or expired key, or a key of the wrong kind → 401;
+// a valid key without the route's permission (or scope) → 403. Resources of another
+// environment or team are not found by the handlers (they look up inside `request.auth`) → 404.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { resolveBearer, resolveTeamHeader, type Permission, type Rejection, type Scope } from '../domain/keys.js';
+import type { ApiKey, ConfigStore, Environment, Team } from '../stores/config/types.js';
+import { ApiError } from './errors.js';
+import type { RateLimiter, RatePolicy } from './rate-limit.js';
+
+export type AuthRule =
+  | { kind: 'none' }
+  /** `X-Honeycomb-Team` / `X-Service-Team`: configuration keys, and ingest keys where `ingest` is set. */
+  | { kind: 'team'; ingest?: boolean; permission?: Permission; rate?: 'api' | 'ingest'; legacyErrors?: boolean }
+  /** `Authorization: Bearer id:secret` with a management key. */
+  | { kind: 'management'; scope?: Scope };
+
+export interface AuthContext {
+  key: ApiKey;
+  team: Team;
+  /** The key's environment; null for management keys. */
+  environment: Environment | null;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: AuthRule;
+  }
+  interface FastifyRequest {
+    auth: AuthContext | null;
+  }
+}
+
+const REJECTION_TEXT: Record<Rejection, string> = {
+  missing: 'unknown API key - check your credentials',
+  unknown: 'unknown API key - check your credentials',
+  disabled: 'API key is disabled',
+  expired: 'API key has expired',
+};
+
+/** Environment of a team-header key, or the team of a management key, from the request. */
+export function envOf(request: FastifyRequest): Environment {
+  const env = request.auth?.environment;
+  if (!env) throw new Error('route without an environment-scoped key');
+  return env;
+}
+
+export function teamHeader(request: FastifyRequest): string | undefined {
+  const h = request.headers['x-honeycomb-team'] ?? request.headers['x-service-team'];
+  return Array.isArray(h) ? h[0] : h;
+}
+
+export interface AuthDeps {
+  store: ConfigStore;
+  limiter: RateLimiter;
+  now: () => Date;
+  apiRate: RatePolicy | null;
+  ingestRate: RatePolicy | null;
+}
+
+export function authHook(deps: AuthDeps) {
+  return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    request.auth = null;
+    const rule = request.routeOptions.config?.auth;
+    if (!rule || rule.kind === 'none') return;
+    const legacy = rule.kind === 'team' && rule.legacyErrors ? ({ dialect: 'legacy' } as const) : {};
+    const now = deps.now();
+
+    let key: ApiKey | Rejection;
+    if (rule.kind === 'management') {
+      key = await resolveBearer(deps.store, request.headers.authorization, now);
+    } else {
+      key = await resolveTeamHeader(deps.store, teamHeader(request), now);
+      if (typeof key !== 'string' && key.keyType === 'ingest' && !rule.ingest) {
+        throw new ApiError(401, 'this endpoint requires a configuration key', legacy);
+      }
+    }
+    if (typeof key === 'string') throw new ApiError(401, REJECTION_TEXT[key], legacy);
+
+    const team = await deps.store.getTeam(key.teamId);
+    const environment = (key.environmentId && (await deps.store.getEnvironmentById(key.environmentId))) || null;
+    if (!team || (rule.kind === 'team' && !environment)) throw new ApiError(401, REJECTION_TEXT.unknown, legacy);
+    request.auth = { key, team, environment };
+
+    const policy = rule.kind === 'team' && rule.rate === 'ingest' ? deps.ingestRate : deps.apiRate;
+    if (policy) {
+      const bucket = `${rule.kind === 'team' ? (rule.rate ?? 'api') : 'api'}:${key.id}`;
+      const d = deps.limiter.take(bucket, policy);
+      reply.header('ratelimit', d.header).header('ratelimitpolicy', d.policyHeader);
+      if (!d.allowed) {
+        // Ingest 429s carry no Retry-After (as documented); the others do.
+        const ingest = rule.kind === 'team' && rule.rate === 'ingest';
+        throw ingest
+          ? new ApiError(429, 'Request dropped due to rate limiting.', { dialect: 'legacy' })
+          : new ApiError(429, 'You have exceeded your rate limit.', {
+              retryAfter: d.retryAfter,
+              detail: `Please try again after ${new Date(now.getTime() + d.retryAfter * 1000).toISOString()}.`,
+            });
+      }
+    }
+
+    if (rule.kind === 'management') {
+      if (rule.scope && !key.scopes.includes(rule.scope)) {
+        throw new ApiError(403, `this management key lacks the ${rule.scope} scope`);
+      }
+    } else if (rule.permission && key.keyType === 'configuration' && !key.permissions[rule.permission]) {
+      throw new ApiError(403, `this API key lacks the ${rule.permission} permission`, legacy);
+    }
+  };
+}

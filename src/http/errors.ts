@@ -1,0 +1,114 @@
+// Every error body the server sends comes out of this module, in one of three dialects:
+//   legacy   `{error}` as application/json                 (/1/: 401, 403, 404, 5xx, and ingest routes)
+//   problem  RFC 7807 application/problem+json              (/1/: 400, 409, 413, 415, 422, 429)
+//            with `type_detail` on 422; it always carries `error` too, so legacy readers work
+//   jsonapi  `{errors:[…]}` as application/vnd.api+json     (everything under /2/)
+// Clients branch on the Content-Type, so it always matches the body.
+
+export type Dialect = 'legacy' | 'problem' | 'jsonapi';
+export type DetailCode = 'invalid' | 'missing' | 'incorrect_type' | 'already_exists';
+
+export interface TypeDetail {
+  field: string;
+  code: DetailCode;
+  description: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly extra: {
+      typeDetail?: TypeDetail[];
+      /** Forces a dialect on /1/ (ingest routes answer in the legacy one). */
+      dialect?: Exclude<Dialect, 'jsonapi'>;
+      /** Seconds until a retry may succeed; sent as `Retry-After` when set. */
+      retryAfter?: number;
+      /** Longer explanation for problem `detail` / JSON:API `detail`. */
+      detail?: string;
+    } = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+/** 422 built from one or more field problems; `error` lists them in readable form. */
+export function validationError(typeDetail: TypeDetail[]): ApiError {
+  const message = typeDetail.map((d) => d.description).join('; ') || 'The provided input is invalid.';
+  return new ApiError(422, message, { typeDetail });
+}
+
+export const invalidField = (field: string, description: string, code: DetailCode = 'invalid') =>
+  validationError([{ field, code, description: `${field}: ${description}` }]);
+
+export const notFound = (what: string) => new ApiError(404, `${what} not found`);
+
+const PROBLEMS: Record<number, { type: string; title: string; code: string }> = {
+  400: { type: 'unparseable', title: 'The request body could not be parsed.', code: 'invalid' },
+  401: { type: 'unauthorized', title: 'The request could not be authenticated.', code: 'unauthorized' },
+  403: { type: 'forbidden', title: 'The key does not have permission for this action.', code: 'forbidden' },
+  404: { type: 'not-found', title: 'The requested resource cannot be found.', code: 'not-found' },
+  405: { type: 'method-not-allowed', title: 'The method is not allowed on this resource.', code: 'method-not-allowed' },
+  409: {
+    type: 'conflict',
+    title: 'Request could not be completed due to a conflict with the current state of the target resource.',
+    code: 'conflict',
+  },
+  413: { type: 'payload-too-large', title: 'Request body is too large.', code: 'payload-too-large' },
+  415: { type: 'unsupported-media-type', title: 'The request body has an unsupported Content-Type.', code: 'unsupported-media-type' },
+  422: { type: 'validation-failed', title: 'The provided input is invalid.', code: 'invalid' },
+  429: { type: 'rate-limited', title: 'You have exceeded your rate limit.', code: 'rate-limited/may-retry' },
+  500: { type: 'internal', title: 'something went wrong!', code: 'internal' },
+  503: { type: 'unavailable', title: 'The service is unavailable.', code: 'unavailable' },
+};
+const PROBLEM_STATUSES = new Set([400, 405, 409, 413, 415, 422, 429]);
+const problemFor = (status: number) => PROBLEMS[status] ?? PROBLEMS[status >= 500 ? 500 : 400];
+
+export function dialectFor(url: string, err: ApiError): Dialect {
+  if (url.startsWith('/2/') || url === '/2') return 'jsonapi';
+  if (err.extra.dialect) return err.extra.dialect;
+  return PROBLEM_STATUSES.has(err.status) ? 'problem' : 'legacy';
+}
+
+export interface RenderedError {
+  status: number;
+  contentType: string;
+  body: unknown;
+  headers: Record<string, string>;
+}
+
+export function renderError(err: ApiError, url: string, requestId: string): RenderedError {
+  const dialect = dialectFor(url, err);
+  const p = problemFor(err.status);
+  const headers: Record<string, string> = {};
+  if (err.extra.retryAfter !== undefined) {
+    headers['retry-after'] = new Date(Date.now() + err.extra.retryAfter * 1000).toUTCString();
+  }
+  if (dialect === 'legacy') {
+    return { status: err.status, contentType: 'application/json; charset=utf-8', body: { error: err.message }, headers };
+  }
+  if (dialect === 'problem') {
+    const body: Record<string, unknown> = {
+      error: err.message,
+      status: err.status,
+      type: `https://api.honeycomb.io/problems/${p.type}`,
+      title: p.title,
+      detail: err.extra.detail ?? err.message,
+      instance: requestId,
+    };
+    if (err.extra.typeDetail) body.type_detail = err.extra.typeDetail;
+    return { status: err.status, contentType: 'application/problem+json; charset=utf-8', body, headers };
+  }
+  const errors = err.extra.typeDetail?.length
+    ? err.extra.typeDetail.map((d, i) => ({
+        id: `${requestId}-${i}`,
+        status: String(err.status),
+        code: d.code,
+        title: p.title,
+        detail: d.description,
+        source: { pointer: `/${d.field.replace(/\./g, '/')}` },
+      }))
+    : [{ id: requestId, status: String(err.status), code: p.code, title: p.title, detail: err.extra.detail ?? err.message }];
+  return { status: err.status, contentType: 'application/vnd.api+json', body: { errors }, headers };
+}

@@ -1,0 +1,54 @@
+// Per-key token buckets. A policy allows `limit` requests per `windowSeconds`; the bucket holds
+// at most `limit` tokens and refills continuously at limit/window per second, so bursts up to
+// the limit pass and the long-run rate is bounded. State is per process (each API node limits
+// on its own).
+
+export interface RatePolicy {
+  limit: number;
+  windowSeconds: number;
+}
+
+export interface RateDecision {
+  allowed: boolean;
+  /** `Ratelimit: limit=X, remaining=Y, reset=Z` (Z = seconds until the bucket is full again). */
+  header: string;
+  /** `RateLimitPolicy: X;w=Y`. */
+  policyHeader: string;
+  /** Seconds until one token is available (when refused). */
+  retryAfter: number;
+}
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+export class RateLimiter {
+  private readonly buckets = new Map<string, Bucket>();
+
+  constructor(private readonly nowMs: () => number = Date.now) {}
+
+  take(bucketKey: string, policy: RatePolicy): RateDecision {
+    const t = this.nowMs();
+    const perMs = policy.limit / (policy.windowSeconds * 1000);
+    const b = this.buckets.get(bucketKey) ?? { tokens: policy.limit, at: t };
+    b.tokens = Math.min(policy.limit, b.tokens + (t - b.at) * perMs);
+    b.at = t;
+    const allowed = b.tokens >= 1;
+    if (allowed) b.tokens -= 1;
+    this.buckets.set(bucketKey, b);
+    if (this.buckets.size > 100_000) this.sweep(t, perMs, policy.limit);
+    const reset = Math.ceil((policy.limit - b.tokens) / perMs / 1000);
+    return {
+      allowed,
+      header: `limit=${policy.limit}, remaining=${Math.floor(b.tokens)}, reset=${reset}`,
+      policyHeader: `${policy.limit};w=${policy.windowSeconds}`,
+      retryAfter: allowed ? 0 : Math.max(1, Math.ceil((1 - b.tokens) / perMs / 1000)),
+    };
+  }
+
+  /** Drops buckets that have refilled completely; they carry no state. */
+  private sweep(t: number, perMs: number, limit: number) {
+    for (const [k, b] of this.buckets) if (b.tokens + (t - b.at) * perMs >= limit) this.buckets.delete(k);
+  }
+}

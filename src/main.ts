@@ -1,0 +1,53 @@
+#!/usr/bin/env node
+// The `waggle` command.
+import { Command } from 'commander';
+import { registerKeysCommand } from './cli/keys.js';
+import { addStoreOptions, withStore } from './cli/store-options.js';
+import { AlreadyInitialised, initialise } from './domain/tenancy.js';
+import { loadSettings } from './settings.js';
+import { startServer } from './server.js';
+
+const program = new Command('waggle')
+  .description('Waggle: a self-hostable observability backend speaking the Honeycomb API')
+  .showHelpAfterError();
+
+program
+  .command('serve')
+  .description('start the server (initialises an empty data directory and prints its keys once)')
+  .option('--port <n>', 'port (env WAGGLE_PORT, default 8080)')
+  .option('--host <h>', 'address to listen on (env WAGGLE_HOST, default 127.0.0.1)')
+  .option('--data-dir <dir>', 'data directory (env WAGGLE_DATA_DIR, default ./data)')
+  .action(async (opts: { port?: string; host?: string; dataDir?: string }) => {
+    const settings = loadSettings(process.env, opts);
+    const server = await startServer(settings);
+    const shutdown = (signal: string) => {
+      server.app.log.info({ signal }, 'shutting down');
+      server.stop().then(
+        () => process.exit(0),
+        (err) => {
+          server.app.log.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    };
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+    process.once('SIGINT', () => shutdown('SIGINT'));
+  });
+
+addStoreOptions(program.command('init').description('initialise an empty data directory: a team, an environment and one key of each kind'))
+  .option('--team <name>', 'team name', 'My Team')
+  .option('--environment <name>', 'environment name', 'Production')
+  .option('--json', 'print the result as JSON')
+  .action((opts: { dataDir?: string; team: string; environment: string; json?: boolean }) =>
+    withStore(opts, async (store) => {
+      const result = await initialise(store, { teamName: opts.team, environmentName: opts.environment });
+      console.log(opts.json ? JSON.stringify(result) : JSON.stringify(result, null, 2));
+    }),
+  );
+
+registerKeysCommand(program, addStoreOptions);
+
+program.parseAsync().catch((err: unknown) => {
+  console.error(`waggle: ${err instanceof AlreadyInitialised || err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,69 @@
+// Every setting of the server, read in one place. Flags (CLI) override environment variables,
+// which override the defaults. The README's settings table lists the same names.
+import type { RatePolicy } from './http/rate-limit.js';
+
+export interface Settings {
+  host: string;
+  port: number;
+  dataDir: string;
+  /** `sqlite` or a `postgres://` URL. */
+  configStore: string;
+  logLevel: string;
+  /** Per-key limit on configuration and management routes. */
+  apiRateLimit: RatePolicy | null;
+  /** Per-key limit on ingest routes. */
+  ingestRateLimit: RatePolicy | null;
+  /** Largest accepted request body on /1/ configuration routes (bytes). */
+  bodyLimit: number;
+  /** Largest accepted request body on /2/ routes (bytes); Honeycomb documents 100,000. */
+  managementBodyLimit: number;
+}
+
+export const DEFAULTS: Settings = {
+  host: '127.0.0.1',
+  port: 8080,
+  dataDir: './data',
+  configStore: 'sqlite',
+  logLevel: 'info',
+  apiRateLimit: { limit: 1000, windowSeconds: 60 },
+  ingestRateLimit: { limit: 60000, windowSeconds: 60 },
+  bodyLimit: 1_000_000,
+  managementBodyLimit: 100_000,
+};
+
+/** `N/S` = N requests per S seconds; `off` disables. */
+export function parseRate(text: string, name: string): RatePolicy | null {
+  if (text === 'off' || text === '0') return null;
+  const m = /^(\d+)\/(\d+)$/.exec(text.trim());
+  if (!m || Number(m[1]) < 1 || Number(m[2]) < 1) throw new Error(`${name} must look like 1000/60 (requests/seconds) or off`);
+  return { limit: Number(m[1]), windowSeconds: Number(m[2]) };
+}
+
+function parseInteger(text: string, name: string, min: number, max: number): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be an integer from ${min} to ${max}`);
+  return n;
+}
+
+export interface SettingOverrides {
+  host?: string;
+  port?: string;
+  dataDir?: string;
+}
+
+export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: SettingOverrides = {}): Settings {
+  const pick = (flag: string | undefined, name: string) => flag ?? env[name];
+  const s: Settings = { ...DEFAULTS };
+  const host = pick(flags.host, 'WAGGLE_HOST');
+  if (host) s.host = host;
+  const port = pick(flags.port, 'WAGGLE_PORT');
+  if (port) s.port = parseInteger(port, 'port', 0, 65535);
+  const dataDir = pick(flags.dataDir, 'WAGGLE_DATA_DIR');
+  if (dataDir) s.dataDir = dataDir;
+  if (env.WAGGLE_CONFIG_STORE) s.configStore = env.WAGGLE_CONFIG_STORE;
+  if (env.WAGGLE_LOG_LEVEL) s.logLevel = env.WAGGLE_LOG_LEVEL;
+  if (env.WAGGLE_RATE_LIMIT) s.apiRateLimit = parseRate(env.WAGGLE_RATE_LIMIT, 'WAGGLE_RATE_LIMIT');
+  if (env.WAGGLE_INGEST_RATE_LIMIT) s.ingestRateLimit = parseRate(env.WAGGLE_INGEST_RATE_LIMIT, 'WAGGLE_INGEST_RATE_LIMIT');
+  if (env.WAGGLE_BODY_LIMIT) s.bodyLimit = parseInteger(env.WAGGLE_BODY_LIMIT, 'WAGGLE_BODY_LIMIT', 1024, 1 << 30);
+  return s;
+}

@@ -1,0 +1,72 @@
+// Versioned migrations, shared by SQLite and PostgreSQL. Each migration is applied once and
+// recorded in `kysely_migration`; never edit a released migration, add a new one instead.
+// Portable subset only: text ids and ISO-8601 text timestamps, booleans as 0/1 integers,
+// JSON as text.
+import type { Kysely, Migration, MigrationProvider } from 'kysely';
+
+const migrations: Record<string, Migration> = {
+  '0001_tenancy': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('teams')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('slug', 'text', (c) => c.notNull().unique())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+
+      await db.schema
+        .createTable('environments')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('team_id', 'text', (c) => c.notNull().references('teams.id'))
+        .addColumn('slug', 'text', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('description', 'text', (c) => c.notNull())
+        .addColumn('color', 'text', (c) => c.notNull())
+        .addColumn('delete_protected', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addUniqueConstraint('environments_team_slug', ['team_id', 'slug'])
+        .execute();
+
+      await db.schema
+        .createTable('api_keys')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('team_id', 'text', (c) => c.notNull().references('teams.id'))
+        .addColumn('environment_id', 'text')
+        .addColumn('key_type', 'text', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('secret_hash', 'text', (c) => c.notNull().unique())
+        .addColumn('disabled', 'integer', (c) => c.notNull())
+        .addColumn('permissions', 'text', (c) => c.notNull())
+        .addColumn('scopes', 'text', (c) => c.notNull())
+        .addColumn('time_to_live', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('api_keys_team').on('api_keys').columns(['team_id', 'id']).execute();
+
+      await db.schema
+        .createTable('datasets')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('environment_id', 'text', (c) => c.notNull().references('environments.id'))
+        .addColumn('slug', 'text', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('description', 'text', (c) => c.notNull())
+        .addColumn('expand_json_depth', 'integer', (c) => c.notNull())
+        .addColumn('delete_protected', 'integer', (c) => c.notNull())
+        .addColumn('definitions', 'text', (c) => c.notNull())
+        .addColumn('last_written_at', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addUniqueConstraint('datasets_environment_slug', ['environment_id', 'slug'])
+        .execute();
+    },
+  },
+};
+
+export const migrationProvider: MigrationProvider = {
+  async getMigrations() {
+    return migrations;
+  },
+};

@@ -1,0 +1,390 @@
+// One ConfigStore body for both databases: Kysely builds portable SQL with bound parameters,
+// the dialect (SQLite via better-sqlite3, or PostgreSQL via pg) is the only difference.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Selectable } from 'kysely';
+import pg from 'pg';
+import { migrationProvider } from './migrations.js';
+import {
+  UniqueViolation,
+  type ApiKey,
+  type ApiKeyPatch,
+  type ConfigStore,
+  type Dataset,
+  type DatasetPatch,
+  type Environment,
+  type EnvironmentPatch,
+  type KeyType,
+  type NewApiKey,
+  type NewDataset,
+  type NewEnvironment,
+  type Page,
+  type Team,
+} from './types.js';
+
+interface TeamRow {
+  id: string;
+  slug: string;
+  name: string;
+  created_at: string;
+}
+interface EnvironmentRow {
+  id: string;
+  team_id: string;
+  slug: string;
+  name: string;
+  description: string;
+  color: string;
+  delete_protected: number;
+  created_at: string;
+  updated_at: string;
+}
+interface ApiKeyRow {
+  id: string;
+  team_id: string;
+  environment_id: string | null;
+  key_type: string;
+  name: string;
+  secret_hash: string;
+  disabled: number;
+  permissions: string;
+  scopes: string;
+  time_to_live: string | null;
+  created_at: string;
+  updated_at: string;
+}
+interface DatasetRow {
+  id: string;
+  environment_id: string;
+  slug: string;
+  name: string;
+  description: string;
+  expand_json_depth: number;
+  delete_protected: number;
+  definitions: string;
+  last_written_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+interface Tables {
+  teams: TeamRow;
+  environments: EnvironmentRow;
+  api_keys: ApiKeyRow;
+  datasets: DatasetRow;
+}
+
+const now = () => new Date().toISOString();
+const bool = (v: unknown) => v === true || v === 1 || v === '1';
+
+const toTeam = (r: Selectable<TeamRow>): Team => ({ id: r.id, slug: r.slug, name: r.name, createdAt: r.created_at });
+const toEnvironment = (r: Selectable<EnvironmentRow>): Environment => ({
+  id: r.id,
+  teamId: r.team_id,
+  slug: r.slug,
+  name: r.name,
+  description: r.description,
+  color: r.color,
+  deleteProtected: bool(r.delete_protected),
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+const toApiKey = (r: Selectable<ApiKeyRow>): ApiKey => ({
+  id: r.id,
+  teamId: r.team_id,
+  environmentId: r.environment_id,
+  keyType: r.key_type as KeyType,
+  name: r.name,
+  secretHash: r.secret_hash,
+  disabled: bool(r.disabled),
+  permissions: JSON.parse(r.permissions),
+  scopes: JSON.parse(r.scopes),
+  timeToLive: r.time_to_live,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+const toDataset = (r: Selectable<DatasetRow>): Dataset => ({
+  id: r.id,
+  environmentId: r.environment_id,
+  slug: r.slug,
+  name: r.name,
+  description: r.description,
+  expandJsonDepth: Number(r.expand_json_depth),
+  deleteProtected: bool(r.delete_protected),
+  definitions: JSON.parse(r.definitions),
+  lastWrittenAt: r.last_written_at,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string };
+  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+async function uniquely<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new UniqueViolation(what);
+    throw err;
+  }
+}
+
+class KyselyConfigStore implements ConfigStore {
+  constructor(
+    readonly kind: 'sqlite' | 'postgres',
+    private readonly db: Kysely<Tables>,
+  ) {}
+
+  async migrate(): Promise<string[]> {
+    const migrator = new Migrator({ db: this.db, provider: migrationProvider });
+    const { error, results } = await migrator.migrateToLatest();
+    if (error) throw error;
+    return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  }
+
+  async close(): Promise<void> {
+    await this.db.destroy();
+  }
+
+  // --- teams
+  async createTeam(team: Team): Promise<Team> {
+    await uniquely('team', () =>
+      this.db
+        .insertInto('teams')
+        .values({ id: team.id, slug: team.slug, name: team.name, created_at: team.createdAt })
+        .execute(),
+    );
+    return team;
+  }
+  async getTeam(id: string) {
+    const r = await this.db.selectFrom('teams').selectAll().where('id', '=', id).executeTakeFirst();
+    return r && toTeam(r);
+  }
+  async getTeamBySlug(slug: string) {
+    const r = await this.db.selectFrom('teams').selectAll().where('slug', '=', slug).executeTakeFirst();
+    return r && toTeam(r);
+  }
+  async listTeams() {
+    return (await this.db.selectFrom('teams').selectAll().orderBy('id').execute()).map(toTeam);
+  }
+
+  // --- environments
+  async createEnvironment(env: NewEnvironment): Promise<Environment> {
+    const t = now();
+    await uniquely('environment', () =>
+      this.db
+        .insertInto('environments')
+        .values({
+          id: env.id,
+          team_id: env.teamId,
+          slug: env.slug,
+          name: env.name,
+          description: env.description,
+          color: env.color,
+          delete_protected: env.deleteProtected ? 1 : 0,
+          created_at: t,
+          updated_at: t,
+        })
+        .execute(),
+    );
+    return { ...env, createdAt: t, updatedAt: t };
+  }
+  async getEnvironment(teamId: string, id: string) {
+    const r = await this.db
+      .selectFrom('environments')
+      .selectAll()
+      .where('team_id', '=', teamId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return r && toEnvironment(r);
+  }
+  async getEnvironmentById(id: string) {
+    const r = await this.db.selectFrom('environments').selectAll().where('id', '=', id).executeTakeFirst();
+    return r && toEnvironment(r);
+  }
+  async getEnvironmentBySlug(teamId: string, slug: string) {
+    const r = await this.db
+      .selectFrom('environments')
+      .selectAll()
+      .where('team_id', '=', teamId)
+      .where('slug', '=', slug)
+      .executeTakeFirst();
+    return r && toEnvironment(r);
+  }
+  async listEnvironments(teamId: string, page: Page) {
+    let q = this.db.selectFrom('environments').selectAll().where('team_id', '=', teamId);
+    if (page.after) q = q.where('id', '>', page.after);
+    return (await q.orderBy('id').limit(page.limit).execute()).map(toEnvironment);
+  }
+  async updateEnvironment(teamId: string, id: string, patch: EnvironmentPatch) {
+    const set: Partial<EnvironmentRow> = { updated_at: now() };
+    if (patch.description !== undefined) set.description = patch.description;
+    if (patch.color !== undefined) set.color = patch.color;
+    if (patch.deleteProtected !== undefined) set.delete_protected = patch.deleteProtected ? 1 : 0;
+    await this.db.updateTable('environments').set(set).where('team_id', '=', teamId).where('id', '=', id).execute();
+    return this.getEnvironment(teamId, id);
+  }
+  async deleteEnvironment(teamId: string, id: string) {
+    return this.db.transaction().execute(async (tx) => {
+      const env = await tx
+        .selectFrom('environments')
+        .select('id')
+        .where('team_id', '=', teamId)
+        .where('id', '=', id)
+        .executeTakeFirst();
+      if (!env) return false;
+      await tx.deleteFrom('api_keys').where('environment_id', '=', id).execute();
+      await tx.deleteFrom('datasets').where('environment_id', '=', id).execute();
+      await tx.deleteFrom('environments').where('id', '=', id).execute();
+      return true;
+    });
+  }
+
+  // --- API keys
+  async createApiKey(key: NewApiKey): Promise<ApiKey> {
+    const t = now();
+    await uniquely('API key', () =>
+      this.db
+        .insertInto('api_keys')
+        .values({
+          id: key.id,
+          team_id: key.teamId,
+          environment_id: key.environmentId,
+          key_type: key.keyType,
+          name: key.name,
+          secret_hash: key.secretHash,
+          disabled: key.disabled ? 1 : 0,
+          permissions: JSON.stringify(key.permissions),
+          scopes: JSON.stringify(key.scopes),
+          time_to_live: key.timeToLive,
+          created_at: t,
+          updated_at: t,
+        })
+        .execute(),
+    );
+    return { ...key, createdAt: t, updatedAt: t };
+  }
+  async getApiKey(id: string) {
+    const r = await this.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+    return r && toApiKey(r);
+  }
+  async getApiKeyBySecretHash(secretHash: string) {
+    const r = await this.db.selectFrom('api_keys').selectAll().where('secret_hash', '=', secretHash).executeTakeFirst();
+    return r && toApiKey(r);
+  }
+  async listApiKeys(teamId: string, filter: { keyType?: KeyType; environmentId?: string }, page: Page) {
+    let q = this.db.selectFrom('api_keys').selectAll().where('team_id', '=', teamId);
+    if (filter.keyType) q = q.where('key_type', '=', filter.keyType);
+    if (filter.environmentId) q = q.where('environment_id', '=', filter.environmentId);
+    if (page.after) q = q.where('id', '>', page.after);
+    return (await q.orderBy('id').limit(page.limit).execute()).map(toApiKey);
+  }
+  async updateApiKey(id: string, patch: ApiKeyPatch) {
+    const set: Partial<ApiKeyRow> = { updated_at: now() };
+    if (patch.name !== undefined) set.name = patch.name;
+    if (patch.disabled !== undefined) set.disabled = patch.disabled ? 1 : 0;
+    if (patch.permissions !== undefined) set.permissions = JSON.stringify(patch.permissions);
+    await this.db.updateTable('api_keys').set(set).where('id', '=', id).execute();
+    return this.getApiKey(id);
+  }
+  async deleteApiKey(id: string) {
+    const r = await this.db.deleteFrom('api_keys').where('id', '=', id).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+
+  // --- datasets
+  async createDataset(ds: NewDataset): Promise<Dataset> {
+    const t = now();
+    await uniquely('dataset', () =>
+      this.db
+        .insertInto('datasets')
+        .values({
+          id: ds.id,
+          environment_id: ds.environmentId,
+          slug: ds.slug,
+          name: ds.name,
+          description: ds.description,
+          expand_json_depth: ds.expandJsonDepth,
+          delete_protected: ds.deleteProtected ? 1 : 0,
+          definitions: JSON.stringify(ds.definitions),
+          last_written_at: null,
+          created_at: t,
+          updated_at: t,
+        })
+        .execute(),
+    );
+    return { ...ds, lastWrittenAt: null, createdAt: t, updatedAt: t };
+  }
+  async getDataset(environmentId: string, slug: string) {
+    const r = await this.db
+      .selectFrom('datasets')
+      .selectAll()
+      .where('environment_id', '=', environmentId)
+      .where('slug', '=', slug)
+      .executeTakeFirst();
+    return r && toDataset(r);
+  }
+  async listDatasets(environmentId: string) {
+    const rows = await this.db
+      .selectFrom('datasets')
+      .selectAll()
+      .where('environment_id', '=', environmentId)
+      .orderBy('slug')
+      .execute();
+    return rows.map(toDataset);
+  }
+  async updateDataset(environmentId: string, slug: string, patch: DatasetPatch) {
+    const set: Partial<DatasetRow> = { updated_at: now() };
+    if (patch.description !== undefined) set.description = patch.description;
+    if (patch.expandJsonDepth !== undefined) set.expand_json_depth = patch.expandJsonDepth;
+    if (patch.deleteProtected !== undefined) set.delete_protected = patch.deleteProtected ? 1 : 0;
+    if (patch.definitions !== undefined) set.definitions = JSON.stringify(patch.definitions);
+    if (patch.lastWrittenAt !== undefined) set.last_written_at = patch.lastWrittenAt;
+    await this.db
+      .updateTable('datasets')
+      .set(set)
+      .where('environment_id', '=', environmentId)
+      .where('slug', '=', slug)
+      .execute();
+    return this.getDataset(environmentId, slug);
+  }
+  async deleteDataset(environmentId: string, slug: string) {
+    const r = await this.db
+      .deleteFrom('datasets')
+      .where('environment_id', '=', environmentId)
+      .where('slug', '=', slug)
+      .executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+}
+
+/** SQLite in WAL mode: readers never block the writer, and the CLI can work beside a running server. */
+export function openSqliteStore(file: string): ConfigStore {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const sqlite = new Database(file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = ON');
+  return new KyselyConfigStore('sqlite', new Kysely<Tables>({ dialect: new SqliteDialect({ database: sqlite }) }));
+}
+
+/** PostgreSQL; `schema` (optional) isolates a store inside one database, as the tests do. */
+export function openPostgresStore(connectionString: string, schema?: string): ConfigStore {
+  if (schema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`bad schema name ${schema}`);
+  const pool = new pg.Pool({
+    connectionString,
+    max: 10,
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
+  return new KyselyConfigStore('postgres', new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) }));
+}
+
+/** `WAGGLE_CONFIG_STORE`: `sqlite` (default, file in the data dir) or a `postgres://` URL. */
+export function openConfigStore(setting: string, dataDir: string): ConfigStore {
+  if (/^postgres(ql)?:\/\//.test(setting)) return openPostgresStore(setting);
+  if (setting === 'sqlite' || setting === '') return openSqliteStore(`${dataDir}/config.sqlite`);
+  throw new Error(`WAGGLE_CONFIG_STORE must be "sqlite" or a postgres:// URL, not ${JSON.stringify(setting)}`);
+}

@@ -1,0 +1,115 @@
+// The configuration store: tenancy (teams, environments, keys) and datasets.
+// Two implementations (SQLite, PostgreSQL) share one Kysely-based body; see store.ts.
+
+export type KeyType = 'ingest' | 'configuration' | 'management';
+
+export interface Team {
+  id: string;
+  slug: string;
+  name: string;
+  createdAt: string;
+}
+
+export interface Environment {
+  id: string;
+  teamId: string;
+  slug: string;
+  name: string;
+  description: string;
+  color: string;
+  deleteProtected: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ApiKey {
+  id: string;
+  teamId: string;
+  /** null for management keys, which belong to the team. */
+  environmentId: string | null;
+  keyType: KeyType;
+  name: string;
+  /** SHA-256 (hex) of the secret; the secret itself is never stored. */
+  secretHash: string;
+  disabled: boolean;
+  /** Configuration/ingest keys: permission flags (v2 names, e.g. send_events). */
+  permissions: Record<string, boolean>;
+  /** Management keys: scopes such as `environments:write`. */
+  scopes: string[];
+  /** Ingest keys only: RFC 3339 time after which the key stops working. */
+  timeToLive: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Dataset {
+  id: string;
+  environmentId: string;
+  slug: string;
+  name: string;
+  description: string;
+  expandJsonDepth: number;
+  deleteProtected: boolean;
+  /** Dataset definitions: definition key -> column or calculated-field name. */
+  definitions: Record<string, string>;
+  lastWrittenAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Cursor pagination over rows ordered by id. */
+export interface Page {
+  after?: string;
+  limit: number;
+}
+
+export type NewEnvironment = Omit<Environment, 'createdAt' | 'updatedAt'>;
+export type EnvironmentPatch = Partial<Pick<Environment, 'description' | 'color' | 'deleteProtected'>>;
+export type NewApiKey = Omit<ApiKey, 'createdAt' | 'updatedAt'>;
+export type ApiKeyPatch = Partial<Pick<ApiKey, 'name' | 'disabled' | 'permissions'>>;
+export type NewDataset = Omit<Dataset, 'createdAt' | 'updatedAt' | 'lastWrittenAt'>;
+export type DatasetPatch = Partial<
+  Pick<Dataset, 'description' | 'expandJsonDepth' | 'deleteProtected' | 'definitions' | 'lastWrittenAt'>
+>;
+
+/** Raised by a store when a unique name/slug is already taken. */
+export class UniqueViolation extends Error {
+  constructor(what: string) {
+    super(`${what} already exists`);
+    this.name = 'UniqueViolation';
+  }
+}
+
+export interface ConfigStore {
+  readonly kind: 'sqlite' | 'postgres';
+  /** Applies pending versioned migrations; returns the names applied now. */
+  migrate(): Promise<string[]>;
+  close(): Promise<void>;
+
+  createTeam(team: Team): Promise<Team>;
+  getTeam(id: string): Promise<Team | undefined>;
+  getTeamBySlug(slug: string): Promise<Team | undefined>;
+  listTeams(): Promise<Team[]>;
+
+  createEnvironment(env: NewEnvironment): Promise<Environment>;
+  getEnvironment(teamId: string, id: string): Promise<Environment | undefined>;
+  getEnvironmentById(id: string): Promise<Environment | undefined>;
+  getEnvironmentBySlug(teamId: string, slug: string): Promise<Environment | undefined>;
+  listEnvironments(teamId: string, page: Page): Promise<Environment[]>;
+  updateEnvironment(teamId: string, id: string, patch: EnvironmentPatch): Promise<Environment | undefined>;
+  /** Deletes the environment with its keys and datasets. */
+  deleteEnvironment(teamId: string, id: string): Promise<boolean>;
+
+  createApiKey(key: NewApiKey): Promise<ApiKey>;
+  getApiKey(id: string): Promise<ApiKey | undefined>;
+  getApiKeyBySecretHash(secretHash: string): Promise<ApiKey | undefined>;
+  listApiKeys(teamId: string, filter: { keyType?: KeyType; environmentId?: string }, page: Page): Promise<ApiKey[]>;
+  updateApiKey(id: string, patch: ApiKeyPatch): Promise<ApiKey | undefined>;
+  deleteApiKey(id: string): Promise<boolean>;
+
+  createDataset(ds: NewDataset): Promise<Dataset>;
+  getDataset(environmentId: string, slug: string): Promise<Dataset | undefined>;
+  listDatasets(environmentId: string): Promise<Dataset[]>;
+  updateDataset(environmentId: string, slug: string, patch: DatasetPatch): Promise<Dataset | undefined>;
+  deleteDataset(environmentId: string, slug: string): Promise<boolean>;
+}
