@@ -7,6 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ConfigStore } from '../stores/config/types.js';
 import { DEFAULTS, type Settings } from '../settings.js';
 import { authHook } from './auth.js';
+import { errorResponses } from './error-schemas.js';
 import { ApiError, renderError, validationError, type TypeDetail } from './errors.js';
 import { RateLimiter } from './rate-limit.js';
 import { registerV1 } from '../api/v1/index.js';
@@ -78,6 +79,13 @@ export async function createApp(deps: AppDeps): Promise<App> {
         },
       },
     },
+  });
+
+  // Document the error responses of every API route in the OpenAPI document.
+  app.addHook('onRoute', (route) => {
+    if (route.schema && !route.schema.hide && route.url.match(/^\/[12]\//)) {
+      route.schema = { ...route.schema, response: { ...errorResponses(route.url), ...(route.schema.response as object) } };
+    }
   });
 
   app.decorateRequest('auth', null);

@@ -1,0 +1,71 @@
+// `npm run bench`: figures as ratios against a baseline measured in the same run, with the
+// absolute numbers beside them. Each server runs as its own process; autocannon drives it
+// from this one. Server CPU is read from /proc (user + system time) around each run.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+
+const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = 32;
+const TICKS = 100; // USER_HZ on Linux
+
+function cpuSeconds(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS; // utime + stime
+}
+
+function start(args, env = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /LISTENING (\d+)|Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+      if (m) resolve({ child, port: Number(m[1] ?? m[2]) });
+    });
+    child.on('exit', (code) => reject(new Error(`server exited early (${code}): ${out}`)));
+  });
+}
+
+async function measure(name, server, headers) {
+  await autocannon({ url: `http://127.0.0.1:${server.port}/1/auth`, headers, connections: CONNECTIONS, duration: 2 }); // warm-up
+  const cpu0 = cpuSeconds(server.child.pid);
+  const r = await autocannon({ url: `http://127.0.0.1:${server.port}/1/auth`, headers, connections: CONNECTIONS, duration: DURATION });
+  const cpu = cpuSeconds(server.child.pid) - cpu0;
+  const ok = r['2xx'];
+  if (r.non2xx > 0) throw new Error(`${name}: ${r.non2xx} non-2xx responses`);
+  return { name, reqPerSec: ok / DURATION, cpuMicrosPerReq: (cpu / ok) * 1e6, p99ms: r.latency.p99 };
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), 'waggle-bench-'));
+const init = JSON.parse(
+  await new Promise((resolve, reject) => {
+    const c = spawn(process.execPath, ['dist/main.js', 'init', '--data-dir', dataDir, '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    c.stdout.on('data', (d) => (out += d));
+    c.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error('init failed'))));
+  }),
+);
+
+const baseline = await start(['bench/baseline-server.mjs']);
+const waggle = await start(['dist/main.js', 'serve', '--port', '0', '--data-dir', dataDir], {
+  WAGGLE_LOG_LEVEL: 'info',
+  WAGGLE_RATE_LIMIT: 'off',
+});
+try {
+  const base = await measure('baseline: bare Fastify, fixed JSON', baseline, {});
+  const cfg = await measure('waggle GET /1/auth, configuration key', waggle, { 'x-honeycomb-team': init.keys.configuration });
+  const ing = await measure('waggle GET /1/auth, ingest key', waggle, { 'x-honeycomb-team': init.keys.ingest });
+  console.log(`\nGET /1/auth, ${CONNECTIONS} connections, ${DURATION}s each (server and load generator share this machine)\n`);
+  console.log('| run | req/s | server CPU µs/req | p99 ms | CPU ratio vs baseline |');
+  console.log('|---|---|---|---|---|');
+  for (const r of [base, cfg, ing]) {
+    console.log(`| ${r.name} | ${r.reqPerSec.toFixed(0)} | ${r.cpuMicrosPerReq.toFixed(1)} | ${r.p99ms} | ${(r.cpuMicrosPerReq / base.cpuMicrosPerReq).toFixed(2)}x |`);
+  }
+} finally {
+  baseline.child.kill();
+  waggle.child.kill();
+  rmSync(dataDir, { recursive: true, force: true });
+}
