@@ -2,6 +2,9 @@
 // WAGGLE_TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test); without one it
 // is skipped with a clear notice, except in CI (CI=true), where it must run.
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 
 const url = process.env.WAGGLE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -20,6 +23,20 @@ try {
 }
 
 const env = { ...process.env, WAGGLE_TEST_POSTGRES: reachable ? url : '' };
-const r = spawnSync('npx', ['vitest', 'run', ...process.argv.slice(2)], { stdio: 'inherit', env });
+const dir = mkdtempSync(join(tmpdir(), 'waggle-vitest-'));
+const report = join(dir, 'report.json');
+const r = spawnSync(
+  'npx',
+  ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(2)],
+  { stdio: 'inherit', env },
+);
 if (!reachable) console.warn('\n*** Reminder: the PostgreSQL tests were skipped (no server reachable). ***');
+// A plain closing line that any CI log reader understands.
+try {
+  const s = JSON.parse(readFileSync(report, 'utf8'));
+  console.log(`\nTests: ${s.numPassedTests} passed, ${s.numFailedTests} failed, ${s.numPendingTests + s.numTodoTests} skipped`);
+} catch {
+  console.log('\nTests: no report was written (the run did not complete)');
+}
+rmSync(dir, { recursive: true, force: true });
 process.exit(r.status ?? 1);

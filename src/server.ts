@@ -27,7 +27,14 @@ export async function startServer(settings: Settings, out: NodeJS.WritableStream
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
-      await app.close(); // stops accepting and waits for in-flight requests
+      // Node's server.close() ends only the keep-alive connections idle at that moment; one whose
+      // request finishes later would hold the process until its keep-alive timeout (72 s).
+      const reaper = setInterval(() => app.server.closeIdleConnections(), 100);
+      try {
+        await app.close(); // stops accepting and waits for in-flight requests
+      } finally {
+        clearInterval(reaper);
+      }
       await configStore.close();
     })());
   return { app, url: `http://${settings.host}:${port}`, stop };

@@ -61,3 +61,18 @@ export function expectContract(
 export function documentedStatuses(path: string, method: string): string[] {
   return Object.keys(doc.paths[path][method.toLowerCase()].responses);
 }
+
+/**
+ * Throws unless `body` matches the named schema of the contract's components (for example
+ * `ValidationError`, `DetailedError`, `JSONAPIError`, `Dataset`). For responses whose status or
+ * content type the operation does not document, but whose shape the contract still defines.
+ */
+export function expectSchema(schemaName: string, body: unknown): true {
+  if (!doc.components?.schemas?.[schemaName]) throw new Error(`no schema ${schemaName} in the contract`);
+  const validate = ajv.getSchema(`api#/components/schemas/${schemaName}`);
+  if (!validate) throw new Error(`cannot compile schema ${schemaName}`);
+  if (!validate(body)) {
+    throw new Error(`body does not match ${schemaName}:\n${JSON.stringify(validate.errors, null, 2)}\nbody: ${JSON.stringify(body)}`);
+  }
+  return true;
+}

@@ -1,7 +1,7 @@
 // `waggle keys …`: list, create and disable keys straight in the config store, for the
 // operator who lost the keys printed at initialisation. Works beside a running server.
 import type { Command } from 'commander';
-import { allPermissions, CONFIGURATION_PERMISSIONS, MANAGEMENT_SCOPES } from '../domain/keys.js';
+import { allPermissions, CONFIGURATION_PERMISSIONS, INGEST_PERMISSIONS, MANAGEMENT_SCOPES } from '../domain/keys.js';
 import { createKey } from '../domain/tenancy.js';
 import type { ConfigStore, KeyType, Team } from '../stores/config/types.js';
 import { withStore, type StoreOptions } from './store-options.js';
@@ -86,7 +86,10 @@ export function registerKeysCommand(program: Command, addStoreOptions: (c: Comma
           if (opts.ttl !== undefined && (keyType !== 'ingest' || Number.isNaN(Date.parse(opts.ttl)))) {
             throw new Error('--ttl takes an RFC 3339 time and applies to ingest keys only');
           }
-          const chosen = parseList(opts.permissions, CONFIGURATION_PERMISSIONS, 'permission');
+          // As on /2/: a permission or scope the key type does not have is an error, not silently dropped.
+          if (opts.permissions !== undefined && keyType === 'management') throw new Error('--permissions applies to ingest and configuration keys; management keys take --scopes');
+          if (opts.scopes !== undefined && keyType !== 'management') throw new Error('--scopes applies to management keys only');
+          const chosen = parseList(opts.permissions, keyType === 'ingest' ? INGEST_PERMISSIONS : CONFIGURATION_PERMISSIONS, `permission of ${keyType} keys`);
           const { key, token, secret } = await createKey(store, {
             team,
             environment,

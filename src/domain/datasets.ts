@@ -36,7 +36,8 @@ export function datasetSlug(nameOrSlug: string): string {
 
 /** Finds a dataset of the environment by path segment; `__all__` is never a dataset. */
 export async function findDataset(store: ConfigStore, env: Environment, segment: string): Promise<Dataset> {
-  const ds = segment === ALL_DATASETS ? undefined : await store.getDataset(env.id, datasetSlug(segment));
+  // `__all__` is never a dataset, and names cannot contain a slash (an encoded %2F in the path).
+  const ds = segment === ALL_DATASETS || segment.includes('/') ? undefined : await store.getDataset(env.id, datasetSlug(segment));
   if (!ds) throw notFound('dataset');
   return ds;
 }

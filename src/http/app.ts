@@ -2,7 +2,7 @@
 // build as many apps as they like, each with its own stores and clock.
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ConfigStore } from '../stores/config/types.js';
 import { DEFAULTS, type Settings } from '../settings.js';
@@ -53,7 +53,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
   // /1/ reads every body as JSON whatever its Content-Type (curl -d sends a form type);
   // /2/ is JSON:API and takes application/vnd.api+json only.
   const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
+  // text/plain too: Fastify's built-in text parser would hand /2/ a string (422, not 415) and /1/ a string.
+  app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
     const type = String(request.headers['content-type'] ?? '');
     if (request.url.startsWith('/2/') && !/^application\/vnd\.api\+json\s*(;|$)/i.test(type)) {
@@ -104,9 +105,9 @@ export async function createApp(deps: AppDeps): Promise<App> {
   });
 
   app.setErrorHandler((err: FastifyError | ApiError, request, reply) => {
-    const apiError = toApiError(err, request.url, settings);
+    const apiError = toApiError(err, request, settings);
     if (apiError.status >= 500) request.log.error({ err }, 'request failed');
-    const out = renderError(apiError, request.url, String(request.id));
+    const out = renderError(apiError, request.url, String(request.id), now());
     return reply.code(out.status).headers(out.headers).type(out.contentType).send(out.body);
   });
   app.setNotFoundHandler((request, reply) => {
@@ -126,18 +127,24 @@ export async function createApp(deps: AppDeps): Promise<App> {
 }
 
 /** Maps what Fastify and our code throw to one ApiError. */
-function toApiError(err: FastifyError | ApiError, url: string, settings: Settings): ApiError {
+function toApiError(err: FastifyError | ApiError, request: FastifyRequest, settings: Settings): ApiError {
   if (err instanceof ApiError) return err;
   const fe = err as FastifyError;
+  const url = request.url;
+  if (fe.validation && fe.validationContext === 'body' && request.body === undefined) {
+    return new ApiError(400, 'request body should not be empty');
+  }
   if (fe.validation) {
     const where = fe.validationContext === 'body' ? '' : `${fe.validationContext}.`;
     const details: TypeDetail[] = fe.validation.map((v) => {
       const path = v.instancePath.replace(/^\//, '').replace(/\//g, '.');
-      const missing = v.keyword === 'required' ? String((v.params as { missingProperty?: string }).missingProperty) : '';
+      // The field of a missing or unknown property is that property, not its parent object.
+      const missing = v.keyword === 'required' ? String((v.params as { missingProperty?: string }).missingProperty)
+        : v.keyword === 'additionalProperties' ? String((v.params as { additionalProperty?: string }).additionalProperty) : '';
       const field = where + [path, missing].filter(Boolean).join('.') || fe.validationContext || 'body';
       const code = v.keyword === 'required' ? 'missing' : v.keyword === 'type' ? 'incorrect_type' : 'invalid';
       const message = v.keyword === 'required' ? 'is required' : v.keyword === 'additionalProperties'
-        ? `unknown field ${(v.params as { additionalProperty?: string }).additionalProperty}`
+        ? 'is not a known field'
         : v.message ?? 'is invalid';
       return { field, code, description: `${field}: ${message}` };
     });
@@ -156,7 +163,7 @@ function toApiError(err: FastifyError | ApiError, url: string, settings: Setting
       return new ApiError(400, 'request body length does not match Content-Length');
   }
   if (err instanceof SyntaxError || fe.statusCode === 400) {
-    return new ApiError(400, `request body could not be parsed: ${fe.message}`);
+    return new ApiError(400, 'request body is not valid JSON', { detail: `request body could not be parsed: ${fe.message.replace(/ but content-type is set to .*$/, '')}` });
   }
   if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) return new ApiError(fe.statusCode, fe.message);
   return new ApiError(500, 'something went wrong!');

@@ -103,6 +103,9 @@ export function authHook(deps: AuthDeps) {
     }
 
     if (rule.kind === 'management') {
+      // Another team's path is not found, whatever the key's scopes.
+      const teamSlug = (request.params as { teamSlug?: string } | undefined)?.teamSlug;
+      if (teamSlug !== undefined && teamSlug !== team.slug) throw new ApiError(404, 'team not found');
       if (rule.scope && !key.scopes.includes(rule.scope)) {
         throw new ApiError(403, `this management key lacks the ${rule.scope} scope`);
       }

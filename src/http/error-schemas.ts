@@ -31,7 +31,7 @@ const JsonApi = Type.Object(
         code: Type.String(),
         title: Type.Optional(Type.String()),
         detail: Type.Optional(Type.String()),
-        source: Type.Optional(Type.Object({ pointer: Type.Optional(Type.String()) })),
+        source: Type.Optional(Type.Object({ pointer: Type.Optional(Type.String()), parameter: Type.Optional(Type.String()) })),
       }),
     ),
   },

@@ -62,6 +62,11 @@ const PROBLEMS: Record<number, { type: string; title: string; code: string }> = 
   500: { type: 'internal', title: 'something went wrong!', code: 'internal' },
   503: { type: 'unavailable', title: 'The service is unavailable.', code: 'unavailable' },
 };
+/** Where Honeycomb's JSON:API errors word a title differently from the problem titles. */
+const JSONAPI_TITLES: Record<number, string> = {
+  400: 'request body could not be parsed',
+  429: 'request rate limit exceeded',
+};
 const PROBLEM_STATUSES = new Set([400, 405, 409, 413, 415, 422, 429]);
 const problemFor = (status: number) => PROBLEMS[status] ?? PROBLEMS[status >= 500 ? 500 : 400];
 
@@ -78,12 +83,13 @@ export interface RenderedError {
   headers: Record<string, string>;
 }
 
-export function renderError(err: ApiError, url: string, requestId: string): RenderedError {
+/** `now` is the app clock; `Retry-After` is counted from it, like the rate limiter. */
+export function renderError(err: ApiError, url: string, requestId: string, now: Date = new Date()): RenderedError {
   const dialect = dialectFor(url, err);
   const p = problemFor(err.status);
   const headers: Record<string, string> = {};
   if (err.extra.retryAfter !== undefined) {
-    headers['retry-after'] = new Date(Date.now() + err.extra.retryAfter * 1000).toUTCString();
+    headers['retry-after'] = new Date(now.getTime() + err.extra.retryAfter * 1000).toUTCString();
   }
   if (dialect === 'legacy') {
     return { status: err.status, contentType: 'application/json; charset=utf-8', body: { error: err.message }, headers };
@@ -107,8 +113,9 @@ export function renderError(err: ApiError, url: string, requestId: string): Rend
         code: d.code,
         title: p.title,
         detail: d.description,
-        source: { pointer: `/${d.field.replace(/\./g, '/')}` },
+        // Query parameters (`page[size]`) are named by `parameter`, body fields by a JSON pointer.
+        source: /^\w+\[\w+\]$/.test(d.field) ? { parameter: d.field } : { pointer: `/${d.field.replace(/\./g, '/')}` },
       }))
-    : [{ id: requestId, status: String(err.status), code: p.code, title: p.title, detail: err.extra.detail ?? err.message }];
+    : [{ id: requestId, status: String(err.status), code: p.code, title: JSONAPI_TITLES[err.status] ?? p.title, detail: err.extra.detail ?? err.message }];
   return { status: err.status, contentType: 'application/vnd.api+json', body: { errors }, headers };
 }

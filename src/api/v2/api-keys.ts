@@ -120,13 +120,11 @@ export function registerApiKeys(app: App, { store, now }: ApiContext): void {
       const team = teamOf(request, request.params.teamSlug);
       const page = readPage(request.query);
       const filterType = request.query['filter[type]'];
-      const rows = (
-        await store.listApiKeys(team.id, { keyType: filterType }, { after: page.after, limit: page.size + 1 })
-      );
-      // Management keys are not listed here; they are few, so filtering after the fetch keeps pages full enough.
-      const visible = filterType ? rows : rows.filter((k) => k.keyType !== 'management');
+      // Management keys are never listed here.
+      const keyTypes: KeyType[] = filterType ? [filterType] : ['ingest', 'configuration'];
+      const rows = await store.listApiKeys(team.id, { keyTypes }, { after: page.after, limit: page.size + 1 });
       const extra = filterType ? `filter[type]=${filterType}&` : '';
-      const { items, links } = pageOut(visible, page, `/2/teams/${team.slug}/api-keys`, extra);
+      const { items, links } = pageOut(rows, page, `/2/teams/${team.slug}/api-keys`, extra);
       return { data: items.map((k) => keyResource(team.slug, k)), links };
     },
   );

@@ -30,8 +30,8 @@ export interface PageRequest {
 /** Reads `page[size]` (1..100, default 20) and `page[after]` (an opaque cursor). */
 export function readPage(query: { 'page[size]'?: string; 'page[after]'?: string }): PageRequest {
   const rawSize = query['page[size]'];
-  const size = rawSize === undefined || rawSize === '' ? 20 : Number(rawSize);
-  if (!Number.isInteger(size) || size < 1 || size > 100) {
+  const size = rawSize === undefined || rawSize === '' ? 20 : /^\d{1,3}$/.test(rawSize) ? Number(rawSize) : NaN;
+  if (!(size >= 1 && size <= 100)) {
     throw invalidField('page[size]', 'must be an integer from 1 to 100');
   }
   const rawAfter = query['page[after]'];

@@ -2,7 +2,7 @@
 // recorded in `kysely_migration`; never edit a released migration, add a new one instead.
 // Portable subset only: text ids and ISO-8601 text timestamps, booleans as 0/1 integers,
 // JSON as text.
-import type { Kysely, Migration, MigrationProvider } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 
 const migrations: Record<string, Migration> = {
   '0001_tenancy': {
@@ -61,6 +61,28 @@ const migrations: Record<string, Migration> = {
         .addColumn('updated_at', 'text', (c) => c.notNull())
         .addUniqueConstraint('datasets_environment_slug', ['environment_id', 'slug'])
         .execute();
+    },
+  },
+
+  // Ids and slugs sort in byte order, as in SQLite: lists are ordered by id or slug, and pages
+  // are cut with `id > cursor`. PostgreSQL's default collation follows the database locale
+  // (en_US puts `a_b` before `a-b` before `a0`), so pin these columns to the "C" collation.
+  // Nothing to do on SQLite, whose default (BINARY) already compares bytes.
+  '0002_postgres_byte_order': {
+    async up(db: Kysely<any>) {
+      if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
+      const bytewise = sql`text collate "C"`;
+      const columns: Record<string, string[]> = {
+        teams: ['id', 'slug'],
+        environments: ['id', 'team_id', 'slug'],
+        api_keys: ['id', 'team_id', 'environment_id'],
+        datasets: ['id', 'environment_id', 'slug'],
+      };
+      for (const [table, names] of Object.entries(columns)) {
+        let alter = db.schema.alterTable(table).alterColumn(names[0], (c) => c.setDataType(bytewise));
+        for (const name of names.slice(1)) alter = alter.alterColumn(name, (c) => c.setDataType(bytewise));
+        await alter.execute();
+      }
     },
   },
 };

@@ -3,7 +3,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Selectable } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Selectable } from 'kysely';
 import pg from 'pg';
 import { migrationProvider } from './migrations.js';
 import {
@@ -135,10 +135,20 @@ class KyselyConfigStore implements ConfigStore {
   constructor(
     readonly kind: 'sqlite' | 'postgres',
     private readonly db: Kysely<Tables>,
+    /** PostgreSQL: the schema the store lives in (first on its search_path); default: current_schema(). */
+    private readonly schema?: string,
   ) {}
 
   async migrate(): Promise<string[]> {
-    const migrator = new Migrator({ db: this.db, provider: migrationProvider });
+    // Kysely looks for its migration tables in *every* schema unless told which one, so a store in
+    // one schema would take another schema's kysely_migration for its own and never create its own.
+    let migrationTableSchema: string | undefined;
+    if (this.kind === 'postgres') {
+      const current = async () =>
+        (await sql<{ schema: string | null }>`select current_schema() as schema`.execute(this.db)).rows[0]?.schema;
+      migrationTableSchema = this.schema ?? (await current()) ?? undefined;
+    }
+    const migrator = new Migrator({ db: this.db, provider: migrationProvider, migrationTableSchema });
     const { error, results } = await migrator.migrateToLatest();
     if (error) throw error;
     return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
@@ -228,17 +238,21 @@ class KyselyConfigStore implements ConfigStore {
   }
   async deleteEnvironment(teamId: string, id: string) {
     return this.db.transaction().execute(async (tx) => {
+      // PostgreSQL: lock the row, so that of concurrent deletes only the first reports true (the
+      // others wait, then find it gone) and no dataset can be added to it meanwhile. SQLite runs
+      // one transaction at a time and has no FOR UPDATE.
       const env = await tx
         .selectFrom('environments')
         .select('id')
         .where('team_id', '=', teamId)
         .where('id', '=', id)
+        .$if(this.kind === 'postgres', (q) => q.forUpdate())
         .executeTakeFirst();
       if (!env) return false;
       await tx.deleteFrom('api_keys').where('environment_id', '=', id).execute();
       await tx.deleteFrom('datasets').where('environment_id', '=', id).execute();
-      await tx.deleteFrom('environments').where('id', '=', id).execute();
-      return true;
+      const r = await tx.deleteFrom('environments').where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst();
+      return Number(r.numDeletedRows) > 0;
     });
   }
 
@@ -274,9 +288,9 @@ class KyselyConfigStore implements ConfigStore {
     const r = await this.db.selectFrom('api_keys').selectAll().where('secret_hash', '=', secretHash).executeTakeFirst();
     return r && toApiKey(r);
   }
-  async listApiKeys(teamId: string, filter: { keyType?: KeyType; environmentId?: string }, page: Page) {
+  async listApiKeys(teamId: string, filter: { keyTypes?: KeyType[]; environmentId?: string }, page: Page) {
     let q = this.db.selectFrom('api_keys').selectAll().where('team_id', '=', teamId);
-    if (filter.keyType) q = q.where('key_type', '=', filter.keyType);
+    if (filter.keyTypes) q = q.where('key_type', 'in', filter.keyTypes);
     if (filter.environmentId) q = q.where('environment_id', '=', filter.environmentId);
     if (page.after) q = q.where('id', '>', page.after);
     return (await q.orderBy('id').limit(page.limit).execute()).map(toApiKey);
@@ -377,9 +391,13 @@ export function openPostgresStore(connectionString: string, schema?: string): Co
   const pool = new pg.Pool({
     connectionString,
     max: 10,
+    // The name is checked above: identifiers cannot be bound as parameters.
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
-  return new KyselyConfigStore('postgres', new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) }));
+  // An idle connection that breaks (server restart, network) is dropped by the pool and replaced
+  // on next use; without a listener its 'error' event would crash the process.
+  pool.on('error', () => {});
+  return new KyselyConfigStore('postgres', new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) }), schema);
 }
 
 /** `WAGGLE_CONFIG_STORE`: `sqlite` (default, file in the data dir) or a `postgres://` URL. */

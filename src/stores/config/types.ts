@@ -103,7 +103,7 @@ export interface ConfigStore {
   createApiKey(key: NewApiKey): Promise<ApiKey>;
   getApiKey(id: string): Promise<ApiKey | undefined>;
   getApiKeyBySecretHash(secretHash: string): Promise<ApiKey | undefined>;
-  listApiKeys(teamId: string, filter: { keyType?: KeyType; environmentId?: string }, page: Page): Promise<ApiKey[]>;
+  listApiKeys(teamId: string, filter: { keyTypes?: KeyType[]; environmentId?: string }, page: Page): Promise<ApiKey[]>;
   updateApiKey(id: string, patch: ApiKeyPatch): Promise<ApiKey | undefined>;
   deleteApiKey(id: string): Promise<boolean>;
 
