@@ -6,6 +6,8 @@ import { initialise } from './domain/tenancy.js';
 import { openConfigStore } from './stores/config/store.js';
 import type { ConfigStore } from './stores/config/types.js';
 import type { Settings } from './settings.js';
+import { join } from 'node:path';
+import { DuckDbEventStore } from './stores/events/duckdb.js';
 
 export interface RunningServer {
   app: App;
@@ -20,7 +22,9 @@ export async function startServer(settings: Settings, out: NodeJS.WritableStream
     const init = await initialise(configStore);
     out.write(keysBanner(init));
   }
-  const app = await createApp({ configStore, settings });
+  const eventStore = new DuckDbEventStore(join(settings.dataDir, 'events.duckdb'));
+  await eventStore.open();
+  const app = await createApp({ configStore, eventStore, settings });
   await app.listen({ port: settings.port, host: settings.host });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : settings.port;
@@ -35,6 +39,7 @@ export async function startServer(settings: Settings, out: NodeJS.WritableStream
       } finally {
         clearInterval(reaper);
       }
+      await eventStore.close(); // after app.close(), which commits queued events
       await configStore.close();
     })());
   return { app, url: `http://${settings.host}:${port}`, stop };

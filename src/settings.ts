@@ -17,6 +17,14 @@ export interface Settings {
   bodyLimit: number;
   /** Largest accepted request body on /2/ routes (bytes); Honeycomb documents 100,000. */
   managementBodyLimit: number;
+  /** Largest accepted ingest body as sent, usually compressed (bytes). */
+  ingestBodyLimit: number;
+  /** Largest ingest body after decompression (bytes): the cap that defuses decompression bombs. */
+  ingestDecompressedLimit: number;
+  /** Most columns a dataset may have; events that would add more are refused. */
+  maxColumnsPerDataset: number;
+  /** Events older than this many days are deleted in the background; 0 keeps them forever. */
+  retentionDays: number;
 }
 
 export const DEFAULTS: Settings = {
@@ -29,6 +37,10 @@ export const DEFAULTS: Settings = {
   ingestRateLimit: { limit: 60000, windowSeconds: 60 },
   bodyLimit: 1_000_000,
   managementBodyLimit: 100_000,
+  ingestBodyLimit: 5_000_000,
+  ingestDecompressedLimit: 100_000_000,
+  maxColumnsPerDataset: 10_000,
+  retentionDays: 60,
 };
 
 /** `N/S` = N requests per S seconds; `off` disables. */
@@ -65,5 +77,11 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Settin
   if (env.WAGGLE_RATE_LIMIT) s.apiRateLimit = parseRate(env.WAGGLE_RATE_LIMIT, 'WAGGLE_RATE_LIMIT');
   if (env.WAGGLE_INGEST_RATE_LIMIT) s.ingestRateLimit = parseRate(env.WAGGLE_INGEST_RATE_LIMIT, 'WAGGLE_INGEST_RATE_LIMIT');
   if (env.WAGGLE_BODY_LIMIT) s.bodyLimit = parseInteger(env.WAGGLE_BODY_LIMIT, 'WAGGLE_BODY_LIMIT', 1024, 1 << 30);
+  if (env.WAGGLE_INGEST_BODY_LIMIT) s.ingestBodyLimit = parseInteger(env.WAGGLE_INGEST_BODY_LIMIT, 'WAGGLE_INGEST_BODY_LIMIT', 1024, 1 << 30);
+  if (env.WAGGLE_INGEST_DECOMPRESSED_LIMIT) {
+    s.ingestDecompressedLimit = parseInteger(env.WAGGLE_INGEST_DECOMPRESSED_LIMIT, 'WAGGLE_INGEST_DECOMPRESSED_LIMIT', 1024, 1 << 30);
+  }
+  if (env.WAGGLE_MAX_COLUMNS) s.maxColumnsPerDataset = parseInteger(env.WAGGLE_MAX_COLUMNS, 'WAGGLE_MAX_COLUMNS', 1, 1_000_000);
+  if (env.WAGGLE_RETENTION_DAYS) s.retentionDays = parseInteger(env.WAGGLE_RETENTION_DAYS, 'WAGGLE_RETENTION_DAYS', 0, 100_000);
   return s;
 }

@@ -8,10 +8,12 @@ import { initialise, type InitResult } from '../src/domain/tenancy.js';
 import { openSqliteStore } from '../src/stores/config/store.js';
 import type { ConfigStore } from '../src/stores/config/types.js';
 import type { Settings } from '../src/settings.js';
+import { DuckDbEventStore } from '../src/stores/events/duckdb.js';
 
 export interface TestApp {
   app: App;
   store: ConfigStore;
+  events: DuckDbEventStore;
   init: InitResult;
   dataDir: string;
   /** Headers for the initial configuration key. */
@@ -39,11 +41,14 @@ export async function makeApp(opts: { settings?: Partial<Settings>; store?: Conf
   await store.migrate();
   const init = await initialise(store);
   const clock = new TestClock();
-  const app = await createApp({ configStore: store, settings: { dataDir, ...opts.settings }, now: clock.now, logger: false });
+  const events = new DuckDbEventStore(join(dataDir, 'events.duckdb'));
+  await events.open();
+  const app = await createApp({ configStore: store, eventStore: events, settings: { dataDir, ...opts.settings }, now: clock.now, logger: false });
   await app.ready();
   return {
     app,
     store,
+    events,
     init,
     dataDir,
     clock,
@@ -55,6 +60,7 @@ export async function makeApp(opts: { settings?: Partial<Settings>; store?: Conf
     },
     async close() {
       await app.close();
+      await events.close();
       await store.close();
       rmSync(dataDir, { recursive: true, force: true });
     },

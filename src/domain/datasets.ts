@@ -85,11 +85,18 @@ export async function createOrGetDataset(
   }
 }
 
-export async function deleteDataset(store: ConfigStore, env: Environment, segment: string): Promise<void> {
+/** Deletes the dataset with its events (`dropEvents`) and its columns. */
+export async function deleteDataset(
+  store: ConfigStore,
+  env: Environment,
+  segment: string,
+  dropEvents: (datasetId: string) => Promise<void>,
+): Promise<void> {
   const ds = await findDataset(store, env, segment);
   if (ds.deleteProtected) {
     throw new ApiError(409, 'dataset is delete protected; set settings.delete_protected to false first');
   }
+  await dropEvents(ds.id);
   await store.deleteDataset(env.id, ds.slug);
 }
 

@@ -5,6 +5,8 @@ import swagger from '@fastify/swagger';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ConfigStore } from '../stores/config/types.js';
+import type { EventStore } from '../stores/events/types.js';
+import { IngestWriter } from '../ingest/writer.js';
 import { DEFAULTS, type Settings } from '../settings.js';
 import { authHook } from './auth.js';
 import { errorResponses } from './error-schemas.js';
@@ -15,6 +17,8 @@ import { registerV2 } from '../api/v2/index.js';
 
 export interface AppDeps {
   configStore: ConfigStore;
+  /** An opened event store; the app does not close it. */
+  eventStore: EventStore;
   settings?: Partial<Settings>;
   /** The clock every time-dependent rule reads; tests pass a controllable one. */
   now?: () => Date;
@@ -105,7 +109,9 @@ export async function createApp(deps: AppDeps): Promise<App> {
   });
 
   app.setErrorHandler((err: FastifyError | ApiError, request, reply) => {
-    const apiError = toApiError(err, request, settings);
+    let apiError = toApiError(err, request, settings);
+    const rule = request.routeOptions.config?.auth;
+    if (rule?.kind === 'team' && rule.legacyErrors) apiError = asIngestError(apiError);
     if (apiError.status >= 500) request.log.error({ err }, 'request failed');
     const out = renderError(apiError, request.url, String(request.id), now());
     return reply.code(out.status).headers(out.headers).type(out.contentType).send(out.body);
@@ -118,12 +124,52 @@ export async function createApp(deps: AppDeps): Promise<App> {
   app.get('/healthz', { schema: { hide: true }, config: { auth: { kind: 'none' } } }, async () => ({ status: 'ok' }));
   app.get('/openapi.json', { schema: { hide: true }, config: { auth: { kind: 'none' } } }, async () => app.swagger());
 
-  await app.register(async (v1) => registerV1(v1 as App, { store: deps.configStore, now, settings }));
-  await app.register(
-    async (v2) => registerV2(v2 as App, { store: deps.configStore, now, settings }),
-    // The management API takes smaller bodies (Honeycomb documents 100,000 bytes).
-  );
+  const writer = new IngestWriter(deps.configStore, deps.eventStore, {
+    maxColumnsPerDataset: settings.maxColumnsPerDataset,
+    now,
+  });
+  const ctx = { store: deps.configStore, events: deps.eventStore, writer, now, settings };
+  await app.register(async (v1) => registerV1(v1 as App, ctx));
+  await app.register(async (v2) => registerV2(v2 as App, ctx));
+  startBackground(app, ctx);
   return app;
+}
+
+/**
+ * Background upkeep: ingest bookkeeping (`last_written`) every few seconds, and retention
+ * (events older than `retentionDays`) every hour. Stopped, and flushed, when the app closes.
+ */
+function startBackground(app: App, ctx: { writer: IngestWriter; events: EventStore; settings: Settings; now: () => Date }) {
+  const log = (what: string) => (err: unknown) => app.log.error({ err }, `${what} failed`);
+  // Close waits for the jobs still running before the stores go.
+  const running = new Set<Promise<unknown>>();
+  const job = (what: string, fn: () => Promise<unknown>) => () => {
+    const p = fn().catch(log(what)).finally(() => running.delete(p));
+    running.add(p);
+  };
+  const bookkeeping = setInterval(job('ingest bookkeeping', () => ctx.writer.flushBookkeeping()), 2000);
+  const retain = job('retention', async () => {
+    if (ctx.settings.retentionDays <= 0) return;
+    const cutoffUs = (ctx.now().getTime() - ctx.settings.retentionDays * 86_400_000) * 1000;
+    const n = await ctx.events.deleteBefore(cutoffUs);
+    if (n > 0) app.log.info({ deleted: n, retentionDays: ctx.settings.retentionDays }, 'retention');
+  });
+  const retention = setInterval(retain, 3_600_000);
+  bookkeeping.unref();
+  retention.unref();
+  app.addHook('onReady', async () => retain());
+  app.addHook('onClose', async () => {
+    clearInterval(bookkeeping);
+    clearInterval(retention);
+    await Promise.all(running);
+    await ctx.writer.close();
+  });
+}
+
+/** Ingest routes answer in the legacy dialect with Honeycomb's ingest texts. */
+function asIngestError(e: ApiError): ApiError {
+  const message = e.status === 413 ? 'Request body is too large.' : e.message;
+  return new ApiError(e.status === 413 ? 400 : e.status, message, { ...e.extra, dialect: 'legacy' });
 }
 
 /** Maps what Fastify and our code throw to one ApiError. */

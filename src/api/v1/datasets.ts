@@ -4,16 +4,20 @@ import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
 import { createOrGetDataset, datasetResponse, deleteDataset, findDataset } from '../../domain/datasets.js';
 import type { ApiContext } from '../context.js';
+import type { Dataset as DatasetRecord } from '../../stores/config/types.js';
 import { Dataset, DatasetCreationPayload, DatasetUpdatePayload, SlugParams } from './schemas.js';
 
 const tags = ['Datasets'];
 const security = [{ configuration_key: [] }];
 
-export function registerDatasets(app: App, { store }: ApiContext): void {
+export function registerDatasets(app: App, { store, writer }: ApiContext): void {
+  /** `regular_columns_count` is the number of columns, null before the first one. */
+  const respond = async (ds: DatasetRecord) => datasetResponse(ds, (await store.listColumns(ds.id)).length || null);
+
   app.get(
     '/1/datasets',
     { schema: { tags, security, response: { 200: Type.Array(Dataset) } }, config: { auth: { kind: 'team' } } },
-    async (request) => (await store.listDatasets(envOf(request).id)).map((ds) => datasetResponse(ds)),
+    async (request) => Promise.all((await store.listDatasets(envOf(request).id)).map((ds) => respond(ds))),
   );
 
   app.post(
@@ -24,14 +28,14 @@ export function registerDatasets(app: App, { store }: ApiContext): void {
     },
     async (request, reply) => {
       const { dataset, created } = await createOrGetDataset(store, envOf(request), request.body);
-      return reply.code(created ? 201 : 200).send(datasetResponse(dataset));
+      return reply.code(created ? 201 : 200).send(await respond(dataset));
     },
   );
 
   app.get(
     '/1/datasets/:datasetSlug',
     { schema: { tags, security, params: SlugParams, response: { 200: Dataset } }, config: { auth: { kind: 'team' } } },
-    async (request) => datasetResponse(await findDataset(store, envOf(request), request.params.datasetSlug)),
+    async (request) => respond(await findDataset(store, envOf(request), request.params.datasetSlug)),
   );
 
   app.put(
@@ -49,7 +53,7 @@ export function registerDatasets(app: App, { store }: ApiContext): void {
         expandJsonDepth: expand_json_depth,
         deleteProtected: settings?.delete_protected,
       });
-      return datasetResponse(updated!);
+      return respond(updated!);
     },
   );
 
@@ -60,7 +64,7 @@ export function registerDatasets(app: App, { store }: ApiContext): void {
       config: { auth: { kind: 'team', permission: 'create_datasets' } },
     },
     async (request, reply) => {
-      await deleteDataset(store, envOf(request), request.params.datasetSlug);
+      await deleteDataset(store, envOf(request), request.params.datasetSlug, (id) => writer.dropDataset(id));
       return reply.code(202).send();
     },
   );

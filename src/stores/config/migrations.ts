@@ -85,6 +85,31 @@ const migrations: Record<string, Migration> = {
       }
     },
   },
+  // Columns of datasets. `physical` is the event-store column name (c1, c2, …): field names
+  // are case-sensitive and arbitrary, event-store identifiers are not. `stored_type` is what
+  // the event store holds (it only widens); `type` is what the Columns API shows and queries use.
+  '0003_columns': {
+    async up(db: Kysely<any>) {
+      const pg = db.getExecutor().adapter instanceof PostgresAdapter;
+      const key = pg ? sql`text collate "C"` : sql`text`;
+      await db.schema
+        .createTable('columns')
+        .addColumn('id', key, (c) => c.primaryKey())
+        .addColumn('dataset_id', key, (c) => c.notNull().references('datasets.id'))
+        .addColumn('key_name', key, (c) => c.notNull())
+        .addColumn('physical', 'text', (c) => c.notNull())
+        .addColumn('stored_type', 'text', (c) => c.notNull())
+        .addColumn('type', 'text', (c) => c.notNull())
+        .addColumn('description', 'text', (c) => c.notNull())
+        .addColumn('hidden', 'integer', (c) => c.notNull())
+        .addColumn('last_written', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addUniqueConstraint('columns_dataset_key', ['dataset_id', 'key_name'])
+        .addUniqueConstraint('columns_dataset_physical', ['dataset_id', 'physical'])
+        .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

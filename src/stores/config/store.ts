@@ -10,6 +10,10 @@ import {
   UniqueViolation,
   type ApiKey,
   type ApiKeyPatch,
+  type Column,
+  type ColumnPatch,
+  type ColumnType,
+  type NewColumn,
   type ConfigStore,
   type Dataset,
   type DatasetPatch,
@@ -67,7 +71,21 @@ interface DatasetRow {
   created_at: string;
   updated_at: string;
 }
+interface ColumnRow {
+  id: string;
+  dataset_id: string;
+  key_name: string;
+  physical: string;
+  stored_type: string;
+  type: string;
+  description: string;
+  hidden: number;
+  last_written: string | null;
+  created_at: string;
+  updated_at: string;
+}
 interface Tables {
+  columns: ColumnRow;
   teams: TeamRow;
   environments: EnvironmentRow;
   api_keys: ApiKeyRow;
@@ -113,6 +131,20 @@ const toDataset = (r: Selectable<DatasetRow>): Dataset => ({
   deleteProtected: bool(r.delete_protected),
   definitions: JSON.parse(r.definitions),
   lastWrittenAt: r.last_written_at,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+const toColumn = (r: Selectable<ColumnRow>): Column => ({
+  id: r.id,
+  datasetId: r.dataset_id,
+  keyName: r.key_name,
+  physical: r.physical,
+  storedType: r.stored_type as ColumnType,
+  type: r.type as ColumnType,
+  description: r.description,
+  hidden: bool(r.hidden),
+  lastWritten: r.last_written,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -250,6 +282,8 @@ class KyselyConfigStore implements ConfigStore {
         .executeTakeFirst();
       if (!env) return false;
       await tx.deleteFrom('api_keys').where('environment_id', '=', id).execute();
+      const datasetIds = tx.selectFrom('datasets').select('id').where('environment_id', '=', id);
+      await tx.deleteFrom('columns').where('dataset_id', 'in', datasetIds).execute();
       await tx.deleteFrom('datasets').where('environment_id', '=', id).execute();
       const r = await tx.deleteFrom('environments').where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst();
       return Number(r.numDeletedRows) > 0;
@@ -365,12 +399,76 @@ class KyselyConfigStore implements ConfigStore {
     return this.getDataset(environmentId, slug);
   }
   async deleteDataset(environmentId: string, slug: string) {
-    const r = await this.db
-      .deleteFrom('datasets')
-      .where('environment_id', '=', environmentId)
-      .where('slug', '=', slug)
-      .executeTakeFirst();
+    return this.db.transaction().execute(async (tx) => {
+      const ds = await tx
+        .selectFrom('datasets')
+        .select('id')
+        .where('environment_id', '=', environmentId)
+        .where('slug', '=', slug)
+        .executeTakeFirst();
+      if (!ds) return false;
+      await tx.deleteFrom('columns').where('dataset_id', '=', ds.id).execute();
+      const r = await tx.deleteFrom('datasets').where('id', '=', ds.id).executeTakeFirst();
+      return Number(r.numDeletedRows) > 0;
+    });
+  }
+
+  // --- columns
+  async listColumns(datasetId: string) {
+    const rows = await this.db.selectFrom('columns').selectAll().where('dataset_id', '=', datasetId).orderBy('key_name').execute();
+    return rows.map(toColumn);
+  }
+  async createColumn(col: NewColumn): Promise<Column> {
+    const t = now();
+    await uniquely('column', () =>
+      this.db
+        .insertInto('columns')
+        .values({
+          id: col.id,
+          dataset_id: col.datasetId,
+          key_name: col.keyName,
+          physical: col.physical,
+          stored_type: col.storedType,
+          type: col.type,
+          description: col.description,
+          hidden: col.hidden ? 1 : 0,
+          last_written: null,
+          created_at: t,
+          updated_at: t,
+        })
+        .execute(),
+    );
+    return { ...col, lastWritten: null, createdAt: t, updatedAt: t };
+  }
+  async updateColumn(datasetId: string, id: string, patch: ColumnPatch) {
+    const set: Partial<ColumnRow> = {};
+    if (patch.storedType !== undefined) set.stored_type = patch.storedType;
+    if (patch.type !== undefined) set.type = patch.type;
+    if (patch.description !== undefined) set.description = patch.description;
+    if (patch.hidden !== undefined) set.hidden = patch.hidden ? 1 : 0;
+    if (patch.lastWritten !== undefined) set.last_written = patch.lastWritten;
+    // last_written alone is bookkeeping of ingest, not an edit of the column.
+    if (Object.keys(set).some((k) => k !== 'last_written')) set.updated_at = now();
+    if (Object.keys(set).length > 0) {
+      await this.db.updateTable('columns').set(set).where('dataset_id', '=', datasetId).where('id', '=', id).execute();
+    }
+    const r = await this.db.selectFrom('columns').selectAll().where('dataset_id', '=', datasetId).where('id', '=', id).executeTakeFirst();
+    return r && toColumn(r);
+  }
+  async deleteColumn(datasetId: string, id: string) {
+    const r = await this.db.deleteFrom('columns').where('dataset_id', '=', datasetId).where('id', '=', id).executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
+  }
+  async touchColumns(datasetId: string, lastWritten: string, keyNames: string[]) {
+    if (keyNames.length === 0) return;
+    for (let i = 0; i < keyNames.length; i += 500) {
+      await this.db
+        .updateTable('columns')
+        .set({ last_written: lastWritten })
+        .where('dataset_id', '=', datasetId)
+        .where('key_name', 'in', keyNames.slice(i, i + 500))
+        .execute();
+    }
   }
 }
 

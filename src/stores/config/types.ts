@@ -57,6 +57,27 @@ export interface Dataset {
   updatedAt: string;
 }
 
+export type ColumnType = 'string' | 'integer' | 'float' | 'boolean';
+
+export interface Column {
+  id: string;
+  datasetId: string;
+  keyName: string;
+  /** Event-store column name (c1, c2, …). */
+  physical: string;
+  /** What the event store holds; only ever widens (integer → float → string). */
+  storedType: ColumnType;
+  /** What the Columns API shows and queries read the values as. */
+  type: ColumnType;
+  description: string;
+  hidden: boolean;
+  lastWritten: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+export type NewColumn = Omit<Column, 'createdAt' | 'updatedAt' | 'lastWritten'>;
+export type ColumnPatch = Partial<Pick<Column, 'storedType' | 'type' | 'description' | 'hidden' | 'lastWritten'>>;
+
 /** Cursor pagination over rows ordered by id. */
 export interface Page {
   after?: string;
@@ -111,5 +132,13 @@ export interface ConfigStore {
   getDataset(environmentId: string, slug: string): Promise<Dataset | undefined>;
   listDatasets(environmentId: string): Promise<Dataset[]>;
   updateDataset(environmentId: string, slug: string, patch: DatasetPatch): Promise<Dataset | undefined>;
+  /** Deletes the dataset and its columns. */
   deleteDataset(environmentId: string, slug: string): Promise<boolean>;
+
+  listColumns(datasetId: string): Promise<Column[]>;
+  createColumn(column: NewColumn): Promise<Column>;
+  updateColumn(datasetId: string, id: string, patch: ColumnPatch): Promise<Column | undefined>;
+  deleteColumn(datasetId: string, id: string): Promise<boolean>;
+  /** Records `last_written` for many columns of a dataset at once. */
+  touchColumns(datasetId: string, lastWritten: string, keyNames: string[]): Promise<void>;
 }

@@ -1,0 +1,145 @@
+// Event ingestion: POST /1/batch/{dataset} and POST /1/events/{dataset}.
+// Bodies are JSON or msgpack (libhoney), plain, gzip or zstd. Errors answer in the legacy
+// `{error}` dialect with Honeycomb's texts. A 202 in a batch result means the event is durable.
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Packr } from 'msgpackr';
+import type { App } from '../../http/app.js';
+import { envOf } from '../../http/auth.js';
+import { ApiError, notFound } from '../../http/errors.js';
+import { ALL_DATASETS, createOrGetDataset, datasetSlug } from '../../domain/datasets.js';
+import { DecodeError, decompress, isMsgpack, parseBody } from '../../ingest/decode.js';
+import {
+  DEFAULT_LIMITS,
+  EventRejected,
+  normaliseBatchItem,
+  normaliseFields,
+  parseSamplerate,
+  parseTime,
+  type NormalisedEvent,
+} from '../../ingest/normalise.js';
+import type { Dataset } from '../../stores/config/types.js';
+import type { ApiContext } from '../context.js';
+import { SlugParams } from './schemas.js';
+
+export const MALFORMED = 'Request body is malformed and cannot be read.';
+export const EMPTY = 'Request body should not be empty.';
+export const TOO_LARGE = 'Request body is too large.';
+
+const packr = new Packr({ useRecords: false });
+const ingestAuth = { kind: 'team', ingest: true, permission: 'send_events', rate: 'ingest', legacyErrors: true } as const;
+const BatchResult = Type.Array(Type.Object({ status: Type.Number(), error: Type.Optional(Type.String()) }));
+
+/**
+ * The dataset an ingest path names, created on first write when the key may create datasets
+ * (an ingest key with create_datasets, or a configuration key with it); otherwise 404.
+ */
+export async function ingestDataset(ctx: ApiContext, request: FastifyRequest, segment: string): Promise<Dataset> {
+  const env = envOf(request);
+  if (segment === ALL_DATASETS || segment.includes('/') || segment.trim() === '') throw notFound('dataset');
+  const existing = await ctx.store.getDataset(env.id, datasetSlug(segment));
+  if (existing) return existing;
+  if (!request.auth!.key.permissions.create_datasets) throw notFound('dataset');
+  return (await createOrGetDataset(ctx.store, env, { name: segment })).dataset;
+}
+
+/** Decompresses and parses an ingest body, mapping failures to Honeycomb's whole-request errors. */
+export async function readIngestBody(ctx: ApiContext, request: FastifyRequest): Promise<unknown> {
+  const body = request.body as Buffer | undefined;
+  if (!body || body.length === 0) throw new ApiError(400, EMPTY);
+  try {
+    const raw = await decompress(body, request.headers['content-encoding'], ctx.settings.ingestDecompressedLimit);
+    if (raw.length === 0) throw new ApiError(400, EMPTY);
+    return parseBody(raw, request.headers['content-type']);
+  } catch (err) {
+    if (!(err instanceof DecodeError)) throw err;
+    if (err.kind === 'too-large') throw new ApiError(400, TOO_LARGE);
+    if (err.kind === 'unsupported-encoding') throw new ApiError(400, err.message);
+    throw new ApiError(400, MALFORMED, { detail: err.message });
+  }
+}
+
+/** Answers in msgpack when the client sent msgpack (libhoney-go decodes it), else JSON. */
+function sendResults(request: FastifyRequest, reply: FastifyReply, results: unknown) {
+  if (isMsgpack(request.headers['content-type'])) {
+    return reply.code(200).type('application/msgpack').send(packr.pack(results));
+  }
+  return reply.code(200).send(results);
+}
+
+export function registerEvents(app: App, ctx: ApiContext): void {
+  // Ingest bodies stay raw bytes here: decoding depends on Content-Encoding and Content-Type.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: ctx.settings.ingestBodyLimit }, (_req, body, done) =>
+    done(null, body),
+  );
+
+  app.post(
+    '/1/batch/:datasetSlug',
+    {
+      bodyLimit: ctx.settings.ingestBodyLimit,
+      schema: {
+        tags: ['Events'],
+        security: [{ configuration_key: [] }, { ingest_key: [] }],
+        params: SlugParams,
+        description: 'A JSON (or msgpack) array of {data, time?, samplerate?}; gzip or zstd Content-Encoding. Answers 200 with one result per event, in order.',
+        response: { 200: BatchResult },
+      },
+      config: { auth: ingestAuth },
+    },
+    async (request, reply) => {
+      const dataset = await ingestDataset(ctx, request, request.params.datasetSlug);
+      const items = await readIngestBody(ctx, request);
+      if (!Array.isArray(items)) throw new ApiError(400, MALFORMED, { detail: 'the body must be an array of events' });
+      if (items.length === 0) throw new ApiError(400, EMPTY);
+      const receivedUs = ctx.now().getTime() * 1000;
+      const results: { status: number; error?: string }[] = new Array(items.length);
+      const accepted: NormalisedEvent[] = [];
+      const acceptedAt: number[] = [];
+      for (let i = 0; i < items.length; i++) {
+        try {
+          accepted.push(normaliseBatchItem(items[i], receivedUs, dataset.expandJsonDepth, DEFAULT_LIMITS));
+          acceptedAt.push(i);
+        } catch (err) {
+          if (!(err instanceof EventRejected)) throw err;
+          results[i] = { status: 400, error: err.message };
+        }
+      }
+      const stored = await ctx.writer.write(dataset, accepted);
+      stored.forEach((error, j) => (results[acceptedAt[j]] = error === null ? { status: 202 } : { status: 400, error }));
+      return sendResults(request, reply, results);
+    },
+  );
+
+  app.post(
+    '/1/events/:datasetSlug',
+    {
+      bodyLimit: Math.min(ctx.settings.ingestBodyLimit, 1_000_000),
+      schema: {
+        tags: ['Events'],
+        security: [{ configuration_key: [] }, { ingest_key: [] }],
+        params: SlugParams,
+        description: 'One event (its fields as a JSON object). Headers X-Honeycomb-Event-Time (RFC 3339 or epoch) and X-Honeycomb-Samplerate. Answers 200 with no body once stored.',
+      },
+      config: { auth: ingestAuth },
+    },
+    async (request, reply) => {
+      const dataset = await ingestDataset(ctx, request, request.params.datasetSlug);
+      const fields = await readIngestBody(ctx, request);
+      let event: NormalisedEvent;
+      try {
+        event = {
+          fields: normaliseFields(fields, dataset.expandJsonDepth, DEFAULT_LIMITS),
+          timeUs: parseTime(request.headers['x-honeycomb-event-time'], ctx.now().getTime() * 1000),
+          samplerate: parseSamplerate(request.headers['x-honeycomb-samplerate']),
+        };
+      } catch (err) {
+        if (err instanceof EventRejected) throw new ApiError(400, err.message);
+        throw err;
+      }
+      const [error] = await ctx.writer.write(dataset, [event]);
+      if (error) throw new ApiError(400, error);
+      return reply.code(200).send();
+    },
+  );
+}

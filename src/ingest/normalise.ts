@@ -1,0 +1,124 @@
+// One incoming event → the flat, typed form the writer stores, or the reason it is refused.
+// Time: RFC 3339 (any fraction, any offset; no offset means UTC) or a Unix epoch number (or
+// numeric string) in seconds, milliseconds, microseconds or nanoseconds, told apart by size.
+// Stored with microsecond precision. Nested objects are flattened to dotted names down to the
+// dataset's expand_json_depth; deeper objects and all arrays are kept as JSON strings.
+import type { Scalar } from '../stores/events/types.js';
+
+export interface IngestLimits {
+  maxFieldsPerEvent: number;
+  maxEventBytes: number;
+  maxStringBytes: number;
+}
+
+export const DEFAULT_LIMITS: IngestLimits = { maxFieldsPerEvent: 2000, maxEventBytes: 1_000_000, maxStringBytes: 64 * 1024 };
+
+export interface NormalisedEvent {
+  timeUs: number;
+  samplerate: number;
+  fields: Map<string, Scalar>;
+}
+
+export const TOO_MANY_COLUMNS = 'Event has too many columns.';
+
+export class EventRejected extends Error {}
+
+const RFC3339 = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:?\d{2})?$/;
+const NUMERIC = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+/** Epoch number in s / ms / µs / ns → microseconds. */
+function epochToUs(n: number): number {
+  const a = Math.abs(n);
+  if (a < 1e11) return n * 1e6; // seconds (until the year 5138)
+  if (a < 1e14) return n * 1e3; // milliseconds
+  if (a < 1e17) return n; // microseconds
+  return n / 1e3; // nanoseconds
+}
+
+/** Parses an event time; `undefined`, null and '' mean "when it was received". */
+export function parseTime(v: unknown, receivedUs: number): number {
+  if (v === undefined || v === null || v === '') return receivedUs;
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) throw new EventRejected('time must be a finite number');
+    return Math.trunc(epochToUs(v));
+  }
+  if (v instanceof Date) return v.getTime() * 1000;
+  if (typeof v !== 'string') throw new EventRejected('time must be an RFC 3339 string or a Unix epoch number');
+  const s = v.trim();
+  if (NUMERIC.test(s)) return Math.trunc(epochToUs(Number(s)));
+  const m = RFC3339.exec(s);
+  const base = m ? Date.parse(`${m[1]}T${m[2]}${m[4] ? m[4].toUpperCase().replace(/^([+-]\d{2})(\d{2})$/, '$1:$2') : 'Z'}`) : NaN;
+  if (!m || Number.isNaN(base)) throw new EventRejected(`time ${JSON.stringify(v.slice(0, 64))} is not RFC 3339 or a Unix epoch`);
+  const fractionUs = m[3] ? Math.trunc(Number(`0.${m[3]}`) * 1e6) : 0;
+  return base * 1000 + fractionUs;
+}
+
+/** Sample rate: a positive integer (or its decimal string); absent means 1. */
+export function parseSamplerate(v: unknown): number {
+  if (v === undefined || v === null || v === '') return 1;
+  const n = typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) {
+    throw new EventRejected('samplerate must be a positive integer');
+  }
+  return n;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date) && !ArrayBuffer.isView(v);
+}
+
+/** Flattens `data` into `out`; returns the approximate size in bytes it added. */
+function flatten(
+  data: Record<string, unknown>,
+  prefix: string,
+  depthLeft: number,
+  out: Map<string, Scalar>,
+  limits: IngestLimits,
+): number {
+  let size = 0;
+  for (const key of Object.keys(data)) {
+    const v = data[key];
+    if (v === null || v === undefined) continue;
+    const name = prefix + key;
+    let value: Scalar;
+    if (typeof v === 'string') value = v;
+    else if (typeof v === 'number') {
+      if (!Number.isFinite(v)) continue; // NaN/Infinity have no JSON form; msgpack can carry them
+      value = v;
+    } else if (typeof v === 'boolean') value = v;
+    else if (typeof v === 'bigint') value = Number(v);
+    else if (v instanceof Date) value = v.toISOString();
+    else if (ArrayBuffer.isView(v)) value = Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
+    else if (isPlainObject(v) && depthLeft > 0) {
+      size += flatten(v, `${name}.`, depthLeft - 1, out, limits);
+      continue;
+    } else value = JSON.stringify(v);
+
+    if (typeof value === 'string' && value.length * 3 > limits.maxStringBytes && Buffer.byteLength(value) > limits.maxStringBytes) {
+      throw new EventRejected(`field ${JSON.stringify(name.slice(0, 128))} is longer than ${limits.maxStringBytes} bytes`);
+    }
+    size += name.length + (typeof value === 'string' ? value.length : 8);
+    out.set(name, value);
+    if (out.size > limits.maxFieldsPerEvent) throw new EventRejected(TOO_MANY_COLUMNS);
+  }
+  return size;
+}
+
+/** Normalises the fields of one event (the `data` object of a batch item, or a single event body). */
+export function normaliseFields(data: unknown, expandDepth: number, limits: IngestLimits): Map<string, Scalar> {
+  if (!isPlainObject(data)) throw new EventRejected('event data must be a JSON object');
+  const fields = new Map<string, Scalar>();
+  const size = flatten(data, '', expandDepth, fields, limits);
+  if (size > limits.maxEventBytes) throw new EventRejected(`event is larger than ${limits.maxEventBytes} bytes`);
+  return fields;
+}
+
+/** A batch item `{data, time?, samplerate?}` → a normalised event (throws EventRejected). */
+export function normaliseBatchItem(item: unknown, receivedUs: number, expandDepth: number, limits: IngestLimits): NormalisedEvent {
+  if (!isPlainObject(item)) throw new EventRejected('each event must be a JSON object with a data object');
+  return {
+    fields: normaliseFields(item.data, expandDepth, limits),
+    timeUs: parseTime(item.time, receivedUs),
+    samplerate: parseSamplerate(item.samplerate),
+  };
+}

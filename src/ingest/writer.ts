@@ -1,0 +1,244 @@
+// The ingest writer: group commit and the column registry.
+//
+// Requests hand their normalised events to write() and wait. One drain loop takes everything
+// queued, resolves columns (new fields become columns; a column whose values no longer fit its
+// type is widened: integer → float → string, and any other mix → string, so no value is ever
+// lost), and appends all datasets' events in ONE event-store transaction. Only after that
+// commit do the requests get their answers: an acknowledged event is durable. While a commit
+// runs, new requests queue up and share the next one.
+//
+// Every change of a dataset's columns (ingest, the Columns API, dataset deletion) runs under
+// one lock, so the registry, the config store and the event-store table stay in step. On first
+// use of a dataset the registry reconciles the two stores (a crash between them heals here).
+import { shortId } from '../domain/ids.js';
+import { UniqueViolation, type Column, type ColumnType, type ConfigStore, type Dataset } from '../stores/config/types.js';
+import type { AppendBatch, EventStore, Scalar, StoredEvent } from '../stores/events/types.js';
+import type { NormalisedEvent } from './normalise.js';
+
+export const DATASET_TOO_MANY_COLUMNS = 'Dataset has too many columns.';
+
+export function inferType(v: Scalar): ColumnType {
+  if (typeof v === 'string') return 'string';
+  if (typeof v === 'boolean') return 'boolean';
+  return Number.isInteger(v) ? 'integer' : 'float';
+}
+
+export function widen(a: ColumnType, b: ColumnType): ColumnType {
+  if (a === b) return a;
+  if ((a === 'integer' && b === 'float') || (a === 'float' && b === 'integer')) return 'float';
+  return 'string';
+}
+
+interface Registry {
+  byName: Map<string, Column>;
+  nextPhysical: number;
+}
+
+interface Pending {
+  dataset: Dataset;
+  events: NormalisedEvent[];
+  resolve(results: (string | null)[]): void;
+  reject(err: unknown): void;
+}
+
+/** A promise chain used as a mutex. */
+class Lock {
+  private tail: Promise<unknown> = Promise.resolve();
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.tail.then(fn, fn);
+    this.tail = next.catch(() => undefined);
+    return next;
+  }
+}
+
+export interface WriterOptions {
+  maxColumnsPerDataset: number;
+  now: () => Date;
+}
+
+export class IngestWriter {
+  private queue: Pending[] = [];
+  private draining?: Promise<void>;
+  private readonly lock = new Lock();
+  private readonly registries = new Map<string, Registry>();
+  /** Datasets and field names written since the last bookkeeping flush (last_written). */
+  private touched = new Map<string, { dataset: Dataset; names: Set<string> }>();
+
+  constructor(
+    private readonly config: ConfigStore,
+    private readonly events: EventStore,
+    private readonly opts: WriterOptions,
+  ) {}
+
+  /** Stores the events durably; resolves per event to null (stored) or the reason it was refused. */
+  write(dataset: Dataset, events: NormalisedEvent[]): Promise<(string | null)[]> {
+    if (events.length === 0) return Promise.resolve([]);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ dataset, events, resolve, reject });
+      this.draining ??= this.drain().finally(() => (this.draining = undefined));
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const group = this.queue.splice(0);
+      try {
+        const results = await this.lock.run(() => this.commit(group));
+        group.forEach((p, i) => p.resolve(results[i]));
+      } catch (err) {
+        for (const p of group) p.reject(err);
+      }
+    }
+  }
+
+  private async commit(group: Pending[]): Promise<(string | null)[][]> {
+    const results = group.map((p) => p.events.map((): string | null => null));
+    const batches = new Map<string, AppendBatch>();
+    for (let gi = 0; gi < group.length; gi++) {
+      const { dataset, events } = group[gi];
+      const reg = await this.registry(dataset);
+      const batch = batches.get(dataset.id) ?? { datasetId: dataset.id, events: [] };
+      batches.set(dataset.id, batch);
+      for (let ei = 0; ei < events.length; ei++) {
+        const stored = await this.place(dataset, reg, events[ei]);
+        if (typeof stored === 'string') results[gi][ei] = stored;
+        else batch.events.push(stored);
+      }
+    }
+    const nowDate = this.opts.now();
+    await this.events.append([...batches.values()].filter((b) => b.events.length > 0), nowDate.getTime() * 1000);
+    for (const { dataset, events } of group) {
+      const t = this.touched.get(dataset.id) ?? { dataset, names: new Set<string>() };
+      this.touched.set(dataset.id, t);
+      for (const e of events) for (const k of e.fields.keys()) t.names.add(k);
+    }
+    return results;
+  }
+
+  /** Maps one event's fields to physical columns, creating and widening columns as needed. */
+  private async place(dataset: Dataset, reg: Registry, e: NormalisedEvent): Promise<StoredEvent | string> {
+    let fresh = 0;
+    for (const k of e.fields.keys()) if (!reg.byName.has(k)) fresh++;
+    if (fresh > 0 && reg.byName.size + fresh > this.opts.maxColumnsPerDataset) return DATASET_TOO_MANY_COLUMNS;
+    const values = new Map<string, Scalar>();
+    for (const [k, v] of e.fields) {
+      const type = inferType(v);
+      let col = reg.byName.get(k);
+      if (!col) col = await this.addColumn(dataset, reg, k, type);
+      else if (widen(col.storedType, type) !== col.storedType) col = await this.widenColumn(dataset, reg, col, widen(col.storedType, type));
+      values.set(col.physical, v);
+    }
+    return { timeUs: e.timeUs, samplerate: e.samplerate, values };
+  }
+
+  private async addColumn(
+    dataset: Dataset,
+    reg: Registry,
+    keyName: string,
+    type: ColumnType,
+    extra: { description?: string; hidden?: boolean; apiType?: ColumnType } = {},
+  ): Promise<Column> {
+    const physical = `c${reg.nextPhysical++}`;
+    await this.events.addColumn(dataset.id, { physical, type });
+    const col = await this.config.createColumn({
+      id: shortId(),
+      datasetId: dataset.id,
+      keyName,
+      physical,
+      storedType: type,
+      type: extra.apiType ?? type,
+      description: extra.description ?? '',
+      hidden: extra.hidden ?? false,
+    });
+    reg.byName.set(keyName, col);
+    return col;
+  }
+
+  private async widenColumn(dataset: Dataset, reg: Registry, col: Column, to: ColumnType): Promise<Column> {
+    await this.events.changeColumnType(dataset.id, { physical: col.physical, type: to });
+    // The API type follows the stored type unless someone chose another type for the column.
+    const patch = col.type === col.storedType ? { storedType: to, type: to } : { storedType: to };
+    const updated = (await this.config.updateColumn(dataset.id, col.id, patch)) ?? { ...col, ...patch };
+    reg.byName.set(col.keyName, updated);
+    return updated;
+  }
+
+  /** Loads a dataset's columns and reconciles the config store with the event-store table. */
+  private async registry(dataset: Dataset): Promise<Registry> {
+    const known = this.registries.get(dataset.id);
+    if (known) return known;
+    await this.events.ensureTable(dataset.id);
+    const physical = new Map((await this.events.columns(dataset.id)).map((c) => [c.physical, c.type]));
+    const reg: Registry = { byName: new Map(), nextPhysical: 1 };
+    for (let col of await this.config.listColumns(dataset.id)) {
+      const actual = physical.get(col.physical);
+      if (actual === undefined) await this.events.addColumn(dataset.id, { physical: col.physical, type: col.storedType });
+      else if (actual !== col.storedType) {
+        const patch = col.type === col.storedType ? { storedType: actual, type: actual } : { storedType: actual };
+        col = (await this.config.updateColumn(dataset.id, col.id, patch)) ?? col;
+      }
+      reg.byName.set(col.keyName, col);
+    }
+    for (const p of [...physical.keys(), ...[...reg.byName.values()].map((c) => c.physical)]) {
+      const n = Number(/^c(\d+)$/.exec(p)?.[1] ?? 0);
+      if (n >= reg.nextPhysical) reg.nextPhysical = n + 1;
+    }
+    this.registries.set(dataset.id, reg);
+    return reg;
+  }
+
+  // --- column changes from the Columns API and dataset deletion, under the same lock
+
+  /** Creates a column before any event has it (Columns API). Throws UniqueViolation on a duplicate. */
+  createColumn(dataset: Dataset, keyName: string, opts: { type: ColumnType; description: string; hidden: boolean }): Promise<Column> {
+    return this.lock.run(async () => {
+      const reg = await this.registry(dataset);
+      if (reg.byName.size + 1 > this.opts.maxColumnsPerDataset) throw new Error(DATASET_TOO_MANY_COLUMNS);
+      if (reg.byName.has(keyName)) throw new UniqueViolation('column');
+      return this.addColumn(dataset, reg, keyName, opts.type, { description: opts.description, hidden: opts.hidden, apiType: opts.type });
+    });
+  }
+
+  /** Deletes a column and its values; a later event with that field starts a new column. */
+  deleteColumn(dataset: Dataset, column: Column): Promise<void> {
+    return this.lock.run(async () => {
+      await this.events.dropColumn(dataset.id, column.physical);
+      await this.config.deleteColumn(dataset.id, column.id);
+      this.registries.delete(dataset.id);
+    });
+  }
+
+  /** Drops the registry's copy after an API edit of a column (type, description, hidden). */
+  forget(datasetId: string): Promise<void> {
+    return this.lock.run(async () => {
+      this.registries.delete(datasetId);
+    });
+  }
+
+  /** Deletes a dataset's events (its table); the caller deletes the config side. */
+  dropDataset(datasetId: string): Promise<void> {
+    return this.lock.run(async () => {
+      await this.events.dropDataset(datasetId);
+      this.registries.delete(datasetId);
+      this.touched.delete(datasetId);
+    });
+  }
+
+  /** Writes `last_written` / `last_written_at` for what was ingested since the last call. */
+  async flushBookkeeping(): Promise<void> {
+    const touched = this.touched;
+    this.touched = new Map();
+    const at = this.opts.now().toISOString();
+    for (const { dataset, names } of touched.values()) {
+      await this.config.touchColumns(dataset.id, at, [...names]);
+      await this.config.updateDataset(dataset.environmentId, dataset.slug, { lastWrittenAt: at });
+    }
+  }
+
+  /** Waits for queued writes to commit, then records bookkeeping. */
+  async close(): Promise<void> {
+    while (this.draining) await this.draining;
+    await this.lock.run(async () => undefined);
+    await this.flushBookkeeping();
+  }
+}

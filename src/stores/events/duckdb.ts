@@ -1,0 +1,154 @@
+// The embedded event store: one DuckDB file in the data directory. One connection writes
+// (DDL and appends, one at a time: the ingest writer serialises them), another reads.
+// DuckDB commits write its WAL before returning, so a resolved append survives a crash of
+// this process; the WAL is folded into the file at checkpoints.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DuckDBInstance, DuckDBTimestampValue, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
+import type { ColumnType } from '../config/types.js';
+import { quoteIdent, tableName, type AppendBatch, type EventStore, type PhysicalColumn } from './types.js';
+
+const SQL_TYPE: Record<ColumnType, string> = { string: 'VARCHAR', integer: 'BIGINT', float: 'DOUBLE', boolean: 'BOOLEAN' };
+const FROM_SQL_TYPE: Record<string, ColumnType> = { VARCHAR: 'string', BIGINT: 'integer', DOUBLE: 'float', BOOLEAN: 'boolean' };
+/** Columns every dataset table has, before the field columns. */
+export const TIME_COLUMN = '__time';
+export const SAMPLERATE_COLUMN = '__samplerate';
+export const INGESTED_COLUMN = '__ingested';
+const FIXED = new Set([TIME_COLUMN, SAMPLERATE_COLUMN, INGESTED_COLUMN]);
+
+export class DuckDbEventStore implements EventStore {
+  private instance?: DuckDBInstance;
+  private writer?: DuckDBConnection;
+  private reader?: DuckDBConnection;
+  /** Table layouts, dropped whenever this store changes a table's columns. */
+  private readonly layouts = new Map<string, PhysicalColumn[]>();
+
+  constructor(private readonly file: string) {}
+
+  async open(): Promise<void> {
+    if (this.file !== ':memory:') mkdirSync(dirname(this.file), { recursive: true });
+    this.instance = await DuckDBInstance.create(this.file);
+    this.writer = await this.instance.connect();
+    this.reader = await this.instance.connect();
+  }
+
+  async close(): Promise<void> {
+    if (!this.instance) return;
+    try {
+      await this.writer!.run('CHECKPOINT');
+    } finally {
+      this.writer!.closeSync();
+      this.reader!.closeSync();
+      this.instance.closeSync();
+      this.instance = undefined;
+    }
+  }
+
+  async columns(datasetId: string): Promise<PhysicalColumn[]> {
+    const cached = this.layouts.get(datasetId);
+    if (cached) return cached;
+    const rows = await this.query(
+      `SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position`,
+      [tableName(datasetId)],
+    );
+    const layout = rows
+      .filter((r) => !FIXED.has(String(r.column_name)))
+      .map((r) => ({ physical: String(r.column_name), type: FROM_SQL_TYPE[String(r.data_type)] ?? 'string' }));
+    if (rows.length > 0) this.layouts.set(datasetId, layout);
+    return layout;
+  }
+
+  async ensureTable(datasetId: string): Promise<void> {
+    this.layouts.delete(datasetId);
+    await this.writer!.run(
+      `CREATE TABLE IF NOT EXISTS ${quoteIdent(tableName(datasetId))} (` +
+        `${TIME_COLUMN} TIMESTAMP NOT NULL, ${SAMPLERATE_COLUMN} BIGINT NOT NULL, ${INGESTED_COLUMN} TIMESTAMP NOT NULL)`,
+    );
+  }
+
+  async addColumn(datasetId: string, column: PhysicalColumn): Promise<void> {
+    this.layouts.delete(datasetId);
+    await this.writer!.run(
+      `ALTER TABLE ${quoteIdent(tableName(datasetId))} ADD COLUMN IF NOT EXISTS ${quoteIdent(column.physical)} ${SQL_TYPE[column.type]}`,
+    );
+  }
+
+  async changeColumnType(datasetId: string, column: PhysicalColumn): Promise<void> {
+    this.layouts.delete(datasetId);
+    await this.writer!.run(
+      `ALTER TABLE ${quoteIdent(tableName(datasetId))} ALTER COLUMN ${quoteIdent(column.physical)} TYPE ${SQL_TYPE[column.type]}`,
+    );
+  }
+
+  async dropColumn(datasetId: string, physical: string): Promise<void> {
+    this.layouts.delete(datasetId);
+    await this.writer!.run(`ALTER TABLE ${quoteIdent(tableName(datasetId))} DROP COLUMN IF EXISTS ${quoteIdent(physical)}`);
+  }
+
+  async append(batches: AppendBatch[], ingestedUs: number): Promise<void> {
+    const w = this.writer!;
+    const ingested = new DuckDBTimestampValue(BigInt(Math.trunc(ingestedUs)));
+    await w.run('BEGIN TRANSACTION');
+    try {
+      for (const batch of batches) {
+        const layout = await this.columns(batch.datasetId);
+        const appender = await w.createAppender(tableName(batch.datasetId));
+        try {
+          for (const e of batch.events) {
+            appender.appendTimestamp(new DuckDBTimestampValue(BigInt(Math.trunc(e.timeUs))));
+            appender.appendBigInt(BigInt(e.samplerate));
+            appender.appendTimestamp(ingested);
+            for (const col of layout) appendValue(appender, col.type, e.values.get(col.physical));
+            appender.endRow();
+          }
+          appender.flushSync();
+        } finally {
+          appender.closeSync();
+        }
+      }
+      await w.run('COMMIT');
+    } catch (err) {
+      await w.run('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+  }
+
+  async dropDataset(datasetId: string): Promise<void> {
+    this.layouts.delete(datasetId);
+    await this.writer!.run(`DROP TABLE IF EXISTS ${quoteIdent(tableName(datasetId))}`);
+  }
+
+  async deleteBefore(cutoffUs: number): Promise<number> {
+    const tables = await this.query(`SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'ds\\_%' ESCAPE '\\'`);
+    let deleted = 0;
+    for (const t of tables) {
+      const reader = await this.writer!.runAndReadAll(
+        `DELETE FROM ${quoteIdent(String(t.table_name))} WHERE ${TIME_COLUMN} < make_timestamp(?::BIGINT)`,
+        [Math.trunc(cutoffUs)],
+      );
+      deleted += Number(reader.getRowsJS()[0]?.[0] ?? 0);
+    }
+    return deleted;
+  }
+
+  async query(sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
+    const reader = await this.reader!.runAndReadAll(sql, params as never);
+    return reader.getRowObjectsJS() as Record<string, unknown>[];
+  }
+}
+
+/** Appends one value converted to the column's stored type (the writer widened the column first). */
+function appendValue(appender: DuckDBAppender, type: ColumnType, v: unknown): void {
+  if (v === undefined || v === null) return appender.appendNull();
+  switch (type) {
+    case 'string':
+      return appender.appendVarchar(typeof v === 'string' ? v : String(v));
+    case 'integer':
+      // A double carries every integer JSON can give us exactly; DuckDB casts it to BIGINT.
+      return appender.appendDouble(Number(v));
+    case 'float':
+      return appender.appendDouble(Number(v));
+    case 'boolean':
+      return appender.appendBoolean(Boolean(v));
+  }
+}

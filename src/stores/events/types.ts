@@ -1,0 +1,54 @@
+// The event store: one table per dataset with the event time first, then the sample rate and
+// the ingest time, then one typed column per field (named c1, c2, … — field names live in the
+// config store's column registry, because field names are case-sensitive and arbitrary).
+import type { ColumnType } from '../config/types.js';
+
+export type Scalar = string | number | boolean;
+
+/** One event ready for storage: times in microseconds since the epoch. */
+export interface StoredEvent {
+  timeUs: number;
+  samplerate: number;
+  /** Values by physical column name; absent columns are NULL. */
+  values: Map<string, Scalar>;
+}
+
+export interface PhysicalColumn {
+  physical: string;
+  type: ColumnType;
+}
+
+export interface AppendBatch {
+  datasetId: string;
+  events: StoredEvent[];
+}
+
+export interface EventStore {
+  open(): Promise<void>;
+  close(): Promise<void>;
+  /** Physical columns of a dataset's table as the store has them ([] when there is no table). */
+  columns(datasetId: string): Promise<PhysicalColumn[]>;
+  ensureTable(datasetId: string): Promise<void>;
+  addColumn(datasetId: string, column: PhysicalColumn): Promise<void>;
+  /** Widens a column's type; existing values are converted (integer → float → string). */
+  changeColumnType(datasetId: string, column: PhysicalColumn): Promise<void>;
+  dropColumn(datasetId: string, physical: string): Promise<void>;
+  /** Appends all batches in one durable transaction: when it resolves, the events survive a crash. */
+  append(batches: AppendBatch[], ingestedUs: number): Promise<void>;
+  dropDataset(datasetId: string): Promise<void>;
+  /** Deletes events older than the cutoff from every dataset; returns how many. */
+  deleteBefore(cutoffUs: number): Promise<number>;
+  /** Read-only SQL with bound parameters (queries, tests). */
+  query(sql: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
+}
+
+/** The one place that turns a dataset id into its table name. Ids are `hcxds_` + [a-z0-9]. */
+export function tableName(datasetId: string): string {
+  if (!/^hcxds_[a-z0-9]+$/.test(datasetId)) throw new Error(`not a dataset id: ${datasetId}`);
+  return `ds_${datasetId.slice(6)}`;
+}
+
+/** Quotes an identifier for SQL; every identifier goes through here. */
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
