@@ -63,4 +63,28 @@ describe('request edges', () => {
     expect(res.statusCode).toBe(404);
     expect(json(res)).toEqual({ error: 'dataset not found' });
   });
+
+  it('a malformed ingest request creates no dataset', async () => {
+    for (const payload of ['[{"data":', '', '{"not":"an array"}', '[]']) {
+      const res = await t.app.inject({ method: 'POST', url: '/1/batch/never-made', headers: t.ingest, payload });
+      expect(res.statusCode, payload).toBe(400);
+    }
+    const single = await t.app.inject({ method: 'POST', url: '/1/events/never-made', headers: t.ingest, payload: '[1,2]' });
+    expect(single.statusCode).toBe(400);
+    expect((await t.app.inject({ method: 'GET', url: '/1/datasets/never-made', headers: t.config })).statusCode).toBe(404);
+  });
+
+  it('a clock stepping back does not drain the rate-limit bucket', async () => {
+    const limited = await makeApp({ settings: { apiRateLimit: { limit: 2, windowSeconds: 60 } } });
+    try {
+      const auth = () => limited.app.inject({ method: 'GET', url: '/1/auth', headers: limited.config });
+      expect((await auth()).statusCode).toBe(200);
+      limited.clock.advance(-3600);
+      const res = await auth();
+      expect(res.statusCode).toBe(200);
+      expect(res.headers.ratelimit).toMatch(/remaining=0/);
+    } finally {
+      await limited.close();
+    }
+  });
 });

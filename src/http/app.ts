@@ -81,6 +81,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
           configuration_key: { type: 'apiKey', in: 'header', name: 'X-Honeycomb-Team' },
           ingest_key: { type: 'apiKey', in: 'header', name: 'X-Honeycomb-Team' },
           bearerAuth: { type: 'http', scheme: 'bearer' },
+          firehose_access_key: { type: 'apiKey', in: 'header', name: 'X-Amz-Firehose-Access-Key' },
         },
       },
     },

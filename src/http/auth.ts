@@ -13,8 +13,11 @@ import type { RateLimiter, RatePolicy } from './rate-limit.js';
 
 export type AuthRule =
   | { kind: 'none' }
-  /** `X-Honeycomb-Team` / `X-Service-Team`: configuration keys, and ingest keys where `ingest` is set. */
-  | { kind: 'team'; ingest?: boolean; permission?: Permission; rate?: 'api' | 'ingest'; legacyErrors?: boolean }
+  /**
+   * `X-Honeycomb-Team` / `X-Service-Team`: configuration keys, and ingest keys where `ingest` is set.
+   * `firehose`: `X-Amz-Firehose-Access-Key` too, ahead of the others (Kinesis Firehose delivery).
+   */
+  | { kind: 'team'; ingest?: boolean; firehose?: boolean; permission?: Permission; rate?: 'api' | 'ingest'; legacyErrors?: boolean }
   /** `Authorization: Bearer id:secret` with a management key. */
   | { kind: 'management'; scope?: Scope };
 
@@ -48,8 +51,9 @@ export function envOf(request: FastifyRequest): Environment {
   return env;
 }
 
-export function teamHeader(request: FastifyRequest): string | undefined {
-  const h = request.headers['x-honeycomb-team'] ?? request.headers['x-service-team'];
+export function teamHeader(request: FastifyRequest, firehose = false): string | undefined {
+  const h = (firehose ? request.headers['x-amz-firehose-access-key'] || undefined : undefined) ??
+    request.headers['x-honeycomb-team'] ?? request.headers['x-service-team'];
   return Array.isArray(h) ? h[0] : h;
 }
 
@@ -73,7 +77,7 @@ export function authHook(deps: AuthDeps) {
     if (rule.kind === 'management') {
       key = await resolveBearer(deps.store, request.headers.authorization, now);
     } else {
-      key = await resolveTeamHeader(deps.store, teamHeader(request), now);
+      key = await resolveTeamHeader(deps.store, teamHeader(request, rule.firehose), now);
       if (typeof key !== 'string' && key.keyType === 'ingest' && !rule.ingest) {
         throw new ApiError(401, 'this endpoint requires a configuration key', legacy);
       }

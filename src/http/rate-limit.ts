@@ -32,7 +32,8 @@ export class RateLimiter {
     const t = this.nowMs();
     const perMs = policy.limit / (policy.windowSeconds * 1000);
     const b = this.buckets.get(bucketKey) ?? { tokens: policy.limit, at: t };
-    b.tokens = Math.min(policy.limit, b.tokens + (t - b.at) * perMs);
+    // A clock that steps back refills nothing (and never drains the bucket).
+    b.tokens = Math.min(policy.limit, b.tokens + Math.max(0, t - b.at) * perMs);
     b.at = t;
     const allowed = b.tokens >= 1;
     if (allowed) b.tokens -= 1;

@@ -4,10 +4,34 @@
 import { gunzip } from 'node:zlib';
 import { promisify } from 'node:util';
 import { Decompress as ZstdStream } from 'fzstd';
-import { Unpackr } from 'msgpackr';
+import { Unpackr, addExtension } from 'msgpackr';
 
 const gunzipAsync = promisify(gunzip);
 const unpackr = new Unpackr({ mapsAsObjects: true, useRecords: false, int64AsType: 'number' });
+
+/** A msgpack timestamp: a Date that also keeps the microseconds a Date cannot hold. */
+export class MsgpackTime extends Date {
+  constructor(readonly epochUs: number) {
+    super(Math.floor(epochUs / 1000));
+  }
+}
+
+// msgpack timestamps (ext -1, how libhoney-go sends `time`) carry nanoseconds; msgpackr's own
+// decoder makes a millisecond Date of them. Formats: 32-bit seconds; 30-bit ns + 34-bit seconds;
+// 32-bit ns + signed 64-bit seconds.
+addExtension({
+  type: 0xff,
+  unpack(d: Uint8Array): Date {
+    const v = new DataView(d.buffer, d.byteOffset, d.byteLength);
+    if (d.length === 4) return new MsgpackTime(v.getUint32(0) * 1e6);
+    if (d.length === 8) {
+      const hi = v.getUint32(0);
+      return new MsgpackTime(((hi & 3) * 2 ** 32 + v.getUint32(4)) * 1e6 + Math.floor((hi >>> 2) / 1000));
+    }
+    if (d.length === 12) return new MsgpackTime(Number(v.getBigInt64(4)) * 1e6 + Math.floor(v.getUint32(0) / 1000));
+    return new Date(NaN);
+  },
+});
 
 export class DecodeError extends Error {
   constructor(
@@ -39,8 +63,53 @@ export async function decompress(body: Buffer, encoding: string | undefined, max
   throw new DecodeError(`unsupported Content-Encoding ${JSON.stringify(encoding)}; use gzip or zstd`, 'unsupported-encoding');
 }
 
+/**
+ * fzstd allocates each frame's window up front and shifts the whole window after every block,
+ * so a header declaring a huge window costs memory and time before any output is counted.
+ * Decoders need to support windows of only 8 MiB (RFC 8878 3.1.1.1.2); larger ones, and frames
+ * declaring more content than the cap, are refused by reading the frame and block headers.
+ */
+export const ZSTD_MAX_WINDOW = 8 << 20;
+
+function checkZstdFrames(body: Buffer, maxBytes: number): void {
+  let p = 0;
+  while (p + 8 <= body.length) {
+    const magic = body.readUInt32LE(p);
+    if (magic >>> 4 === 0x184d2a5) {
+      p += 8 + body.readUInt32LE(p + 4); // skippable frame
+      continue;
+    }
+    if (magic !== 0xfd2fb528) return; // not a frame: fzstd reports it
+    const fhd = body[p + 4];
+    const single = (fhd >> 5) & 1;
+    let q = p + 5;
+    let window = 0;
+    if (!single) {
+      const exp = 10 + (body[q] >> 3);
+      window = 2 ** exp + 2 ** (exp - 3) * (body[q] & 7);
+      q++;
+    }
+    q += [0, 1, 2, 4][fhd & 3]; // dictionary id
+    const fcsBytes = fhd >> 6 ? 1 << (fhd >> 6) : single;
+    if (q + fcsBytes > body.length) return;
+    const fcs = fcsBytes === 0 ? 0 : fcsBytes === 8 ? Number(body.readBigUInt64LE(q)) : body.readUIntLE(q, fcsBytes) + (fcsBytes === 2 ? 256 : 0);
+    q += fcsBytes;
+    if (single) window = fcs;
+    if (fcs > maxBytes) throw new DecodeError('zstd frame declares more content than the cap', 'too-large');
+    if (window > ZSTD_MAX_WINDOW) throw new DecodeError(`zstd window of ${window} bytes is over ${ZSTD_MAX_WINDOW}`, 'too-large');
+    for (let last = 0; !last; ) {
+      if (q + 3 > body.length) return;
+      const h = body.readUIntLE(q, 3);
+      last = h & 1;
+      q += 3 + (((h >> 1) & 3) === 1 ? 1 : h >>> 3); // an RLE block holds one byte
+    }
+    p = q + ((fhd >> 2) & 1) * 4; // content checksum
+  }
+}
+
 /** Streaming zstd so that output is counted chunk by chunk and a bomb stops at the cap. */
 function unzstd(body: Buffer, maxBytes: number): Buffer {
+  checkZstdFrames(body, maxBytes);
   const chunks: Uint8Array[] = [];
   let total = 0;
   let done = false;

@@ -35,29 +35,51 @@ function epochToUs(n: number): number {
   return n / 1e3; // nanoseconds
 }
 
+/** Years 0001 to 9999 (RFC 3339's range), in microseconds: anything else cannot be stored. */
+const MIN_TIME_US = -62_135_596_800_000_000;
+const MAX_TIME_US = 253_402_300_799_999_999;
+
+function inRange(us: number): number {
+  if (!(us >= MIN_TIME_US && us <= MAX_TIME_US)) throw new EventRejected('time is out of range (years 0001 to 9999)');
+  return us;
+}
+
+/** Date.parse rolls 2024-02-30 over to March 1st; a day its month does not have is refused instead. */
+function dayExists(date: string): boolean {
+  const [y, mo, d] = date.split('-').map(Number);
+  const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+  return d <= [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][mo - 1];
+}
+
 /** Parses an event time; `undefined`, null and '' mean "when it was received". */
 export function parseTime(v: unknown, receivedUs: number): number {
   if (v === undefined || v === null || v === '') return receivedUs;
   if (typeof v === 'number') {
     if (!Number.isFinite(v)) throw new EventRejected('time must be a finite number');
-    return Math.trunc(epochToUs(v));
+    return inRange(Math.trunc(epochToUs(v)));
   }
-  if (v instanceof Date) return v.getTime() * 1000;
+  // A msgpack timestamp (decode.ts) keeps its microseconds in `epochUs`.
+  if (v instanceof Date) return inRange((v as { epochUs?: number }).epochUs ?? v.getTime() * 1000);
   if (typeof v !== 'string') throw new EventRejected('time must be an RFC 3339 string or a Unix epoch number');
   const s = v.trim();
-  if (NUMERIC.test(s)) return Math.trunc(epochToUs(Number(s)));
+  // Integer nanoseconds have more digits than a double holds: divide exactly.
+  if (/^-?\d{18,}$/.test(s)) return inRange(Number(BigInt(s) / 1000n));
+  if (NUMERIC.test(s)) return inRange(Math.trunc(epochToUs(Number(s))));
   const m = RFC3339.exec(s);
   const base = m ? Date.parse(`${m[1]}T${m[2]}${m[4] ? m[4].toUpperCase().replace(/^([+-]\d{2})(\d{2})$/, '$1:$2') : 'Z'}`) : NaN;
-  if (!m || Number.isNaN(base)) throw new EventRejected(`time ${JSON.stringify(v.slice(0, 64))} is not RFC 3339 or a Unix epoch`);
-  const fractionUs = m[3] ? Math.trunc(Number(`0.${m[3]}`) * 1e6) : 0;
-  return base * 1000 + fractionUs;
+  if (!m || Number.isNaN(base) || !dayExists(m[1])) {
+    throw new EventRejected(`time ${JSON.stringify(v.slice(0, 64))} is not RFC 3339 or a Unix epoch`);
+  }
+  // The fraction's digits, not a float product (0.123457 * 1e6 is 123456.99…).
+  const fractionUs = m[3] ? Number(m[3].slice(0, 6).padEnd(6, '0')) : 0;
+  return inRange(base * 1000 + fractionUs);
 }
 
 /** Sample rate: a positive integer (or its decimal string); absent means 1. */
 export function parseSamplerate(v: unknown): number {
   if (v === undefined || v === null || v === '') return 1;
   const n = typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v) : v;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) {
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) {
     throw new EventRejected('samplerate must be a positive integer');
   }
   return n;
@@ -87,7 +109,10 @@ function flatten(
       value = v;
     } else if (typeof v === 'boolean') value = v;
     else if (typeof v === 'bigint') value = Number(v);
-    else if (v instanceof Date) value = v.toISOString();
+    else if (v instanceof Date) {
+      if (Number.isNaN(v.getTime())) throw new EventRejected(`field ${JSON.stringify(name.slice(0, 128))} is an invalid timestamp`);
+      value = v.toISOString();
+    }
     else if (ArrayBuffer.isView(v)) value = Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
     else if (isPlainObject(v) && depthLeft > 0) {
       size += flatten(v, `${name}.`, depthLeft - 1, out, limits);

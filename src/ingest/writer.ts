@@ -11,6 +11,7 @@
 // one lock, so the registry, the config store and the event-store table stay in step. On first
 // use of a dataset the registry reconciles the two stores (a crash between them heals here).
 import { shortId } from '../domain/ids.js';
+import { notFound } from '../http/errors.js';
 import { UniqueViolation, type Column, type ColumnType, type ConfigStore, type Dataset } from '../stores/config/types.js';
 import type { AppendBatch, EventStore, Scalar, StoredEvent } from '../stores/events/types.js';
 import type { NormalisedEvent } from './normalise.js';
@@ -20,7 +21,8 @@ export const DATASET_TOO_MANY_COLUMNS = 'Dataset has too many columns.';
 export function inferType(v: Scalar): ColumnType {
   if (typeof v === 'string') return 'string';
   if (typeof v === 'boolean') return 'boolean';
-  return Number.isInteger(v) ? 'integer' : 'float';
+  // BIGINT holds integers below 2^63; larger ones (1e20 is an integer to JS) are stored as floats.
+  return Number.isInteger(v) && Math.abs(v) < 2 ** 63 ? 'integer' : 'float';
 }
 
 export function widen(a: ColumnType, b: ColumnType): ColumnType {
@@ -33,6 +35,28 @@ interface Registry {
   byName: Map<string, Column>;
   nextPhysical: number;
 }
+
+/**
+ * The fast path of placing an event: every field already has a column whose type holds the
+ * value. Returns undefined when a column must be added or widened first (see place()).
+ */
+function placeInKnownColumns(reg: Registry, e: NormalisedEvent): StoredEvent | undefined {
+  const values = new Map<string, Scalar>();
+  for (const [k, v] of e.fields) {
+    const col = reg.byName.get(k);
+    if (col === undefined) return undefined;
+    const stored = col.storedType;
+    if (stored !== 'string') {
+      const type = inferType(v);
+      if (type !== stored && !(stored === 'float' && type === 'integer')) return undefined;
+    }
+    values.set(col.physical, v);
+  }
+  return { timeUs: e.timeUs, samplerate: e.samplerate, values };
+}
+
+/** How one request of a group commit ended: per-event results, or an error for the whole request. */
+type Outcome = { ok: true; results: (string | null)[] } | { ok: false; error: unknown };
 
 interface Pending {
   dataset: Dataset;
@@ -63,6 +87,8 @@ export class IngestWriter {
   private readonly registries = new Map<string, Registry>();
   /** Datasets and field names written since the last bookkeeping flush (last_written). */
   private touched = new Map<string, { dataset: Dataset; names: Set<string> }>();
+  /** Ids of datasets deleted while this writer runs: writes still queued for them are refused. */
+  private readonly dropped = new Set<string>();
 
   constructor(
     private readonly config: ConfigStore,
@@ -75,44 +101,74 @@ export class IngestWriter {
     if (events.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
       this.queue.push({ dataset, events, resolve, reject });
-      this.draining ??= this.drain().finally(() => (this.draining = undefined));
+      this.draining ??= this.drain();
     });
   }
 
+  /**
+   * Commits groups until the queue is empty. `draining` is cleared in the same synchronous step
+   * that finds the queue empty: a write() arriving after that starts a new drain. (Clearing it
+   * in a later callback would strand a write made in between, e.g. one awaited right after the
+   * previous write resolved, until some other write came along.)
+   */
   private async drain(): Promise<void> {
-    while (this.queue.length > 0) {
-      const group = this.queue.splice(0);
-      try {
-        const results = await this.lock.run(() => this.commit(group));
-        group.forEach((p, i) => p.resolve(results[i]));
-      } catch (err) {
-        for (const p of group) p.reject(err);
+    try {
+      while (this.queue.length > 0) {
+        const group = this.queue.splice(0);
+        try {
+          const outcomes = await this.lock.run(() => this.commit(group));
+          group.forEach((p, i) => {
+            const o = outcomes[i];
+            if (o.ok) p.resolve(o.results);
+            else p.reject(o.error);
+          });
+        } catch (err) {
+          for (const p of group) p.reject(err);
+        }
       }
+    } finally {
+      this.draining = undefined;
     }
   }
 
-  private async commit(group: Pending[]): Promise<(string | null)[][]> {
-    const results = group.map((p) => p.events.map((): string | null => null));
+  /**
+   * Places every request's events, then appends all of them in one transaction. A request whose
+   * events cannot be placed (its dataset was deleted meanwhile, a config-store error) fails
+   * alone; the others still commit. A failed append fails the whole group: nothing was stored.
+   */
+  private async commit(group: Pending[]): Promise<Outcome[]> {
+    const outcomes: Outcome[] = [];
     const batches = new Map<string, AppendBatch>();
-    for (let gi = 0; gi < group.length; gi++) {
-      const { dataset, events } = group[gi];
-      const reg = await this.registry(dataset);
-      const batch = batches.get(dataset.id) ?? { datasetId: dataset.id, events: [] };
-      batches.set(dataset.id, batch);
-      for (let ei = 0; ei < events.length; ei++) {
-        const stored = await this.place(dataset, reg, events[ei]);
-        if (typeof stored === 'string') results[gi][ei] = stored;
-        else batch.events.push(stored);
+    for (const { dataset, events } of group) {
+      try {
+        // A write that looked its dataset up before a concurrent delete: the dataset is gone.
+        if (this.dropped.has(dataset.id)) throw notFound('dataset');
+        const reg = await this.registry(dataset);
+        const results = events.map((): string | null => null);
+        const placed: StoredEvent[] = [];
+        for (let ei = 0; ei < events.length; ei++) {
+          // Most events fit the columns as they are: placed without awaiting anything.
+          const stored = placeInKnownColumns(reg, events[ei]) ?? (await this.place(dataset, reg, events[ei]));
+          if (typeof stored === 'string') results[ei] = stored;
+          else placed.push(stored);
+        }
+        const batch = batches.get(dataset.id) ?? { datasetId: dataset.id, events: [] };
+        batches.set(dataset.id, batch);
+        for (const e of placed) batch.events.push(e);
+        outcomes.push({ ok: true, results });
+      } catch (error) {
+        outcomes.push({ ok: false, error });
       }
     }
     const nowDate = this.opts.now();
     await this.events.append([...batches.values()].filter((b) => b.events.length > 0), nowDate.getTime() * 1000);
-    for (const { dataset, events } of group) {
+    group.forEach(({ dataset, events }, i) => {
+      if (!outcomes[i].ok) return;
       const t = this.touched.get(dataset.id) ?? { dataset, names: new Set<string>() };
       this.touched.set(dataset.id, t);
       for (const e of events) for (const k of e.fields.keys()) t.names.add(k);
-    }
-    return results;
+    });
+    return outcomes;
   }
 
   /** Maps one event's fields to physical columns, creating and widening columns as needed. */
@@ -199,12 +255,19 @@ export class IngestWriter {
     });
   }
 
-  /** Deletes a column and its values; a later event with that field starts a new column. */
-  deleteColumn(dataset: Dataset, column: Column): Promise<void> {
+  /**
+   * Deletes a column and its values; a later event with that field starts a new column.
+   * Resolves false, dropping nothing, when the column is already gone: the caller looked it up
+   * before the lock, and its physical name may since have gone to a newer column.
+   */
+  deleteColumn(dataset: Dataset, column: Column): Promise<boolean> {
     return this.lock.run(async () => {
-      await this.events.dropColumn(dataset.id, column.physical);
-      await this.config.deleteColumn(dataset.id, column.id);
+      const current = (await this.config.listColumns(dataset.id)).find((c) => c.id === column.id);
+      if (!current) return false;
+      await this.events.dropColumn(dataset.id, current.physical);
+      await this.config.deleteColumn(dataset.id, current.id);
       this.registries.delete(dataset.id);
+      return true;
     });
   }
 
@@ -219,6 +282,7 @@ export class IngestWriter {
   dropDataset(datasetId: string): Promise<void> {
     return this.lock.run(async () => {
       await this.events.dropDataset(datasetId);
+      this.dropped.add(datasetId);
       this.registries.delete(datasetId);
       this.touched.delete(datasetId);
     });

@@ -31,16 +31,19 @@ const ingestAuth = { kind: 'team', ingest: true, permission: 'send_events', rate
 const BatchResult = Type.Array(Type.Object({ status: Type.Number(), error: Type.Optional(Type.String()) }));
 
 /**
- * The dataset an ingest path names, created on first write when the key may create datasets
- * (an ingest key with create_datasets, or a configuration key with it); otherwise 404.
+ * The dataset an ingest path names. Checked first (404 unless it exists or the key may create
+ * datasets: an ingest key with create_datasets, or a configuration key with it); the returned
+ * function yields it, creating it on first write — called once the body has been read, so a
+ * malformed request creates nothing.
  */
-export async function ingestDataset(ctx: ApiContext, request: FastifyRequest, segment: string): Promise<Dataset> {
+export async function ingestDataset(ctx: ApiContext, request: FastifyRequest, segment: string): Promise<() => Promise<Dataset>> {
   const env = envOf(request);
-  if (segment === ALL_DATASETS || segment.includes('/') || segment.trim() === '') throw notFound('dataset');
+  // Names are case-insensitive, so `__ALL__` is `__all__` too: never a dataset.
+  if (datasetSlug(segment) === ALL_DATASETS || segment.includes('/') || segment.trim() === '') throw notFound('dataset');
   const existing = await ctx.store.getDataset(env.id, datasetSlug(segment));
-  if (existing) return existing;
+  if (existing) return async () => existing;
   if (!request.auth!.key.permissions.create_datasets) throw notFound('dataset');
-  return (await createOrGetDataset(ctx.store, env, { name: segment })).dataset;
+  return async () => (await createOrGetDataset(ctx.store, env, { name: segment })).dataset;
 }
 
 /** Decompresses and parses an ingest body, mapping failures to Honeycomb's whole-request errors. */
@@ -49,7 +52,8 @@ export async function readIngestBody(ctx: ApiContext, request: FastifyRequest): 
   if (!body || body.length === 0) throw new ApiError(400, EMPTY);
   try {
     const raw = await decompress(body, request.headers['content-encoding'], ctx.settings.ingestDecompressedLimit);
-    if (raw.length === 0) throw new ApiError(400, EMPTY);
+    // "The body is empty, or blank": whitespace alone is no JSON document either.
+    if (raw.every((b) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09)) throw new ApiError(400, EMPTY);
     return parseBody(raw, request.headers['content-type']);
   } catch (err) {
     if (!(err instanceof DecodeError)) throw err;
@@ -88,10 +92,11 @@ export function registerEvents(app: App, ctx: ApiContext): void {
       config: { auth: ingestAuth },
     },
     async (request, reply) => {
-      const dataset = await ingestDataset(ctx, request, request.params.datasetSlug);
+      const target = await ingestDataset(ctx, request, request.params.datasetSlug);
       const items = await readIngestBody(ctx, request);
       if (!Array.isArray(items)) throw new ApiError(400, MALFORMED, { detail: 'the body must be an array of events' });
       if (items.length === 0) throw new ApiError(400, EMPTY);
+      const dataset = await target();
       const receivedUs = ctx.now().getTime() * 1000;
       const results: { status: number; error?: string }[] = new Array(items.length);
       const accepted: NormalisedEvent[] = [];
@@ -124,8 +129,13 @@ export function registerEvents(app: App, ctx: ApiContext): void {
       config: { auth: ingestAuth },
     },
     async (request, reply) => {
-      const dataset = await ingestDataset(ctx, request, request.params.datasetSlug);
+      const target = await ingestDataset(ctx, request, request.params.datasetSlug);
       const fields = await readIngestBody(ctx, request);
+      // The body is one event object; anything else (an array, a string, null) cannot be read as one.
+      if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) {
+        throw new ApiError(400, MALFORMED, { detail: 'the body must be one event: a JSON object of its fields' });
+      }
+      const dataset = await target();
       let event: NormalisedEvent;
       try {
         event = {

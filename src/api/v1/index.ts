@@ -1,14 +1,20 @@
 import type { App } from '../../http/app.js';
 import type { ApiContext } from '../context.js';
 import { registerAuth } from './auth.js';
+import { registerColumns } from './columns.js';
 import { registerDatasets } from './datasets.js';
 import { registerDatasetDefinitions } from './dataset-definitions.js';
 import { registerEvents } from './events.js';
+import { registerKinesis } from './kinesis.js';
 
 export async function registerV1(app: App, ctx: ApiContext): Promise<void> {
   registerAuth(app, ctx);
   registerDatasets(app, ctx);
   registerDatasetDefinitions(app, ctx);
+  registerColumns(app, ctx);
   // Its own scope: ingest routes read raw bodies with their own content-type parser.
-  await app.register(async (ingest) => registerEvents(ingest as App, ctx));
+  await app.register(async (ingest) => {
+    registerEvents(ingest as App, ctx);
+    registerKinesis(ingest as App, ctx);
+  });
 }

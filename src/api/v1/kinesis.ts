@@ -1,0 +1,251 @@
+// Amazon Data Firehose (Kinesis) HTTP endpoint delivery: POST /1/kinesis_events/{dataset}.
+//
+// Firehose sends `{requestId, timestamp, records:[{data: base64}]}` (optionally gzip
+// Content-Encoding) with `X-Amz-Firehose-Request-Id` and the key in `X-Amz-Firehose-Access-Key`
+// (X-Honeycomb-Team works too). A record holds either JSON event fields (one object, or several
+// newline-delimited) or a CloudWatch Logs subscription message (gzip-compressed JSON envelope).
+//
+// All or nothing: every record is decoded and normalised before anything is written; one bad
+// record refuses the whole request (400), so Firehose retries it and finally puts it in its
+// error bucket, and nothing is half-stored. 200 only once every event is durable. Every answer,
+// errors included (auth too), is Firehose's `{requestId, timestamp, errorMessage?}`: Firehose
+// logs errorMessage. Error bodies carry `error` (the same text) as well, the contract's legacy shape.
+import { TextDecoder } from 'node:util';
+import { Type } from '@sinclair/typebox';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { App } from '../../http/app.js';
+import { ApiError } from '../../http/errors.js';
+import { DecodeError, decompress } from '../../ingest/decode.js';
+import { DEFAULT_LIMITS, EventRejected, normaliseFields, type NormalisedEvent } from '../../ingest/normalise.js';
+import { DATASET_TOO_MANY_COLUMNS } from '../../ingest/writer.js';
+import type { ApiContext } from '../context.js';
+import { ingestDataset, readIngestBody } from './events.js';
+import { SlugParams } from './schemas.js';
+
+const REQUEST_ID_HEADER = 'x-amz-firehose-request-id';
+const auth = { kind: 'team', ingest: true, firehose: true, permission: 'send_events', rate: 'ingest', legacyErrors: true } as const;
+
+const KinesisResponse = Type.Object(
+  { requestId: Type.String(), timestamp: Type.Integer(), errorMessage: Type.Optional(Type.String()) },
+  { description: 'Firehose response' },
+);
+/** Errors: Firehose's shape, plus `error` with the same text for readers of the contract's legacy `{error}`. */
+const KinesisError = Type.Object(
+  { requestId: Type.String(), timestamp: Type.Integer(), errorMessage: Type.String(), error: Type.String() },
+  { description: 'Firehose error response' },
+);
+/** Years 0001 to 9999 in milliseconds: the times an event can have. */
+const MIN_TIME_MS = -62_135_596_800_000;
+const MAX_TIME_MS = 253_402_300_799_999;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A record (or the request) that cannot be turned into events. */
+class Undecodable extends Error {}
+
+type Fields = Record<string, unknown>;
+
+function isPlainObject(v: unknown): v is Fields {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function requestIdOf(request: FastifyRequest): string {
+  const h = request.headers[REQUEST_ID_HEADER];
+  return (Array.isArray(h) ? h[0] : h) ?? '';
+}
+
+/** A CloudWatch Logs subscription message, as CloudWatch Logs hands it to Firehose. */
+function isCloudWatchLogs(v: Fields): boolean {
+  return typeof v.messageType === 'string' && Array.isArray(v.logEvents) && 'logGroup' in v;
+}
+
+/**
+ * One log event of a DATA_MESSAGE → its event. A message that is a JSON object contributes its
+ * fields (and the raw `message` is dropped: the fields carry it); otherwise `message` is the
+ * text. logGroup, logStream, owner and id fill in names the message's fields do not use.
+ */
+function logEventToEvent(envelope: Fields, logEvent: unknown): { data: Fields; timeUs: number } {
+  if (!isPlainObject(logEvent) || typeof logEvent.message !== 'string') {
+    throw new Undecodable('CloudWatch Logs event without a message');
+  }
+  const ts = logEvent.timestamp;
+  if (typeof ts !== 'number' || !Number.isFinite(ts)) throw new Undecodable('CloudWatch Logs event without a numeric timestamp');
+  if (ts < MIN_TIME_MS || ts > MAX_TIME_MS) throw new Undecodable('CloudWatch Logs event timestamp is out of range (years 0001 to 9999)');
+  const meta: Fields = { logGroup: envelope.logGroup, logStream: envelope.logStream, owner: envelope.owner, id: logEvent.id };
+  let parsed: unknown;
+  const text = logEvent.message.trim();
+  if (text.startsWith('{') && text.endsWith('}')) {
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined; // looks like JSON but is not: keep it as text
+    }
+  }
+  const data = isPlainObject(parsed) ? { ...meta, ...parsed } : { message: logEvent.message, ...meta };
+  return { data, timeUs: Math.trunc(ts * 1000) };
+}
+
+/** JSON values of a record: one JSON document, or newline-delimited JSON documents. */
+function parseRecordJson(text: string): unknown[] {
+  try {
+    return [JSON.parse(text)];
+  } catch (err) {
+    if (!text.includes('\n')) throw new Undecodable(`data is not JSON: ${(err as Error).message}`);
+  }
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line, n) => {
+      try {
+        return JSON.parse(line);
+      } catch (err) {
+        throw new Undecodable(`line ${n + 1} of the data is not JSON: ${(err as Error).message}`);
+      }
+    });
+}
+
+/**
+ * Decodes one record into event data. `budget` is what is left of the decompressed-size cap for
+ * the whole request; returns the events and the bytes used.
+ */
+async function decodeRecord(record: unknown, budget: number, receivedUs: number): Promise<{ events: { data: Fields; timeUs: number }[]; bytes: number }> {
+  if (!isPlainObject(record) || typeof record.data !== 'string') throw new Undecodable('data must be a base64 string');
+  if (record.data.length % 4 !== 0 || !BASE64.test(record.data)) throw new Undecodable('data is not valid base64');
+  let bytes: Buffer = Buffer.from(record.data, 'base64');
+  if (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) {
+    try {
+      bytes = await decompress(bytes, 'gzip', Math.max(1, budget)); // zlib wants a cap of at least 1
+    } catch (err) {
+      if (err instanceof DecodeError && err.kind === 'too-large') throw new ApiError(413, 'Request body is too large.');
+      if (err instanceof DecodeError) throw new Undecodable(err.message);
+      throw err;
+    }
+  }
+  if (bytes.length > budget) throw new ApiError(413, 'Request body is too large.');
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw new Undecodable('data is neither JSON nor gzip (not UTF-8 text)');
+  }
+  const events: { data: Fields; timeUs: number }[] = [];
+  for (const value of parseRecordJson(text)) {
+    if (!isPlainObject(value)) throw new Undecodable('data must be a JSON object');
+    if (!isCloudWatchLogs(value)) {
+      events.push({ data: value, timeUs: receivedUs });
+      continue;
+    }
+    if (value.messageType === 'CONTROL_MESSAGE') continue;
+    if (value.messageType !== 'DATA_MESSAGE') {
+      throw new Undecodable(`unknown CloudWatch Logs messageType ${JSON.stringify(String(value.messageType).slice(0, 64))}`);
+    }
+    for (const logEvent of value.logEvents as unknown[]) events.push(logEventToEvent(value, logEvent));
+  }
+  return { events, bytes: bytes.length };
+}
+
+/** Firehose's error answer; used for every failure of this route, authentication included. */
+function kinesisErrorHandler(ctx: ApiContext) {
+  return (err: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) => {
+    let status = 500;
+    let message = 'something went wrong!';
+    if (err instanceof ApiError) {
+      status = err.status;
+      message = err.extra.detail && err.extra.detail !== err.message ? `${err.message} ${err.extra.detail}` : err.message;
+      if (err.extra.retryAfter !== undefined) {
+        reply.header('retry-after', new Date(ctx.now().getTime() + err.extra.retryAfter * 1000).toUTCString());
+      }
+    } else if (err.validation) {
+      status = 400;
+      message = err.validationContext === 'headers' ? 'the X-Amz-Firehose-Request-Id header is required' : err.message;
+    } else if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      status = 413;
+      message = 'Request body is too large.';
+    } else if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+      status = err.statusCode;
+      message = err.message;
+    }
+    if (status >= 500) request.log.error({ err, firehoseRequestId: requestIdOf(request) }, 'kinesis request failed');
+    else request.log.warn({ firehoseRequestId: requestIdOf(request), status, errorMessage: message }, 'kinesis request refused');
+    return reply
+      .code(status)
+      .type('application/json; charset=utf-8')
+      .send({ requestId: requestIdOf(request), timestamp: ctx.now().getTime(), errorMessage: message, error: message });
+  };
+}
+
+/** Registers the route; call it inside the ingest scope (raw-buffer bodies). */
+export function registerKinesis(app: App, ctx: ApiContext): void {
+  const errorBody = (description: string) => ({ ...KinesisError, description });
+  app.post(
+    '/1/kinesis_events/:datasetSlug',
+    {
+      bodyLimit: ctx.settings.ingestBodyLimit,
+      errorHandler: kinesisErrorHandler(ctx),
+      schema: {
+        tags: ['Kinesis Events'],
+        security: [{ firehose_access_key: [] }, { ingest_key: [] }, { configuration_key: [] }],
+        params: SlugParams,
+        headers: Type.Object({ [REQUEST_ID_HEADER]: Type.String({ minLength: 1 }) }),
+        description:
+          'Amazon Data Firehose HTTP endpoint delivery. The key comes in X-Amz-Firehose-Access-Key (or X-Honeycomb-Team). ' +
+          'Records are base64 JSON objects (one or newline-delimited) or gzip-compressed CloudWatch Logs messages. ' +
+          'Answers 200 once every event is stored; otherwise nothing is stored and the answer carries errorMessage.',
+        response: {
+          200: KinesisResponse,
+          400: errorBody('Undecodable body or record'),
+          401: errorBody('Unauthorized'),
+          403: errorBody('Missing permission'),
+          404: errorBody('Dataset not found'),
+          413: errorBody('Body too large'),
+          429: errorBody('Rate limited'),
+        },
+      },
+      config: { auth },
+    },
+    async (request, reply) => {
+      const requestId = requestIdOf(request);
+      const target = await ingestDataset(ctx, request, request.params.datasetSlug);
+      const body = await readIngestBody(ctx, request);
+      if (!isPlainObject(body) || !Array.isArray(body.records)) {
+        throw new ApiError(400, 'the body must be a JSON object with a records array');
+      }
+      const dataset = await target();
+      const receivedUs = ctx.now().getTime() * 1000;
+      let budget = ctx.settings.ingestDecompressedLimit;
+      const events: NormalisedEvent[] = [];
+      for (let i = 0; i < body.records.length; i++) {
+        try {
+          const decoded = await decodeRecord(body.records[i], budget, receivedUs);
+          budget -= decoded.bytes;
+          for (const e of decoded.events) {
+            events.push({ fields: normaliseFields(e.data, dataset.expandJsonDepth, DEFAULT_LIMITS), timeUs: e.timeUs, samplerate: 1 });
+          }
+        } catch (err) {
+          if (err instanceof Undecodable || err instanceof EventRejected) {
+            throw new ApiError(400, `record ${i}: ${err.message}; nothing was stored`);
+          }
+          throw err;
+        }
+      }
+
+      // The column cap, checked for the whole request up front so that it is refused whole.
+      const names = new Set<string>();
+      for (const e of events) for (const k of e.fields.keys()) names.add(k);
+      if (names.size > 0) {
+        const existing = new Set((await ctx.store.listColumns(dataset.id)).map((c) => c.keyName));
+        let fresh = 0;
+        for (const n of names) if (!existing.has(n)) fresh++;
+        if (existing.size + fresh > ctx.settings.maxColumnsPerDataset) throw new ApiError(400, `${DATASET_TOO_MANY_COLUMNS} Nothing was stored.`);
+      }
+
+      const results = await ctx.writer.write(dataset, events);
+      const refused = results.filter((r) => r !== null);
+      if (refused.length > 0) {
+        // Only a race with another writer gets here; the others are stored and a retry repeats them.
+        throw new ApiError(400, `${refused.length} of ${events.length} events were refused: ${refused[0]}`);
+      }
+      return reply.code(200).send({ requestId, timestamp: ctx.now().getTime() });
+    },
+  );
+}
