@@ -39,33 +39,42 @@ async function measure(name, server, headers) {
   return { name, reqPerSec: ok / DURATION, cpuMicrosPerReq: (cpu / ok) * 1e6, p99ms: r.latency.p99 };
 }
 
-const dataDir = mkdtempSync(join(tmpdir(), 'waggle-bench-'));
-const init = JSON.parse(
-  await new Promise((resolve, reject) => {
-    const c = spawn(process.execPath, ['dist/main.js', 'init', '--data-dir', dataDir, '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    c.stdout.on('data', (d) => (out += d));
-    c.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error('init failed'))));
-  }),
-);
+// BENCH_ONLY=auth or BENCH_ONLY=ingest runs one part.
+const ONLY = process.env.BENCH_ONLY ?? '';
 
-const baseline = await start(['bench/baseline-server.mjs']);
-const waggle = await start(['dist/main.js', 'serve', '--port', '0', '--data-dir', dataDir], {
-  WAGGLE_LOG_LEVEL: 'info',
-  WAGGLE_RATE_LIMIT: 'off',
-});
-try {
-  const base = await measure('baseline: bare Fastify, fixed JSON', baseline, {});
-  const cfg = await measure('waggle GET /1/auth, configuration key', waggle, { 'x-honeycomb-team': init.keys.configuration });
-  const ing = await measure('waggle GET /1/auth, ingest key', waggle, { 'x-honeycomb-team': init.keys.ingest });
-  console.log(`\nGET /1/auth, ${CONNECTIONS} connections, ${DURATION}s each (server and load generator share this machine)\n`);
-  console.log('| run | req/s | server CPU µs/req | p99 ms | CPU ratio vs baseline |');
-  console.log('|---|---|---|---|---|');
-  for (const r of [base, cfg, ing]) {
-    console.log(`| ${r.name} | ${r.reqPerSec.toFixed(0)} | ${r.cpuMicrosPerReq.toFixed(1)} | ${r.p99ms} | ${(r.cpuMicrosPerReq / base.cpuMicrosPerReq).toFixed(2)}x |`);
+async function authBench() {
+  const dataDir = mkdtempSync(join(tmpdir(), 'waggle-bench-'));
+  const init = JSON.parse(
+    await new Promise((resolve, reject) => {
+      const c = spawn(process.execPath, ['dist/main.js', 'init', '--data-dir', dataDir, '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      c.stdout.on('data', (d) => (out += d));
+      c.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error('init failed'))));
+    }),
+  );
+
+  const baseline = await start(['bench/baseline-server.mjs']);
+  const waggle = await start(['dist/main.js', 'serve', '--port', '0', '--data-dir', dataDir], {
+    WAGGLE_LOG_LEVEL: 'info',
+    WAGGLE_RATE_LIMIT: 'off',
+  });
+  try {
+    const base = await measure('baseline: bare Fastify, fixed JSON', baseline, {});
+    const cfg = await measure('waggle GET /1/auth, configuration key', waggle, { 'x-honeycomb-team': init.keys.configuration });
+    const ing = await measure('waggle GET /1/auth, ingest key', waggle, { 'x-honeycomb-team': init.keys.ingest });
+    console.log(`\nGET /1/auth, ${CONNECTIONS} connections, ${DURATION}s each (server and load generator share this machine)\n`);
+    console.log('| run | req/s | server CPU µs/req | p99 ms | CPU ratio vs baseline |');
+    console.log('|---|---|---|---|---|');
+    for (const r of [base, cfg, ing]) {
+      console.log(`| ${r.name} | ${r.reqPerSec.toFixed(0)} | ${r.cpuMicrosPerReq.toFixed(1)} | ${r.p99ms} | ${(r.cpuMicrosPerReq / base.cpuMicrosPerReq).toFixed(2)}x |`);
+    }
+  } finally {
+    baseline.child.kill();
+    waggle.child.kill();
+    rmSync(dataDir, { recursive: true, force: true });
   }
-} finally {
-  baseline.child.kill();
-  waggle.child.kill();
-  rmSync(dataDir, { recursive: true, force: true });
 }
+
+if (ONLY === '' || ONLY === 'auth') await authBench();
+// Ingest throughput and CPU against a raw JSON.parse + DuckDB baseline, and ingest-to-queryable latency.
+if (ONLY === '' || ONLY === 'ingest') await (await import('./ingest.mjs')).ingestBench();

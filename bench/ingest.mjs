@@ -1,0 +1,332 @@
+// The ingest benchmark (part of `npm run bench`; also runs alone: `node bench/ingest.mjs`
+// after `npm run build`).
+//
+// 1. Throughput and CPU: `waggle serve` as its own process (durability on: a 202 means the
+//    events are committed), driven over HTTP by CONNECTIONS concurrent keep-alive clients in
+//    this process, each POSTing gzipped batches of 1,000 realistic events (bench/events.mjs,
+//    about 500 bytes and 20 fields each; 48 distinct bodies, round-robin) to /1/batch. Server
+//    CPU is user + system time of all its threads, from /proc, around the measured window.
+// 2. The baseline, in its own process and the same run: JSON.parse of the same (gunzipped)
+//    bodies plus a raw DuckDB Appender insert (bench/ingest-baseline.mjs).
+// 3. Ingest-to-queryable latency: an app built in this process (dist/) takes single-event
+//    batches, idle and under load from another process; from each 202 until a query on the
+//    event store sees the event.
+//
+// BENCH_SECONDS (default 10) sets the measured window; BENCH_INGEST_CONNECTIONS (default 16) the
+// clients; BENCH_PROFILE=<dir> runs the server with --cpu-prof and writes its profile there.
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { makeEvents } from './events.mjs';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_INGEST_CONNECTIONS ?? 16);
+const BATCH = 1000;
+const BODIES = 48; // distinct bodies, 48,000 distinct events, sent round-robin
+const WARMUP = Math.min(3, DURATION / 3);
+const LATENCY_SAMPLES = 200;
+const TICKS = 100; // USER_HZ on Linux
+const WATCHDOG_S = 4 * DURATION + 180;
+
+function cpuSeconds(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS; // utime + stime, all threads
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+function run(args, env = {}) {
+  return new Promise((resolve, reject) => {
+    const c = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    c.stdout.on('data', (d) => (out += d));
+    c.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${args.join(' ')} exited ${code}: ${out}`))));
+  });
+}
+
+const percentile = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+
+/** POSTs one gzipped batch; resolves with the number of events answered 202. */
+function post(agent, port, key, body, dataset = 'bench') {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: `/1/batch/${dataset}`,
+        method: 'POST',
+        agent,
+        headers: {
+          'x-honeycomb-team': key,
+          'content-type': 'application/json',
+          'content-encoding': 'gzip',
+          'content-length': body.length,
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (text += c));
+        res.on('end', () => {
+          if (res.statusCode !== 200) return reject(new Error(`status ${res.statusCode}: ${text.slice(0, 300)}`));
+          let ok = 0;
+          for (const r of JSON.parse(text)) if (r.status === 202) ok++;
+          resolve(ok);
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/**
+ * CONNECTIONS clients posting bodies round-robin until stopped. `window()` starts a measured
+ * window and returns a function that ends it with events, seconds and request latencies.
+ */
+function load(port, key, bodies, connections, dataset) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+  let stop = false;
+  let next = 0;
+  let counting = null;
+  const clients = Array.from({ length: connections }, async () => {
+    while (!stop) {
+      const body = bodies[next++ % bodies.length];
+      const t0 = performance.now();
+      const ok = await post(agent, port, key, body, dataset);
+      if (ok !== BATCH) throw new Error(`only ${ok} of ${BATCH} events were acknowledged`);
+      if (counting) {
+        counting.events += ok;
+        counting.latencies.push(performance.now() - t0);
+      }
+    }
+  });
+  const all = Promise.all(clients);
+  all.catch(() => (stop = true));
+  return {
+    window() {
+      const w = { events: 0, latencies: [], t0: performance.now() };
+      counting = w;
+      return () => {
+        counting = null;
+        return { events: w.events, seconds: (performance.now() - w.t0) / 1000, latencies: w.latencies };
+      };
+    },
+    async stop() {
+      stop = true;
+      await all;
+      agent.destroy();
+    },
+    failed: all,
+  };
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Throughput and server CPU of `waggle serve` under CONNECTIONS clients. */
+async function serverRun(tmp, bodies) {
+  const dataDir = join(tmp, 'server');
+  const init = JSON.parse(await run(['dist/main.js', 'init', '--data-dir', dataDir, '--json']));
+  const key = init.keys.ingest;
+  const port = await freePort();
+  const profile = process.env.BENCH_PROFILE ? [`--cpu-prof`, `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+  const child = spawn(process.execPath, [...profile, 'dist/main.js', 'serve', '--port', String(port), '--data-dir', dataDir], {
+    cwd: ROOT,
+    env: { ...process.env, WAGGLE_LOG_LEVEL: 'warn', WAGGLE_INGEST_RATE_LIMIT: 'off' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  try {
+    for (let i = 0; ; i++) {
+      if (child.exitCode !== null) throw new Error(`waggle serve exited (${child.exitCode}) before it answered`);
+      try {
+        const r = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) });
+        if (r.ok) break;
+      } catch {
+        if (i > 200) throw new Error('waggle serve did not come up');
+        await sleep(50);
+      }
+    }
+    const l = load(port, key, bodies, CONNECTIONS, 'bench');
+    await Promise.race([sleep(WARMUP * 1000), l.failed]);
+    const cpu0 = cpuSeconds(child.pid);
+    const client0 = process.cpuUsage();
+    const end = l.window();
+    await Promise.race([sleep(DURATION * 1000), l.failed]);
+    const cpu = cpuSeconds(child.pid) - cpu0;
+    const w = end();
+    const clientCpu = process.cpuUsage(client0);
+    await l.stop();
+    return { ...w, cpuSeconds: cpu, clientCpuSeconds: (clientCpu.user + clientCpu.system) / 1e6 };
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+/**
+ * Ingest-to-queryable latency, in this process: an app over real stores, background load from
+ * `connections` clients, and LATENCY_SAMPLES single-event batches, each polled for by query
+ * right after its 202.
+ */
+export async function latencyRun(tmp, bodiesDir, connections) {
+  const { createApp } = await import(join(ROOT, 'dist/http/app.js'));
+  const { openSqliteStore } = await import(join(ROOT, 'dist/stores/config/store.js'));
+  const { initialise } = await import(join(ROOT, 'dist/domain/tenancy.js'));
+  const { DuckDbEventStore } = await import(join(ROOT, 'dist/stores/events/duckdb.js'));
+  const { tableName, quoteIdent } = await import(join(ROOT, 'dist/stores/events/types.js'));
+  const dataDir = join(tmp, 'latency');
+  mkdirSync(dataDir, { recursive: true });
+  const store = openSqliteStore(join(dataDir, 'config.sqlite'));
+  await store.migrate();
+  const init = await initialise(store);
+  const events = new DuckDbEventStore(join(dataDir, 'events.duckdb'));
+  await events.open();
+  const app = await createApp({ configStore: store, eventStore: events, settings: { dataDir, ingestRateLimit: null }, logger: false });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const port = app.server.address().port;
+  const key = init.keys.ingest;
+  const agent = new http.Agent({ keepAlive: true });
+  let background;
+  const one = (seq) => gzipSync(JSON.stringify([{ data: { seq, 'service.name': 'probe', duration_ms: seq / 7 } }]));
+  try {
+    // Create the probe dataset and find where `seq` is stored.
+    await post(agent, port, key, one(0), 'probe');
+    const team = (await store.listTeams())[0];
+    const env = await store.getEnvironmentBySlug(team.id, init.environment.slug);
+    const ds = await store.getDataset(env.id, 'probe');
+    const seqCol = (await store.listColumns(ds.id)).find((c) => c.keyName === 'seq').physical;
+    const sql = `SELECT count(*) AS n FROM ${quoteIdent(tableName(ds.id))} WHERE ${quoteIdent(seqCol)} = ?`;
+
+    // Background load from another process, so that this event loop runs only the server and the probe.
+    if (connections > 0) {
+      background = spawn(process.execPath, [fileURLToPath(import.meta.url), '--load', String(port), key, bodiesDir, String(connections)], {
+        stdio: ['ignore', 'inherit', 'inherit'],
+      });
+      await sleep(1500);
+    }
+    const visible = [];
+    const acked = [];
+    let firstPoll = 0;
+    for (let seq = 1; seq <= LATENCY_SAMPLES; seq++) {
+      const body = one(seq);
+      const t0 = performance.now();
+      const ok = await post(agent, port, key, body, 'probe');
+      const tAck = performance.now();
+      if (ok !== 1) throw new Error('probe event refused');
+      for (let poll = 0; ; poll++) {
+        const [{ n }] = await events.query(sql, [seq]);
+        if (Number(n) === 1) {
+          if (poll === 0) firstPoll++;
+          break;
+        }
+        if (performance.now() - tAck > 10_000) throw new Error(`event ${seq} not visible after 10 s`);
+        await sleep(1);
+      }
+      visible.push(performance.now() - tAck);
+      acked.push(tAck - t0);
+      await sleep(5);
+    }
+    if (background && background.exitCode !== null) throw new Error('the background load generator failed');
+    return { visible, acked, firstPoll };
+  } finally {
+    background?.kill();
+    agent.destroy();
+    await app.close();
+    await events.close();
+    await store.close();
+  }
+}
+
+export async function ingestBench() {
+  const tmp = mkdtempSync(join(tmpdir(), 'waggle-bench-ingest-'));
+  try {
+    const bodiesDir = join(tmp, 'bodies');
+    mkdirSync(bodiesDir);
+    const bodies = [];
+    let rawBytes = 0;
+    for (let i = 0; i < BODIES; i++) {
+      const json = JSON.stringify(makeEvents(BATCH, i + 1));
+      rawBytes += json.length;
+      const gz = gzipSync(json);
+      bodies.push(gz);
+      writeFileSync(join(bodiesDir, `${String(i).padStart(3, '0')}.json.gz`), gz);
+    }
+    const gzBytes = bodies.reduce((n, b) => n + b.length, 0);
+
+    let phase = 'setup';
+    const progress = (what) => process.stderr.write(`ingest bench: ${(phase = what)}\n`);
+    // A stuck run says where it was stuck instead of hanging.
+    const watchdog = setTimeout(() => {
+      process.stderr.write(`ingest bench: no result after ${WATCHDOG_S} s, stuck in: ${phase}\n`);
+      process.exit(1);
+    }, WATCHDOG_S * 1000);
+    watchdog.unref();
+    progress('baseline (JSON.parse + DuckDB appender)');
+    const baseline = JSON.parse(await run(['bench/ingest-baseline.mjs', bodiesDir, String(DURATION), join(tmp, 'baseline.duckdb')]));
+    progress('waggle serve under load');
+    const server = await serverRun(tmp, bodies);
+    progress('ingest-to-queryable latency, idle');
+    const idle = await latencyRun(join(tmp, 'idle'), bodiesDir, 0);
+    progress('ingest-to-queryable latency, under load');
+    const loaded = await latencyRun(join(tmp, 'loaded'), bodiesDir, 4);
+
+    const cpuPerM = (r) => (r.cpuSeconds / r.events) * 1e6;
+    const eps = (r) => r.events / r.seconds;
+    console.log(
+      `\nIngest: POST /1/batch, ${BATCH} events per batch (${(rawBytes / BODIES / BATCH).toFixed(0)} bytes/event as JSON, ` +
+        `gzip ${(rawBytes / gzBytes).toFixed(1)}x), ${CONNECTIONS} connections, ${DURATION}s ` +
+        `(server and load generator share this machine; load generator CPU ${server.clientCpuSeconds.toFixed(1)} s)\n`,
+    );
+    console.log('| run | events/s | CPU s per M events | CPU ratio vs baseline | batch p50 / p99 ms |');
+    console.log('|---|---|---|---|---|');
+    console.log(`| baseline: JSON.parse + DuckDB appender (no HTTP, no gunzip), one process | ${eps(baseline).toFixed(0)} | ${cpuPerM(baseline).toFixed(2)} | 1.00x | |`);
+    console.log(
+      `| waggle serve, HTTP + gzip + durable group commit | ${eps(server).toFixed(0)} | ${cpuPerM(server).toFixed(2)} | ` +
+        `${(cpuPerM(server) / cpuPerM(baseline)).toFixed(2)}x | ${percentile(server.latencies, 50).toFixed(0)} / ${percentile(server.latencies, 99).toFixed(0)} |`,
+    );
+    console.log(`\nIngest to queryable (${LATENCY_SAMPLES} single-event batches, in-process app; ms from the 202 until a query sees the event)\n`);
+    console.log('| condition | 202 → visible p50 | p99 | max | visible at the first query | request → 202 p50 | p99 |');
+    console.log('|---|---|---|---|---|---|---|');
+    for (const [name, r] of [['idle', idle], ['under load (4 clients of 1,000-event batches, another process)', loaded]]) {
+      console.log(
+        `| ${name} | ${percentile(r.visible, 50).toFixed(2)} | ${percentile(r.visible, 99).toFixed(2)} | ${Math.max(...r.visible).toFixed(2)} | ${r.firstPoll}/${r.visible.length} | ` +
+          `${percentile(r.acked, 50).toFixed(1)} | ${percentile(r.acked, 99).toFixed(1)} |`,
+      );
+    }
+    clearTimeout(watchdog);
+    return { baseline, server, idle, loaded };
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[2] === '--load') {
+  // Load-generator mode (latency run): POST the bodies in a loop until killed.
+  const [port, key, dir, connections] = process.argv.slice(3);
+  const files = readdirSync(dir).filter((f) => f.endsWith('.json.gz')).sort();
+  load(Number(port), key, files.map((f) => readFileSync(join(dir, f))), Number(connections), 'bench').failed.catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+} else if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  await ingestBench();
+}
