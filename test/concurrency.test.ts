@@ -214,6 +214,25 @@ describe('concurrent ingest', { timeout: 120_000 }, () => {
     expect(rows.map((r) => Number(r.seq))).toEqual(Array.from({ length: 20 }, (_, i) => i));
   });
 
+  it('closing the event store waits for the operations in flight and refuses new ones', async () => {
+    // A request whose client went away can still be running when the server shuts down; closing
+    // DuckDB under its query used to deadlock the process (or crash it).
+    t = await makeApp();
+    const slow = t.events.query('SELECT count(*) AS n FROM range(200000000)');
+    await new Promise((r) => setTimeout(r, 20));
+    const closing = t.events.close();
+    await expect(t.events.query('SELECT 1 AS one')).rejects.toThrow(/closed/);
+    await expect(t.events.ensureTable('hcxds_late')).rejects.toThrow(/closed/);
+    expect(Number((await slow)[0].n)).toBe(200_000_000);
+    await closing;
+
+    // The writer, once closed, refuses writes instead of reaching the store.
+    const { dataset } = await createOrGetDataset(t.store, await environment(t), { name: 'late' });
+    const writer = new IngestWriter(t.store, t.events, { maxColumnsPerDataset: 100, now: () => new Date() });
+    await writer.close();
+    await expect(writer.write(dataset, [{ timeUs: 0, samplerate: 1, fields: new Map([['a', 1]]) }])).rejects.toThrow(/closed/);
+  });
+
   it('deleting a dataset while other datasets are being written does not disturb those writes', async () => {
     t = await makeApp({ settings: { ingestRateLimit: null } });
     const tt = t;

@@ -89,6 +89,7 @@ export class IngestWriter {
   private touched = new Map<string, { dataset: Dataset; names: Set<string> }>();
   /** Ids of datasets deleted while this writer runs: writes still queued for them are refused. */
   private readonly dropped = new Set<string>();
+  private closed = false;
 
   constructor(
     private readonly config: ConfigStore,
@@ -99,6 +100,9 @@ export class IngestWriter {
   /** Stores the events durably; resolves per event to null (stored) or the reason it was refused. */
   write(dataset: Dataset, events: NormalisedEvent[]): Promise<(string | null)[]> {
     if (events.length === 0) return Promise.resolve([]);
+    // After close() only a request whose client went away can still get here (the HTTP server
+    // closed first, waiting for the others): it must not reach a closing event store.
+    if (this.closed) return Promise.reject(new Error('the ingest writer is closed'));
     return new Promise((resolve, reject) => {
       this.queue.push({ dataset, events, resolve, reject });
       this.draining ??= this.drain();
@@ -301,6 +305,7 @@ export class IngestWriter {
 
   /** Waits for queued writes to commit, then records bookkeeping. */
   async close(): Promise<void> {
+    this.closed = true;
     while (this.draining) await this.draining;
     await this.lock.run(async () => undefined);
     await this.flushBookkeeping();

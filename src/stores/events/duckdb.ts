@@ -22,6 +22,10 @@ export class DuckDbEventStore implements EventStore {
   private reader?: DuckDBConnection;
   /** Table layouts, dropped whenever this store changes a table's columns. */
   private readonly layouts = new Map<string, PhysicalColumn[]>();
+  /** Operations running now; close() waits for them and refuses new ones. */
+  private active = 0;
+  private closing = false;
+  private whenIdle?: () => void;
 
   constructor(private readonly file: string) {}
 
@@ -37,8 +41,16 @@ export class DuckDbEventStore implements EventStore {
     this.reader = await this.instance.connect();
   }
 
+  /**
+   * Waits for the operations still running, then checkpoints and closes. Closing a DuckDB
+   * connection while a query runs on it deadlocks or crashes the process (the query's thread
+   * destroys the connection's context under its own lock), and a request whose client went away
+   * can still be running after the HTTP server has closed, so nothing starts once closing began.
+   */
   async close(): Promise<void> {
-    if (!this.instance) return;
+    if (!this.instance || this.closing) return;
+    this.closing = true;
+    if (this.active > 0) await new Promise<void>((resolve) => (this.whenIdle = resolve));
     try {
       await this.writer!.run('CHECKPOINT');
     } finally {
@@ -46,13 +58,29 @@ export class DuckDbEventStore implements EventStore {
       this.reader!.closeSync();
       this.instance.closeSync();
       this.instance = undefined;
+      this.closing = false;
     }
   }
 
-  async columns(datasetId: string): Promise<PhysicalColumn[]> {
+  /** Runs one public operation; refused once close() has begun. */
+  private async op<T>(fn: () => Promise<T>): Promise<T> {
+    if (!this.instance || this.closing) throw new Error('the event store is closed');
+    this.active++;
+    try {
+      return await fn();
+    } finally {
+      if (--this.active === 0) this.whenIdle?.();
+    }
+  }
+
+  columns(datasetId: string): Promise<PhysicalColumn[]> {
+    return this.op(() => this.layout(datasetId));
+  }
+
+  private async layout(datasetId: string): Promise<PhysicalColumn[]> {
     const cached = this.layouts.get(datasetId);
     if (cached) return cached;
-    const rows = await this.query(
+    const rows = await this.read(
       `SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position`,
       [tableName(datasetId)],
     );
@@ -65,7 +93,7 @@ export class DuckDbEventStore implements EventStore {
 
   async ensureTable(datasetId: string): Promise<void> {
     this.layouts.delete(datasetId);
-    await this.writer!.run(
+    await this.write(
       `CREATE TABLE IF NOT EXISTS ${quoteIdent(tableName(datasetId))} (` +
         `${TIME_COLUMN} TIMESTAMP NOT NULL, ${SAMPLERATE_COLUMN} BIGINT NOT NULL, ${INGESTED_COLUMN} TIMESTAMP NOT NULL)`,
     );
@@ -73,30 +101,34 @@ export class DuckDbEventStore implements EventStore {
 
   async addColumn(datasetId: string, column: PhysicalColumn): Promise<void> {
     this.layouts.delete(datasetId);
-    await this.writer!.run(
+    await this.write(
       `ALTER TABLE ${quoteIdent(tableName(datasetId))} ADD COLUMN IF NOT EXISTS ${quoteIdent(column.physical)} ${SQL_TYPE[column.type]}`,
     );
   }
 
   async changeColumnType(datasetId: string, column: PhysicalColumn): Promise<void> {
     this.layouts.delete(datasetId);
-    await this.writer!.run(
+    await this.write(
       `ALTER TABLE ${quoteIdent(tableName(datasetId))} ALTER COLUMN ${quoteIdent(column.physical)} TYPE ${SQL_TYPE[column.type]}`,
     );
   }
 
   async dropColumn(datasetId: string, physical: string): Promise<void> {
     this.layouts.delete(datasetId);
-    await this.writer!.run(`ALTER TABLE ${quoteIdent(tableName(datasetId))} DROP COLUMN IF EXISTS ${quoteIdent(physical)}`);
+    await this.write(`ALTER TABLE ${quoteIdent(tableName(datasetId))} DROP COLUMN IF EXISTS ${quoteIdent(physical)}`);
   }
 
-  async append(batches: AppendBatch[], ingestedUs: number): Promise<void> {
+  append(batches: AppendBatch[], ingestedUs: number): Promise<void> {
+    return this.op(() => this.appendAll(batches, ingestedUs));
+  }
+
+  private async appendAll(batches: AppendBatch[], ingestedUs: number): Promise<void> {
     const w = this.writer!;
     const ingested = new DuckDBTimestampValue(BigInt(Math.trunc(ingestedUs)));
     await w.run('BEGIN TRANSACTION');
     try {
       for (const batch of batches) {
-        const layout = await this.columns(batch.datasetId);
+        const layout = await this.layout(batch.datasetId);
         const appender = await w.createAppender(tableName(batch.datasetId));
         try {
           for (const e of batch.events) {
@@ -120,11 +152,15 @@ export class DuckDbEventStore implements EventStore {
 
   async dropDataset(datasetId: string): Promise<void> {
     this.layouts.delete(datasetId);
-    await this.writer!.run(`DROP TABLE IF EXISTS ${quoteIdent(tableName(datasetId))}`);
+    await this.write(`DROP TABLE IF EXISTS ${quoteIdent(tableName(datasetId))}`);
   }
 
-  async deleteBefore(cutoffUs: number): Promise<number> {
-    const tables = await this.query(`SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'ds\\_%' ESCAPE '\\'`);
+  deleteBefore(cutoffUs: number): Promise<number> {
+    return this.op(() => this.deleteAllBefore(cutoffUs));
+  }
+
+  private async deleteAllBefore(cutoffUs: number): Promise<number> {
+    const tables = await this.read(`SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'ds\\_%' ESCAPE '\\'`);
     let deleted = 0;
     for (const t of tables) {
       const reader = await this.writer!.runAndReadAll(
@@ -136,9 +172,20 @@ export class DuckDbEventStore implements EventStore {
     return deleted;
   }
 
-  async query(sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
+  query(sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
+    return this.op(() => this.read(sql, params));
+  }
+
+  private async read(sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
     const reader = await this.reader!.runAndReadAll(sql, params as never);
     return reader.getRowObjectsJS() as Record<string, unknown>[];
+  }
+
+  /** One statement on the writer connection, as a public operation. */
+  private write(sql: string): Promise<void> {
+    return this.op(async () => {
+      await this.writer!.run(sql);
+    });
   }
 }
 
