@@ -110,6 +110,33 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // Configuration objects that are documents (calculated fields, queries, query annotations,
+  // query results, and later boards, SLOs, triggers, recipients, …): one table, the body as JSON.
+  // `kind` names the resource; `scope` is what `unique_key` must be unique within (a dataset id,
+  // an environment id or a team id, per resource); `unique_key` is null when the resource has no
+  // unique name. Deleting a dataset or an environment deletes the objects under it.
+  '0004_objects': {
+    async up(db: Kysely<any>) {
+      const pg = db.getExecutor().adapter instanceof PostgresAdapter;
+      const key = pg ? sql`text collate "C"` : sql`text`;
+      await db.schema
+        .createTable('objects')
+        .addColumn('id', key, (c) => c.primaryKey())
+        .addColumn('kind', key, (c) => c.notNull())
+        .addColumn('team_id', key, (c) => c.notNull())
+        .addColumn('environment_id', key)
+        .addColumn('dataset_id', key)
+        .addColumn('scope', key, (c) => c.notNull())
+        .addColumn('unique_key', key)
+        .addColumn('body', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addUniqueConstraint('objects_kind_scope_key', ['kind', 'scope', 'unique_key'])
+        .execute();
+      await db.schema.createIndex('objects_kind_environment').on('objects').columns(['kind', 'environment_id', 'dataset_id']).execute();
+      await db.schema.createIndex('objects_kind_team').on('objects').columns(['kind', 'team_id']).execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

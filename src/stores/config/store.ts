@@ -23,6 +23,9 @@ import {
   type NewApiKey,
   type NewDataset,
   type NewEnvironment,
+  type NewObject,
+  type ObjectFilter,
+  type StoredObject,
   type Page,
   type Team,
 } from './types.js';
@@ -84,7 +87,20 @@ interface ColumnRow {
   created_at: string;
   updated_at: string;
 }
+interface ObjectRow {
+  id: string;
+  kind: string;
+  team_id: string;
+  environment_id: string | null;
+  dataset_id: string | null;
+  scope: string;
+  unique_key: string | null;
+  body: string;
+  created_at: string;
+  updated_at: string;
+}
 interface Tables {
+  objects: ObjectRow;
   columns: ColumnRow;
   teams: TeamRow;
   environments: EnvironmentRow;
@@ -145,6 +161,19 @@ const toColumn = (r: Selectable<ColumnRow>): Column => ({
   description: r.description,
   hidden: bool(r.hidden),
   lastWritten: r.last_written,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+const toObject = <T>(r: Selectable<ObjectRow>): StoredObject<T> => ({
+  id: r.id,
+  kind: r.kind,
+  teamId: r.team_id,
+  environmentId: r.environment_id,
+  datasetId: r.dataset_id,
+  scope: r.scope,
+  uniqueKey: r.unique_key,
+  body: JSON.parse(r.body) as T,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -284,6 +313,7 @@ class KyselyConfigStore implements ConfigStore {
       await tx.deleteFrom('api_keys').where('environment_id', '=', id).execute();
       const datasetIds = tx.selectFrom('datasets').select('id').where('environment_id', '=', id);
       await tx.deleteFrom('columns').where('dataset_id', 'in', datasetIds).execute();
+      await tx.deleteFrom('objects').where('environment_id', '=', id).execute();
       await tx.deleteFrom('datasets').where('environment_id', '=', id).execute();
       const r = await tx.deleteFrom('environments').where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst();
       return Number(r.numDeletedRows) > 0;
@@ -408,6 +438,7 @@ class KyselyConfigStore implements ConfigStore {
         .executeTakeFirst();
       if (!ds) return false;
       await tx.deleteFrom('columns').where('dataset_id', '=', ds.id).execute();
+      await tx.deleteFrom('objects').where('dataset_id', '=', ds.id).execute();
       const r = await tx.deleteFrom('datasets').where('id', '=', ds.id).executeTakeFirst();
       return Number(r.numDeletedRows) > 0;
     });
@@ -469,6 +500,49 @@ class KyselyConfigStore implements ConfigStore {
         .where('key_name', 'in', keyNames.slice(i, i + 500))
         .execute();
     }
+  }
+
+  // --- objects
+  async createObject<T>(o: NewObject<T>): Promise<StoredObject<T>> {
+    const t = o.createdAt ?? now();
+    const row: ObjectRow = {
+      id: o.id,
+      kind: o.kind,
+      team_id: o.teamId,
+      environment_id: o.environmentId,
+      dataset_id: o.datasetId,
+      scope: o.scope,
+      unique_key: o.uniqueKey,
+      body: JSON.stringify(o.body),
+      created_at: t,
+      updated_at: t,
+    };
+    await uniquely(o.kind, () => this.db.insertInto('objects').values(row).execute());
+    return toObject<T>(row);
+  }
+  async getObject<T>(kind: string, id: string) {
+    const r = await this.db.selectFrom('objects').selectAll().where('kind', '=', kind).where('id', '=', id).executeTakeFirst();
+    return r && toObject<T>(r);
+  }
+  async listObjects<T>(kind: string, filter: ObjectFilter) {
+    let q = this.db.selectFrom('objects').selectAll().where('kind', '=', kind);
+    if (filter.teamId !== undefined) q = q.where('team_id', '=', filter.teamId);
+    if (filter.environmentId !== undefined) q = q.where('environment_id', '=', filter.environmentId);
+    if (filter.datasetId === null) q = q.where('dataset_id', 'is', null);
+    else if (filter.datasetId !== undefined) q = q.where('dataset_id', '=', filter.datasetId);
+    const rows = await q.orderBy('created_at').orderBy('id').execute();
+    return rows.map((r) => toObject<T>(r));
+  }
+  async updateObject<T>(kind: string, id: string, change: { body: T; uniqueKey?: string | null; touch?: boolean }) {
+    const set: Partial<ObjectRow> = { body: JSON.stringify(change.body) };
+    if (change.uniqueKey !== undefined) set.unique_key = change.uniqueKey;
+    if (change.touch !== false) set.updated_at = now();
+    await uniquely(kind, () => this.db.updateTable('objects').set(set).where('kind', '=', kind).where('id', '=', id).execute());
+    return this.getObject<T>(kind, id);
+  }
+  async deleteObject(kind: string, id: string) {
+    const r = await this.db.deleteFrom('objects').where('kind', '=', kind).where('id', '=', id).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
   }
 }
 

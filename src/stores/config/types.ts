@@ -78,6 +78,31 @@ export interface Column {
 export type NewColumn = Omit<Column, 'createdAt' | 'updatedAt' | 'lastWritten'>;
 export type ColumnPatch = Partial<Pick<Column, 'storedType' | 'type' | 'description' | 'hidden' | 'lastWritten'>>;
 
+/**
+ * A configuration object stored as a document (calculated field, query, query annotation, query
+ * result, …). `scope` is what `uniqueKey` is unique within; `datasetId` is null for
+ * environment-wide (`__all__`) objects and `environmentId` null for team-wide ones.
+ */
+export interface StoredObject<T = unknown> {
+  id: string;
+  kind: string;
+  teamId: string;
+  environmentId: string | null;
+  datasetId: string | null;
+  scope: string;
+  uniqueKey: string | null;
+  body: T;
+  createdAt: string;
+  updatedAt: string;
+}
+export type NewObject<T = unknown> = Omit<StoredObject<T>, 'createdAt' | 'updatedAt'> & { createdAt?: string };
+export interface ObjectFilter {
+  teamId?: string;
+  environmentId?: string;
+  /** null: only environment-wide objects; undefined: any. */
+  datasetId?: string | null;
+}
+
 /** Cursor pagination over rows ordered by id. */
 export interface Page {
   after?: string;
@@ -141,4 +166,13 @@ export interface ConfigStore {
   deleteColumn(datasetId: string, id: string): Promise<boolean>;
   /** Records `last_written` for many columns of a dataset at once. */
   touchColumns(datasetId: string, lastWritten: string, keyNames: string[]): Promise<void>;
+
+  /** Raises UniqueViolation when (kind, scope, uniqueKey) is taken. */
+  createObject<T>(obj: NewObject<T>): Promise<StoredObject<T>>;
+  getObject<T>(kind: string, id: string): Promise<StoredObject<T> | undefined>;
+  /** Ordered by creation time, then id. */
+  listObjects<T>(kind: string, filter: ObjectFilter): Promise<StoredObject<T>[]>;
+  /** Replaces the body (and unique key); raises UniqueViolation like createObject. */
+  updateObject<T>(kind: string, id: string, change: { body: T; uniqueKey?: string | null; touch?: boolean }): Promise<StoredObject<T> | undefined>;
+  deleteObject(kind: string, id: string): Promise<boolean>;
 }

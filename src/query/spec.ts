@@ -1,0 +1,82 @@
+// The query specification (Honeycomb's Query object) as the API receives it, and the
+// enumerations shared by queries, triggers, boards and SLOs.
+export const QUERY_OPS = [
+  'COUNT', 'CONCURRENCY', 'SUM', 'AVG', 'COUNT_DISTINCT', 'HEATMAP', 'MAX', 'MIN',
+  'P001', 'P01', 'P05', 'P10', 'P20', 'P25', 'P50', 'P75', 'P80', 'P90', 'P95', 'P99', 'P999',
+  'RATE_AVG', 'RATE_SUM', 'RATE_MAX',
+] as const;
+export type QueryOp = (typeof QUERY_OPS)[number];
+
+export const FILTER_OPS = [
+  '=', '!=', '>', '>=', '<', '<=', 'starts-with', 'does-not-start-with', 'ends-with', 'does-not-end-with',
+  'exists', 'does-not-exist', 'contains', 'does-not-contain', 'in', 'not-in',
+] as const;
+export type FilterOp = (typeof FILTER_OPS)[number];
+
+export const HAVING_OPS = ['=', '!=', '>', '>=', '<', '<='] as const;
+export type HavingOp = (typeof HAVING_OPS)[number];
+
+export const COMPARE_TIME_OFFSETS = [1800, 3600, 7200, 28800, 86400, 604800, 2419200, 15724800] as const;
+
+export type FilterValue = string | number | boolean | string[] | null;
+
+export interface Calculation {
+  op: QueryOp;
+  column?: string | null;
+}
+export interface Filter {
+  column: string | null;
+  op: FilterOp;
+  value?: FilterValue;
+}
+export interface Order {
+  column?: string;
+  op?: QueryOp;
+  order?: 'ascending' | 'descending';
+}
+export interface Having {
+  calculate_op: Exclude<QueryOp, 'HEATMAP'>;
+  column?: string | null;
+  op: HavingOp;
+  value: number;
+}
+export interface InlineCalculatedField {
+  name: string;
+  expression: string;
+}
+
+/** A query spec after validation: exactly the fields the client sent (echoed back as sent). */
+export interface QuerySpec {
+  calculations?: Calculation[];
+  filters?: Filter[];
+  filter_combination?: 'AND' | 'OR';
+  breakdowns?: string[];
+  orders?: Order[];
+  havings?: Having[];
+  limit?: number;
+  time_range?: number;
+  start_time?: number;
+  end_time?: number;
+  granularity?: number;
+  calculated_fields?: InlineCalculatedField[];
+  compare_time_offset_seconds?: number;
+}
+
+/** A stored query: the spec plus its id (the `query` object kind's body). */
+export interface StoredQuery extends QuerySpec {
+  id: string;
+}
+
+/** The result key of a calculation: `COUNT`, `CONCURRENCY`, otherwise `OP(column)`. */
+export function calculationKey(c: Calculation): string {
+  return c.column === undefined || c.column === null ? c.op : `${c.op}(${c.column})`;
+}
+
+/** The time window a spec asks for, in Unix seconds [start, end), resolved against `now`. */
+export function timeWindow(spec: QuerySpec, nowSeconds: number): { start: number; end: number } {
+  const range = spec.time_range ?? 7200;
+  if (spec.start_time !== undefined && spec.end_time !== undefined) return { start: spec.start_time, end: spec.end_time };
+  if (spec.start_time !== undefined) return { start: spec.start_time, end: spec.start_time + range };
+  if (spec.end_time !== undefined) return { start: spec.end_time - range, end: spec.end_time };
+  return { start: nowSeconds - range, end: nowSeconds };
+}
