@@ -6,12 +6,16 @@ import { registerDatasets } from './datasets.js';
 import { registerDatasetDefinitions } from './dataset-definitions.js';
 import { registerEvents } from './events.js';
 import { registerKinesis } from './kinesis.js';
+import { registerQueries } from './queries.js';
+import { registerQueryAnnotations } from './query-annotations.js';
 
 export async function registerV1(app: App, ctx: ApiContext): Promise<void> {
   registerAuth(app, ctx);
   registerDatasets(app, ctx);
   registerDatasetDefinitions(app, ctx);
   registerColumns(app, ctx);
+  registerQueries(app, ctx);
+  registerQueryAnnotations(app, ctx);
   // Its own scope: ingest routes read raw bodies with their own content-type parser.
   await app.register(async (ingest) => {
     registerEvents(ingest as App, ctx);
