@@ -25,6 +25,10 @@ export interface Settings {
   maxColumnsPerDataset: number;
   /** Events older than this many days are deleted in the background; 0 keeps them forever. */
   retentionDays: number;
+  /** Per-key limit on creating query results (Honeycomb: 10 per minute). */
+  queryResultRateLimit: RatePolicy | null;
+  /** Longest a query result may run (ms); Honeycomb: 10 s. */
+  queryTimeoutMs: number;
 }
 
 export const DEFAULTS: Settings = {
@@ -41,6 +45,8 @@ export const DEFAULTS: Settings = {
   ingestDecompressedLimit: 100_000_000,
   maxColumnsPerDataset: 10_000,
   retentionDays: 60,
+  queryResultRateLimit: { limit: 10, windowSeconds: 60 },
+  queryTimeoutMs: 10_000,
 };
 
 /** `N/S` = N requests per S seconds; `off` disables. */
@@ -76,6 +82,10 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Settin
   if (env.WAGGLE_LOG_LEVEL) s.logLevel = env.WAGGLE_LOG_LEVEL;
   if (env.WAGGLE_RATE_LIMIT) s.apiRateLimit = parseRate(env.WAGGLE_RATE_LIMIT, 'WAGGLE_RATE_LIMIT');
   if (env.WAGGLE_INGEST_RATE_LIMIT) s.ingestRateLimit = parseRate(env.WAGGLE_INGEST_RATE_LIMIT, 'WAGGLE_INGEST_RATE_LIMIT');
+  if (env.WAGGLE_QUERY_RESULT_RATE_LIMIT) {
+    s.queryResultRateLimit = parseRate(env.WAGGLE_QUERY_RESULT_RATE_LIMIT, 'WAGGLE_QUERY_RESULT_RATE_LIMIT');
+  }
+  if (env.WAGGLE_QUERY_TIMEOUT_MS) s.queryTimeoutMs = parseInteger(env.WAGGLE_QUERY_TIMEOUT_MS, 'WAGGLE_QUERY_TIMEOUT_MS', 100, 3_600_000);
   if (env.WAGGLE_BODY_LIMIT) s.bodyLimit = parseInteger(env.WAGGLE_BODY_LIMIT, 'WAGGLE_BODY_LIMIT', 1024, 1 << 30);
   if (env.WAGGLE_INGEST_BODY_LIMIT) s.ingestBodyLimit = parseInteger(env.WAGGLE_INGEST_BODY_LIMIT, 'WAGGLE_INGEST_BODY_LIMIT', 1024, 1 << 30);
   if (env.WAGGLE_INGEST_DECOMPRESSED_LIMIT) {

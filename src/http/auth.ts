@@ -17,7 +17,7 @@ export type AuthRule =
    * `X-Honeycomb-Team` / `X-Service-Team`: configuration keys, and ingest keys where `ingest` is set.
    * `firehose`: `X-Amz-Firehose-Access-Key` too, ahead of the others (Kinesis Firehose delivery).
    */
-  | { kind: 'team'; ingest?: boolean; firehose?: boolean; permission?: Permission; rate?: 'api' | 'ingest'; legacyErrors?: boolean }
+  | { kind: 'team'; ingest?: boolean; firehose?: boolean; permission?: Permission | readonly Permission[]; rate?: 'api' | 'ingest'; legacyErrors?: boolean }
   /** `Authorization: Bearer id:secret` with a management key. */
   | { kind: 'management'; scope?: Scope };
 
@@ -113,8 +113,9 @@ export function authHook(deps: AuthDeps) {
       if (rule.scope && !key.scopes.includes(rule.scope)) {
         throw new ApiError(403, `this management key lacks the ${rule.scope} scope`);
       }
-    } else if (rule.permission && key.keyType === 'configuration' && !key.permissions[rule.permission]) {
-      throw new ApiError(403, `this API key lacks the ${rule.permission} permission`, legacy);
+    } else if (rule.permission && key.keyType === 'configuration') {
+      const missing = [rule.permission].flat().find((p) => !key.permissions[p]);
+      if (missing) throw new ApiError(403, `this API key lacks the ${missing} permission`, legacy);
     }
   };
 }

@@ -8,6 +8,7 @@ import { registerEvents } from './events.js';
 import { registerKinesis } from './kinesis.js';
 import { registerQueries } from './queries.js';
 import { registerQueryAnnotations } from './query-annotations.js';
+import { registerQueryResults } from './query-results.js';
 
 export async function registerV1(app: App, ctx: ApiContext): Promise<void> {
   registerAuth(app, ctx);
@@ -16,6 +17,7 @@ export async function registerV1(app: App, ctx: ApiContext): Promise<void> {
   registerColumns(app, ctx);
   registerQueries(app, ctx);
   registerQueryAnnotations(app, ctx);
+  registerQueryResults(app, ctx);
   // Its own scope: ingest routes read raw bodies with their own content-type parser.
   await app.register(async (ingest) => {
     registerEvents(ingest as App, ctx);

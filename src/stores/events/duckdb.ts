@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DuckDBInstance, DuckDBTimestampValue, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
 import type { ColumnType } from '../config/types.js';
-import { quoteIdent, tableName, type AppendBatch, type EventStore, type PhysicalColumn } from './types.js';
+import { QueryTimeout, quoteIdent, tableName, type AppendBatch, type EventStore, type PhysicalColumn } from './types.js';
 
 const SQL_TYPE: Record<ColumnType, string> = { string: 'VARCHAR', integer: 'BIGINT', float: 'DOUBLE', boolean: 'BOOLEAN' };
 const FROM_SQL_TYPE: Record<string, ColumnType> = { VARCHAR: 'string', BIGINT: 'integer', DOUBLE: 'float', BOOLEAN: 'boolean' };
@@ -179,6 +179,27 @@ export class DuckDbEventStore implements EventStore {
   private async read(sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
     const reader = await this.reader!.runAndReadAll(sql, params as never);
     return reader.getRowObjectsJS() as Record<string, unknown>[];
+  }
+
+  analyse(sql: string, params: unknown[], timeoutMs: number): Promise<Record<string, unknown>[]> {
+    return this.op(async () => {
+      const conn = await this.instance!.connect();
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        conn.interrupt();
+      }, timeoutMs);
+      try {
+        const reader = await conn.runAndReadAll(sql, params as never);
+        return reader.getRowObjectsJS() as Record<string, unknown>[];
+      } catch (err) {
+        if (timedOut) throw new QueryTimeout(timeoutMs);
+        throw err;
+      } finally {
+        clearTimeout(timer);
+        conn.closeSync();
+      }
+    });
   }
 
   /** One statement on the writer connection, as a public operation. */

@@ -40,6 +40,18 @@ export interface EventStore {
   deleteBefore(cutoffUs: number): Promise<number>;
   /** Read-only SQL with bound parameters (queries, tests). */
   query(sql: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
+  /**
+   * A read-only query on its own connection (so queries run side by side), interrupted after
+   * `timeoutMs`: then it rejects with QueryTimeout.
+   */
+  analyse(sql: string, params: unknown[], timeoutMs: number): Promise<Record<string, unknown>[]>;
+}
+
+export class QueryTimeout extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`the query ran longer than ${timeoutMs / 1000} s`);
+    this.name = 'QueryTimeout';
+  }
 }
 
 /** The one place that turns a dataset id into its table name. Ids are `hcxds_` + [a-z0-9]. */

@@ -1,0 +1,261 @@
+// /1/query_results/{datasetSlug|__all__}: run a saved query (POST → 201, `complete: false`,
+// `Location`), then poll (GET) until `complete: true` with `data`. Both routes need the
+// configuration-key permissions Manage Queries and Columns and Run Queries.
+//
+// Decisions:
+// - A result runs in the background as soon as it is created; it is stored (object kind
+//   `query_result`) when done and never changes after, so a completed GET carries
+//   `Cache-Control: private, max-age=86400` and `Last-Modified`. A result still pending after a
+//   restart is run again on its next GET.
+// - The window is the query's, truncated at creation (≤ 6 h → to the minute, ≤ 2 days → to
+//   5 minutes, ≤ 7 days → to 30 minutes; start and end both rounded down); more than 7 days → 400.
+//   Only events of the past 7 days are read (the start is raised to now − 7 days).
+//   `compare_time_offset_seconds` is ignored.
+// - A run longer than WAGGLE_QUERY_TIMEOUT_MS (10 s) is interrupted; the result is then complete
+//   with empty data and an `error` text, as is a run that fails.
+// - Creation is limited per key (WAGGLE_QUERY_RESULT_RATE_LIMIT, 10/min); a query using relational
+//   fields (`root.`, `parent.`, `any.`, `none.` prefixes) counts against a 1/min bucket. Their 429
+//   has no Retry-After, as documented. Waggle reads relational names as ordinary column names.
+// - `limit` (≤ 10,000) is honoured only with `disable_series: true`; otherwise the query's own
+//   `limit` (default 1000) caps the result groups. `disable_total_by_aggregate` and
+//   `disable_other_by_aggregate` default to true.
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import type { App } from '../../http/app.js';
+import { envOf } from '../../http/auth.js';
+import { ApiError, invalidField, notFound } from '../../http/errors.js';
+import { RateLimiter } from '../../http/rate-limit.js';
+import { shortId } from '../../domain/ids.js';
+import { timeWindow, type StoredQuery } from '../../query/spec.js';
+import { runQuery, type QueryData } from '../../query/run.js';
+import { querySources } from '../../query/sources.js';
+import { QueryTimeout } from '../../stores/events/types.js';
+import type { Environment, StoredObject } from '../../stores/config/types.js';
+import type { ApiContext } from '../context.js';
+import { QuerySchema, datasetOrAll, getQueryObject } from './queries.js';
+import { SlugParams } from './schemas.js';
+
+export const QUERY_RESULT_KIND = 'query_result';
+const tags = ['Query Data'];
+const security = [{ configuration_key: [] }];
+const auth = { kind: 'team', permission: ['manage_columns', 'run_queries'] } as const;
+
+const DAY = 86_400;
+const MAX_DURATION = 7 * DAY;
+const DEFAULT_LIMIT = 1000;
+const RELATIONAL = /^(root|parent|any\d?|none)\./;
+
+const CreateBody = Type.Object({
+  query_id: Type.String({ minLength: 1 }),
+  disable_series: Type.Optional(Type.Boolean()),
+  disable_total_by_aggregate: Type.Optional(Type.Boolean({ default: true })),
+  disable_other_by_aggregate: Type.Optional(Type.Boolean({ default: true })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10000, description: 'Only honoured with disable_series: true.' })),
+});
+
+const Data = Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]));
+const Row = Type.Object({ data: Data });
+const SeriesRow = Type.Object({ time: Type.String(), data: Data });
+const QueryResult = Type.Object({
+  id: Type.String(),
+  complete: Type.Boolean(),
+  query: Type.Unsafe<StoredQuery>(QuerySchema),
+  links: Type.Object({ query_url: Type.String(), graph_image_url: Type.String() }),
+  data: Type.Optional(
+    Type.Object({
+      series: Type.Array(SeriesRow),
+      results: Type.Array(Row),
+      total_by_aggregate: Type.Optional(Row),
+      total_by_aggregate_series: Type.Optional(Type.Array(SeriesRow)),
+      other_by_aggregate: Type.Optional(Row),
+    }),
+  ),
+  error: Type.Optional(Type.String({ description: 'Why a complete result has no data (run time exceeded, failure).' })),
+});
+
+/** What is stored per result. */
+interface ResultBody {
+  id: string;
+  datasetSlug: string;
+  query: StoredQuery;
+  start: number;
+  end: number;
+  limit: number;
+  disableSeries: boolean;
+  disableTotalByAggregate: boolean;
+  disableOtherByAggregate: boolean;
+  complete: boolean;
+  data?: QueryData;
+  error?: string;
+  completedAt?: string;
+}
+
+/** The window a query result reads: truncated by its size, at most the past 7 days. */
+export function resultWindow(query: StoredQuery, nowSeconds: number): { start: number; end: number } {
+  const w = timeWindow(query, nowSeconds);
+  const duration = w.end - w.start;
+  if (duration > MAX_DURATION) throw new ApiError(400, 'The query time range must not exceed 7 days.');
+  const unit = duration <= 6 * 3600 ? 60 : duration <= 2 * DAY ? 300 : 1800;
+  const end = Math.floor(w.end / unit) * unit;
+  const start = Math.max(Math.floor(w.start / unit) * unit, nowSeconds - MAX_DURATION);
+  return { start, end: Math.max(end, start) };
+}
+
+function usesRelationalFields(q: StoredQuery): boolean {
+  const names = [
+    ...(q.breakdowns ?? []),
+    ...(q.calculations ?? []).map((c) => c.column),
+    ...(q.filters ?? []).map((f) => f.column),
+    ...(q.orders ?? []).map((o) => o.column),
+  ];
+  return names.some((n) => typeof n === 'string' && RELATIONAL.test(n));
+}
+
+export function registerQueryResults(app: App, ctx: ApiContext): void {
+  const { store, events, settings, now } = ctx;
+  const limiter = new RateLimiter(() => now().getTime());
+  const running = new Map<string, Promise<void>>();
+
+  const baseUrl = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
+  const respond = (request: FastifyRequest, env: Environment, body: ResultBody): Static<typeof QueryResult> => {
+    const query_url = `${baseUrl(request)}/${env.slug}/datasets/${encodeURIComponent(body.datasetSlug)}/result/${body.id}`;
+    return {
+      id: body.id,
+      complete: body.complete,
+      query: body.query,
+      links: { query_url, graph_image_url: `${query_url}/snapshot` },
+      ...(body.complete && body.data ? { data: body.data } : {}),
+      ...(body.error ? { error: body.error } : {}),
+    };
+  };
+
+  /** Runs a stored result once per process; the stored copy is updated when it completes. */
+  const start = (env: Environment, obj: StoredObject<ResultBody>): Promise<void> => {
+    const existing = running.get(obj.id);
+    if (existing) return existing;
+    const body = obj.body;
+    const job = (async () => {
+      let done: ResultBody;
+      try {
+        const dataset = await datasetOrAll(store, env, body.datasetSlug);
+        const sources = await querySources(store, env, dataset);
+        const data = await runQuery(events, sources, body.query, {
+          start: body.start,
+          end: body.end,
+          limit: body.limit,
+          disableSeries: body.disableSeries,
+          disableTotalByAggregate: body.disableTotalByAggregate,
+          disableOtherByAggregate: body.disableOtherByAggregate,
+          timeoutMs: settings.queryTimeoutMs,
+        });
+        done = { ...body, complete: true, data };
+      } catch (err) {
+        if (process.env.WAGGLE_DEBUG_QUERY) console.error(err);
+        if (!(err instanceof QueryTimeout)) app.log.error({ err, queryResult: obj.id }, 'query result failed');
+        const error = err instanceof QueryTimeout ? `query exceeded the ${settings.queryTimeoutMs / 1000} s run time` : 'the query failed';
+        done = { ...body, complete: true, data: { series: [], results: [] }, error };
+      }
+      done.completedAt = now().toISOString();
+      await store.updateObject<ResultBody>(QUERY_RESULT_KIND, obj.id, { body: done });
+    })()
+      .catch((err) => app.log.error({ err, queryResult: obj.id }, 'storing a query result failed'))
+      .finally(() => running.delete(obj.id));
+    running.set(obj.id, job);
+    return job;
+  };
+  app.addHook('onClose', async () => {
+    await Promise.all(running.values());
+  });
+
+  app.post(
+    '/1/query_results/:datasetSlug',
+    {
+      schema: {
+        tags,
+        security,
+        params: SlugParams,
+        body: CreateBody,
+        description: 'Starts running a saved query; poll the `Location` until `complete` is true.',
+        response: { 201: QueryResult },
+      },
+      config: { auth },
+    },
+    async (request, reply) => {
+      const env = envOf(request);
+      const { datasetSlug } = request.params;
+      const b = request.body;
+      if (!b.disable_series && b.limit !== undefined && b.limit > DEFAULT_LIMIT) {
+        throw invalidField('limit', `may exceed ${DEFAULT_LIMIT} only with disable_series: true`);
+      }
+      const queryObj = await getQueryObject(store, env, datasetSlug, b.query_id);
+      const query = queryObj.body;
+
+      const policy = settings.queryResultRateLimit;
+      if (policy) {
+        const relational = usesRelationalFields(query);
+        const d = limiter.take(`${relational ? 'relational' : 'plain'}:${request.auth!.key.id}`, relational ? { limit: 1, windowSeconds: 60 } : policy);
+        reply.header('ratelimit', d.header).header('ratelimitpolicy', d.policyHeader);
+        // Query Data 429s carry no Retry-After (documented).
+        if (!d.allowed) throw new ApiError(429, 'You have exceeded your rate limit.');
+      }
+
+      const nowSeconds = Math.floor(now().getTime() / 1000);
+      const { start: windowStart, end: windowEnd } = resultWindow(query, nowSeconds);
+      const limit = b.disable_series && b.limit !== undefined ? b.limit : (query.limit ?? DEFAULT_LIMIT);
+      const id = shortId();
+      const body: ResultBody = {
+        id,
+        datasetSlug,
+        query: b.disable_series && b.limit !== undefined ? { ...query, limit } : query,
+        start: windowStart,
+        end: windowEnd,
+        limit,
+        disableSeries: b.disable_series ?? false,
+        disableTotalByAggregate: b.disable_total_by_aggregate ?? true,
+        disableOtherByAggregate: b.disable_other_by_aggregate ?? true,
+        complete: false,
+      };
+      const obj = await store.createObject<ResultBody>({
+        id,
+        kind: QUERY_RESULT_KIND,
+        teamId: env.teamId,
+        environmentId: env.id,
+        datasetId: queryObj.datasetId,
+        scope: env.id,
+        uniqueKey: null,
+        body,
+      });
+      void start(env, obj);
+      reply.header('location', `${baseUrl(request)}/1/query_results/${encodeURIComponent(datasetSlug)}/${id}`);
+      return reply.code(201).send(respond(request, env, body));
+    },
+  );
+
+  app.get(
+    '/1/query_results/:datasetSlug/:queryResultId',
+    {
+      schema: {
+        tags,
+        security,
+        params: Type.Object({ datasetSlug: Type.String(), queryResultId: Type.String() }),
+        description: '`complete: false` while running; once complete the result never changes and may be cached.',
+        response: { 200: QueryResult },
+      },
+      config: { auth },
+    },
+    async (request, reply) => {
+      const env = envOf(request);
+      const dataset = await datasetOrAll(store, env, request.params.datasetSlug);
+      const obj = await store.getObject<ResultBody>(QUERY_RESULT_KIND, request.params.queryResultId);
+      if (!obj || obj.environmentId !== env.id || obj.datasetId !== (dataset?.id ?? null)) throw notFound('query result');
+      if (!obj.body.complete && !running.has(obj.id)) void start(env, obj);
+      if (obj.body.complete) {
+        reply.header('cache-control', 'private, max-age=86400');
+        reply.header('last-modified', new Date(obj.body.completedAt ?? obj.updatedAt).toUTCString());
+      } else {
+        reply.header('cache-control', 'no-store');
+      }
+      return respond(request, env, obj.body);
+    },
+  );
+}

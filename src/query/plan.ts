@@ -1,0 +1,387 @@
+// The query planner: a validated query spec over one dataset (or every dataset of an
+// environment, `__all__`) becomes DuckDB SQL statements, one per part of the answer.
+//
+// Shape of every statement:
+//   base   one SELECT per dataset, UNION ALL: the event time, the sample rate, and each field the
+//          query reads (columns and calculated fields, compiled per dataset), restricted to the
+//          time window inside each SELECT so DuckDB prunes row groups by their `__time` min/max;
+//   f      base with the query's filters and the event's time bucket (`__b`);
+//   level  the aggregates grouped by some keys: the breakdowns (results), breakdowns + bucket
+//          (series), nothing (totals) or the bucket (total series). Plain aggregates come from one
+//          GROUP BY; the ops that need ordering or expansion (sample-weighted percentiles,
+//          HEATMAP, CONCURRENCY, RATE_*) each come from their own CTE joined on the keys.
+// Values the user typed (filter values, expression literals) are bound parameters. The only
+// numbers written into the SQL text are ones the planner computed itself (time bounds,
+// granularity, percentiles), and identifiers are quoted by quoteIdent or are planner aliases.
+import type { Column, Dataset } from '../stores/config/types.js';
+import { quoteIdent, tableName } from '../stores/events/types.js';
+import { INGESTED_COLUMN, SAMPLERATE_COLUMN, TIME_COLUMN } from '../stores/events/duckdb.js';
+import type { ValueType } from './expr/index.js';
+import { FieldScope, columnSources, type CalculatedSource } from './fields.js';
+import { calculationKey, type Calculation, type Filter, type Having, type QueryOp, type QuerySpec } from './spec.js';
+
+/** One dataset the query reads, with what its fields resolve against. */
+export interface Source {
+  dataset: Dataset;
+  columns: Column[];
+  /** Calculated fields visible in this dataset: environment-wide first, then the dataset's. */
+  calculated: CalculatedSource[];
+}
+
+export interface PlanInput {
+  sources: Source[];
+  spec: QuerySpec;
+  /** The window in Unix seconds, [start, end). */
+  start: number;
+  end: number;
+  /** Bucket width of the series, seconds. */
+  granularity: number;
+  /** Most result groups. */
+  limit: number;
+  /** Whether any event in the window has a sample rate other than 1 (percentiles then weigh). */
+  weighted: boolean;
+}
+
+export const PERCENTILES: Partial<Record<QueryOp, number>> = {
+  P001: 0.001, P01: 0.01, P05: 0.05, P10: 0.1, P20: 0.2, P25: 0.25, P50: 0.5,
+  P75: 0.75, P80: 0.8, P90: 0.9, P95: 0.95, P99: 0.99, P999: 0.999,
+};
+/** Buckets of a HEATMAP histogram between the smallest and largest value of the window. */
+export const HEATMAP_BUCKETS = 50;
+
+const DUCK_TYPE: Record<Exclude<ValueType, 'null'>, string> = { string: 'VARCHAR', integer: 'BIGINT', float: 'DOUBLE', boolean: 'BOOLEAN' };
+
+interface Field {
+  name: string;
+  alias: string;
+  type: Exclude<ValueType, 'null'>;
+}
+interface Calc extends Calculation {
+  key: string;
+  alias: string;
+  field?: Field;
+}
+
+export interface Plan {
+  params: unknown[];
+  breakdowns: { name: string; alias: string }[];
+  calcs: { key: string; alias: string; op: QueryOp }[];
+  /** SQL of each part; series parts return `__b` (bucket index: start = __b × granularity). */
+  results: string;
+  series: string;
+  totals: string;
+  totalSeries: string;
+  other: string;
+}
+
+/** SQL of one timestamp the planner computed (never user text). */
+function timestampSql(unixSeconds: number): string {
+  return `make_timestamp(${Math.trunc(unixSeconds * 1_000_000)}::BIGINT)`;
+}
+
+export function plan(input: PlanInput): Plan {
+  const { spec, sources } = input;
+  const params: unknown[] = [];
+  const bind = (v: unknown) => {
+    params.push(v);
+    return `$${params.length}`;
+  };
+
+  // Every field the query reads, by name, with a planner alias.
+  const fields = new Map<string, Field>();
+  const fieldFor = (name: string): Field => {
+    let f = fields.get(name);
+    if (!f) {
+      f = { name, alias: `f${fields.size}`, type: 'string' };
+      fields.set(name, f);
+    }
+    return f;
+  };
+  const calculations = spec.calculations && spec.calculations.length > 0 ? spec.calculations : [{ op: 'COUNT' as const }];
+  const breakdowns = (spec.breakdowns ?? []).map((name) => ({ name, field: fieldFor(name) }));
+  const calcs: Calc[] = [];
+  for (const c of calculations) {
+    const key = calculationKey(c);
+    if (calcs.some((x) => x.key === key)) continue;
+    calcs.push({ ...c, key, alias: `a${calcs.length}`, field: c.column ? fieldFor(c.column) : undefined });
+  }
+  const filters = (spec.filters ?? []).filter((f) => f.column !== null).map((f) => ({ filter: f, field: fieldFor(f.column!) }));
+  const usesConcurrency = calcs.some((c) => c.op === 'CONCURRENCY');
+
+  // base: per dataset, each field compiled against that dataset's columns and calculated fields.
+  const inline = (spec.calculated_fields ?? []).map((c) => ({ name: c.name, expression: c.expression, origin: 'query' }));
+  const perSource = sources.map((s) => {
+    const scope = new FieldScope({
+      columns: columnSources(s.columns),
+      calculated: [...s.calculated, ...inline],
+      eventTimeSql: quoteIdent(TIME_COLUMN),
+      ingestTimeSql: quoteIdent(INGESTED_COLUMN),
+      bind: (v) => bind(v),
+    });
+    const resolved = new Map([...fields.values()].map((f) => [f.name, scope.resolve(f.name)]));
+    const duration = usesConcurrency ? scope.resolve(s.dataset.definitions.duration_ms || 'duration_ms') : undefined;
+    return { source: s, resolved, duration };
+  });
+  // A field's type is the same everywhere, or text when datasets disagree.
+  for (const f of fields.values()) {
+    const types = new Set(perSource.map((p) => p.resolved.get(f.name)?.type).filter((t): t is Exclude<ValueType, 'null'> => !!t && t !== 'null'));
+    f.type = types.size === 1 ? [...types][0] : 'string';
+  }
+  const startSql = timestampSql(input.start);
+  const endSql = timestampSql(input.end);
+  const selects = perSource.map(({ source, resolved, duration }) => {
+    const cols = [`${quoteIdent(TIME_COLUMN)} AS __t`, `${quoteIdent(SAMPLERATE_COLUMN)} AS __w`];
+    for (const f of fields.values()) {
+      const r = resolved.get(f.name);
+      cols.push(`CAST(${r && r.type !== 'null' ? r.sql : 'NULL'} AS ${DUCK_TYPE[f.type]}) AS ${f.alias}`);
+    }
+    if (usesConcurrency) cols.push(`TRY_CAST(${duration && duration.type !== 'null' ? duration.sql : 'NULL'} AS DOUBLE) AS __dur`);
+    return (
+      `SELECT ${cols.join(', ')} FROM ${quoteIdent(tableName(source.dataset.id))} ` +
+      `WHERE ${quoteIdent(TIME_COLUMN)} >= ${startSql} AND ${quoteIdent(TIME_COLUMN)} < ${endSql}`
+    );
+  });
+  const emptyBase = `SELECT CAST(NULL AS TIMESTAMP) AS __t, CAST(NULL AS BIGINT) AS __w${[...fields.values()]
+    .map((f) => `, CAST(NULL AS ${DUCK_TYPE[f.type]}) AS ${f.alias}`)
+    .join('')}${usesConcurrency ? ', CAST(NULL AS DOUBLE) AS __dur' : ''} WHERE false`;
+  const base = selects.length > 0 ? selects.join('\nUNION ALL\n') : emptyBase;
+
+  const gUs = Math.max(1, Math.trunc(input.granularity * 1_000_000));
+  const where = filters.map(({ filter, field }) => filterSql(filter, field, bind));
+  const whereSql = where.length === 0 ? '' : ` WHERE ${where.join(spec.filter_combination === 'OR' ? ' OR ' : ' AND ')}`;
+  const prelude = `WITH base AS (\n${base}\n),\nf AS (SELECT *, epoch_us(__t) // ${gUs} AS __b FROM base${whereSql})`;
+
+  const keyAliases = breakdowns.map((b) => b.field.alias);
+  const level = new LevelBuilder(calcs, keyAliases, input, gUs);
+
+  // results: the groups, havings applied, ordered, limited.
+  const havingSql = (spec.havings ?? []).map((h) => havingCondition(h, calcs, bind));
+  const order = orderSql(spec, calcs, breakdowns);
+  const topSelect = (from: string) =>
+    `SELECT * FROM ${from}${havingSql.length ? ` WHERE ${havingSql.join(' AND ')}` : ''} ORDER BY ${order} LIMIT ${Math.trunc(input.limit)}`;
+  const rCtes = level.ctes('r', 'f', keyAliases);
+  const results = `${prelude},\n${rCtes},\ntop AS (${topSelect('r')})\nSELECT * FROM top ORDER BY ${order}`;
+
+  const onKeys = (a: string, b: string) => keyAliases.map((k) => `${a}.${k} IS NOT DISTINCT FROM ${b}.${k}`).join(' AND ') || 'true';
+  const series =
+    `${prelude},\n${rCtes},\ntop AS (${topSelect('r')}),\n` +
+    `ft AS (SELECT f.* FROM f SEMI JOIN top ON ${onKeys('f', 'top')}),\n${level.ctes('s', 'ft', [...keyAliases, '__b'])}\n` +
+    `SELECT * FROM s ORDER BY __b`;
+  const totals = `${prelude},\n${level.ctes('t', 'f', [])}\nSELECT * FROM t`;
+  const totalSeries = `${prelude},\n${level.ctes('ts', 'f', ['__b'])}\nSELECT * FROM ts ORDER BY __b`;
+  const other =
+    `${prelude},\n${rCtes},\ntop AS (${topSelect('r')}),\n` +
+    `fo AS (SELECT f.* FROM f ANTI JOIN top ON ${onKeys('f', 'top')}),\n${level.ctes('o', 'fo', [])}\nSELECT * FROM o`;
+
+  return {
+    params,
+    breakdowns: breakdowns.map((b) => ({ name: b.name, alias: b.field.alias })),
+    calcs: calcs.map((c) => ({ key: c.key, alias: c.alias, op: c.op })),
+    results,
+    series,
+    totals,
+    totalSeries,
+    other,
+  };
+}
+
+/** SQL reading a field as a number (text that is not a number reads as null). */
+function numeric(f: Field): string {
+  switch (f.type) {
+    case 'integer':
+    case 'float':
+      return f.alias;
+    case 'boolean':
+      return `CAST(${f.alias} AS INTEGER)`;
+    case 'string':
+      return `TRY_CAST(${f.alias} AS DOUBLE)`;
+  }
+}
+
+/** The aggregates of one grouping level, as CTEs named `<name>` (and `<name>_…` helpers). */
+class LevelBuilder {
+  constructor(
+    private readonly calcs: Calc[],
+    /** The breakdown keys: RATE_* differences are taken within each group's own sequence. */
+    private readonly groupKeys: string[],
+    private readonly input: PlanInput,
+    private readonly gUs: number,
+  ) {}
+
+  ctes(name: string, from: string, keys: string[]): string {
+    const ctes: string[] = [];
+    const keyList = keys.join(', ');
+    const groupBy = keys.length ? ` GROUP BY ${keyList}` : ' HAVING count(*) > 0';
+    const partition = (ks: string[]) => (ks.length ? `PARTITION BY ${ks.join(', ')} ` : '');
+    const select = (exprs: string[]) => [...keys, ...exprs].join(', ');
+
+    const plain: string[] = ['count(*) AS __rows'];
+    const joins: { cte: string; aliases: string[] }[] = [];
+    for (const c of this.calcs) {
+      const n = c.field && numeric(c.field);
+      const p = PERCENTILES[c.op];
+      if (c.op === 'COUNT') plain.push(`coalesce(sum(__w), 0) AS ${c.alias}`);
+      else if (c.op === 'SUM') plain.push(`coalesce(sum(${n} * __w), 0) AS ${c.alias}`);
+      else if (c.op === 'AVG') plain.push(`sum(${n} * __w) / sum(CASE WHEN ${n} IS NOT NULL THEN __w END) AS ${c.alias}`);
+      else if (c.op === 'MAX') plain.push(`max(${n}) AS ${c.alias}`);
+      else if (c.op === 'MIN') plain.push(`min(${n}) AS ${c.alias}`);
+      else if (c.op === 'COUNT_DISTINCT') plain.push(`count(DISTINCT ${c.field!.alias}) AS ${c.alias}`);
+      else if (p !== undefined && !this.input.weighted) plain.push(`quantile_disc(${n}, ${p}) AS ${c.alias}`);
+      else if (p !== undefined) {
+        // Sample-weighted nearest rank: the smallest value whose cumulative weight reaches p × total.
+        const cte = `${name}_${c.alias}`;
+        ctes.push(
+          `${cte} AS (SELECT ${select([`min(__v) FILTER (WHERE __cum >= ${p} * __tot) AS ${c.alias}`])} FROM (` +
+            `SELECT ${select([`${n} AS __v`, `sum(__w) OVER (${partition(keys)}ORDER BY ${n} ROWS UNBOUNDED PRECEDING) AS __cum`, `sum(__w) OVER (${partition(keys)}) AS __tot`])} ` +
+            `FROM ${from} WHERE ${n} IS NOT NULL)${keys.length ? ` GROUP BY ${keyList}` : ''})`,
+        );
+        joins.push({ cte, aliases: [c.alias] });
+      } else if (c.op === 'HEATMAP') {
+        const cte = `${name}_${c.alias}`;
+        const bounds = `${cte}_bounds`;
+        ctes.push(
+          `${bounds} AS (SELECT min(${n}) AS lo, greatest((max(${n}) - min(${n})) / ${HEATMAP_BUCKETS}, 1e-9) AS width FROM ${from})`,
+          `${cte}_cells AS (SELECT ${select([`least(floor((${n} - lo) / width), ${HEATMAP_BUCKETS - 1}) AS __hb`, 'any_value(lo) AS lo', 'any_value(width) AS width', 'sum(__w) AS __n'])} ` +
+            `FROM ${from}, ${bounds} WHERE ${n} IS NOT NULL GROUP BY ${[...keys, '__hb'].join(', ')})`,
+          `${cte} AS (SELECT ${select([`to_json(list({'lower': lo + __hb * width, 'upper': lo + (__hb + 1) * width, 'count': __n} ORDER BY __hb))::VARCHAR AS ${c.alias}`])} ` +
+            `FROM ${cte}_cells${keys.length ? ` GROUP BY ${keyList}` : ''})`,
+        );
+        joins.push({ cte, aliases: [c.alias] });
+      } else if (c.op === 'CONCURRENCY') {
+        // Each span counts (weighted) in every bucket its [start, start + duration) overlaps;
+        // a level without buckets takes the busiest bucket.
+        const cte = `${name}_${c.alias}`;
+        const spanKeys = keys.filter((k) => k !== '__b');
+        const start = 'epoch_us(__t)';
+        const last = `CAST(floor((${start} + greatest(coalesce(__dur, 0), 0) * 1000 - 1) / ${this.gUs}) AS BIGINT)`;
+        const lastOfWindow = Math.floor((Math.trunc(this.input.end * 1_000_000) - 1) / this.gUs);
+        const endBucket = `least(greatest(${last}, __b), ${lastOfWindow})`;
+        ctes.push(
+          `${cte}_spans AS (SELECT ${[...spanKeys, '__w', `unnest(range(__b, ${endBucket} + 1)) AS __cb`].join(', ')} FROM ${from})`,
+          `${cte}_per AS (SELECT ${[...spanKeys, '__cb AS __b', 'sum(__w) AS __n'].join(', ')} FROM ${cte}_spans GROUP BY ${[...spanKeys, '__cb'].join(', ')})`,
+          keys.includes('__b')
+            ? `${cte} AS (SELECT ${select([`__n AS ${c.alias}`])} FROM ${cte}_per)`
+            : `${cte} AS (SELECT ${select([`max(__n) AS ${c.alias}`])} FROM ${cte}_per${keys.length ? ` GROUP BY ${keyList}` : ''})`,
+        );
+        joins.push({ cte, aliases: [c.alias] });
+      } else if (c.op === 'RATE_AVG' || c.op === 'RATE_SUM' || c.op === 'RATE_MAX') {
+        // Per-second change between consecutive events of the same group, ordered by time.
+        const cte = `${name}_${c.alias}`;
+        const w = `(${partition(this.groupKeys)}ORDER BY __t)`;
+        const agg = { RATE_AVG: 'avg', RATE_SUM: 'sum', RATE_MAX: 'max' }[c.op];
+        ctes.push(
+          `${cte} AS (SELECT ${select([`${agg}(__r) AS ${c.alias}`])} FROM (` +
+            `SELECT ${[...new Set([...keys, ...this.groupKeys])].join(', ')}${keys.length || this.groupKeys.length ? ', ' : ''}` +
+            `(${n} - lag(${n}) OVER ${w}) / (epoch(__t) - epoch(lag(__t) OVER ${w})) AS __r FROM ${from} WHERE ${n} IS NOT NULL` +
+            `) WHERE __r IS NOT NULL AND isfinite(__r)${keys.length ? ` GROUP BY ${keyList}` : ''})`,
+        );
+        joins.push({ cte, aliases: [c.alias] });
+      }
+    }
+
+    ctes.push(`${name}_plain AS (SELECT ${select(plain)} FROM ${from}${groupBy})`);
+    const on = (other: string) => keys.map((k) => `${name}_plain.${k} IS NOT DISTINCT FROM ${other}.${k}`).join(' AND ') || 'true';
+    const cols = [
+      ...keys.map((k) => `${name}_plain.${k}`),
+      ...this.calcs.map((c) => {
+        const j = joins.find((x) => x.aliases.includes(c.alias));
+        return j ? `${j.cte}.${c.alias}` : `${name}_plain.${c.alias}`;
+      }),
+    ];
+    ctes.push(
+      `${name} AS (SELECT ${cols.join(', ')} FROM ${name}_plain${joins.map((j) => ` LEFT JOIN ${j.cte} ON ${on(j.cte)}`).join('')})`,
+    );
+    return ctes.join(',\n');
+  }
+}
+
+/** A filter as a predicate on its field. Negative ops also match events without the field. */
+function filterSql(filter: Filter, field: Field, bind: (v: unknown) => string): string {
+  const col = field.alias;
+  const text = `CAST(${col} AS VARCHAR)`;
+  const value = filter.value;
+  /** The filter value in the field's type; undefined when it cannot be one (nothing equals it). */
+  const typed = (v: unknown): string | undefined => {
+    switch (field.type) {
+      case 'integer':
+      case 'float': {
+        const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : typeof v === 'boolean' ? Number(v) : NaN;
+        return Number.isFinite(n) ? `CAST(${bind(n)} AS DOUBLE)` : undefined;
+      }
+      case 'boolean':
+        if (typeof v === 'boolean') return bind(v);
+        if (v === 'true' || v === 'false') return bind(v === 'true');
+        return undefined;
+      case 'string':
+        return `CAST(${bind(String(v))} AS VARCHAR)`;
+    }
+  };
+  const negate = (positive: string) => `(${col} IS NULL OR NOT (${positive}))`;
+  switch (filter.op) {
+    case 'exists':
+      return `${col} IS NOT NULL`;
+    case 'does-not-exist':
+      return `${col} IS NULL`;
+    case '=':
+    case '!=': {
+      const v = typed(value);
+      const eq = v === undefined ? 'false' : `${col} = ${v}`;
+      return filter.op === '=' ? `(${eq})` : negate(eq);
+    }
+    case '>':
+    case '>=':
+    case '<':
+    case '<=': {
+      // Numbers compare as numbers; text compares as text.
+      const n = typeof value === 'number' ? value : Number(value);
+      if (field.type === 'string' && typeof value === 'number') return `(TRY_CAST(${col} AS DOUBLE) ${filter.op} CAST(${bind(value)} AS DOUBLE))`;
+      if (field.type === 'string') return `(${col} ${filter.op} CAST(${bind(String(value))} AS VARCHAR))`;
+      if (field.type === 'boolean') return 'false';
+      return Number.isFinite(n) ? `(${col} ${filter.op} CAST(${bind(n)} AS DOUBLE))` : 'false';
+    }
+    case 'starts-with':
+      return `starts_with(${text}, CAST(${bind(String(value))} AS VARCHAR))`;
+    case 'does-not-start-with':
+      return negate(`starts_with(${text}, CAST(${bind(String(value))} AS VARCHAR))`);
+    case 'ends-with':
+      return `ends_with(${text}, CAST(${bind(String(value))} AS VARCHAR))`;
+    case 'does-not-end-with':
+      return negate(`ends_with(${text}, CAST(${bind(String(value))} AS VARCHAR))`);
+    case 'contains':
+      return `contains(${text}, CAST(${bind(String(value))} AS VARCHAR))`;
+    case 'does-not-contain':
+      return negate(`contains(${text}, CAST(${bind(String(value))} AS VARCHAR))`);
+    case 'in':
+    case 'not-in': {
+      const values = (Array.isArray(value) ? value : [value]).map(typed).filter((v): v is string => v !== undefined);
+      const within = values.length ? `${col} IN (${values.join(', ')})` : 'false';
+      return filter.op === 'in' ? `(${within})` : negate(within);
+    }
+  }
+}
+
+function calcAlias(calcs: Calc[], op: string, column: string | null | undefined): string | undefined {
+  return calcs.find((c) => c.op === op && (c.column ?? null) === (column ?? null))?.alias;
+}
+
+function havingCondition(h: Having, calcs: Calc[], bind: (v: unknown) => string): string {
+  const alias = calcAlias(calcs, h.calculate_op, h.column);
+  if (!alias) return 'false';
+  return `${alias} ${h.op} CAST(${bind(h.value)} AS DOUBLE)`;
+}
+
+/** ORDER BY of the result groups: the spec's orders, else the first calculation descending; keys break ties. */
+function orderSql(spec: QuerySpec, calcs: Calc[], breakdowns: { name: string; field: Field }[]): string {
+  const terms: string[] = [];
+  for (const o of spec.orders ?? []) {
+    const dir = o.order === 'descending' ? 'DESC' : 'ASC';
+    const alias = o.op ? calcAlias(calcs, o.op, o.column) : breakdowns.find((b) => b.name === o.column)?.field.alias;
+    if (alias) terms.push(`${alias} ${dir} NULLS LAST`);
+  }
+  if (terms.length === 0) {
+    const first = calcs.find((c) => c.op !== 'HEATMAP');
+    if (first) terms.push(`${first.alias} DESC NULLS LAST`);
+  }
+  for (const b of breakdowns) terms.push(`${b.field.alias} ASC NULLS LAST`);
+  return terms.join(', ') || '1';
+}

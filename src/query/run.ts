@@ -1,0 +1,121 @@
+// Runs a query spec over the event store and shapes the answer as Honeycomb's query result
+// `data`: `results` (one entry per group), `series` (per group and time bucket), and the optional
+// `total_by_aggregate`, `total_by_aggregate_series` and `other_by_aggregate`.
+import { quoteIdent, tableName, type EventStore } from '../stores/events/types.js';
+import { SAMPLERATE_COLUMN, TIME_COLUMN } from '../stores/events/duckdb.js';
+import { PERCENTILES, plan, type Source } from './plan.js';
+import type { QuerySpec } from './spec.js';
+
+export type ResultValue = string | number | boolean;
+export interface ResultRow {
+  data: Record<string, ResultValue>;
+}
+export interface SeriesRow extends ResultRow {
+  time: string;
+}
+export interface QueryData {
+  series: SeriesRow[];
+  results: ResultRow[];
+  total_by_aggregate?: ResultRow;
+  total_by_aggregate_series?: SeriesRow[];
+  other_by_aggregate?: ResultRow;
+}
+
+export interface RunOptions {
+  /** The window in Unix seconds, [start, end). */
+  start: number;
+  end: number;
+  limit: number;
+  disableSeries: boolean;
+  disableTotalByAggregate: boolean;
+  disableOtherByAggregate: boolean;
+  timeoutMs: number;
+}
+
+/** Series bucket widths the automatic granularity picks from, seconds. */
+const STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400];
+/** Buckets the automatic granularity aims for at most. */
+const MAX_AUTO_BUCKETS = 120;
+
+/** `granularity` as asked, or automatic: the smallest step giving at most 120 buckets. */
+export function granularityFor(spec: QuerySpec, start: number, end: number): number {
+  if (spec.granularity) return spec.granularity;
+  const span = Math.max(1, end - start);
+  return STEPS.find((s) => span / s <= MAX_AUTO_BUCKETS) ?? 86400;
+}
+
+/** Keeps the datasets whose events table exists (a dataset without events has none). */
+export async function withTables(events: EventStore, sources: Source[]): Promise<Source[]> {
+  const present = await Promise.all(sources.map(async (s) => (await events.columns(s.dataset.id)).length > 0));
+  return sources.filter((_, i) => present[i]);
+}
+
+export async function runQuery(events: EventStore, allSources: Source[], spec: QuerySpec, opts: RunOptions): Promise<QueryData> {
+  const sources = await withTables(events, allSources);
+  const deadline = Date.now() + opts.timeoutMs;
+  const remaining = () => Math.max(1, deadline - Date.now());
+  const granularity = granularityFor(spec, opts.start, opts.end);
+
+  // Percentiles weigh by sample rate only when some event in the window was sampled: the
+  // unweighted nearest rank is the same answer, computed without sorting each group.
+  const wantsPercentile = (spec.calculations ?? []).some((c) => PERCENTILES[c.op] !== undefined);
+  const weighted = wantsPercentile && sources.length > 0 && (await maxSamplerate(events, sources, opts, remaining())) > 1;
+
+  const p = plan({ sources, spec, start: opts.start, end: opts.end, granularity, limit: opts.limit, weighted });
+  const run = (sql: string) => events.analyse(sql, p.params, remaining());
+
+  const toData = (row: Record<string, unknown>): Record<string, ResultValue> => {
+    const data: Record<string, ResultValue> = {};
+    for (const b of p.breakdowns) {
+      const v = jsonValue(row[b.alias]);
+      if (v !== undefined) data[b.name] = v;
+    }
+    for (const c of p.calcs) {
+      const v = jsonValue(row[c.alias]);
+      if (v !== undefined) data[c.key] = v;
+    }
+    return data;
+  };
+  const toSeries = (row: Record<string, unknown>): SeriesRow => ({
+    time: isoSeconds(Number(row.__b) * granularity),
+    data: toData(row),
+  });
+
+  const out: QueryData = { series: [], results: (await run(p.results)).map((r) => ({ data: toData(r) })) };
+  if (!opts.disableSeries) out.series = (await run(p.series)).map(toSeries);
+  if (!opts.disableTotalByAggregate) {
+    const [total] = await run(p.totals);
+    out.total_by_aggregate = { data: total ? toData(total) : {} };
+    if (!opts.disableSeries) out.total_by_aggregate_series = (await run(p.totalSeries)).map(toSeries);
+  }
+  if (!opts.disableOtherByAggregate) {
+    const [other] = await run(p.other);
+    out.other_by_aggregate = { data: other ? toData(other) : {} };
+  }
+  return out;
+}
+
+async function maxSamplerate(events: EventStore, sources: Source[], opts: RunOptions, timeoutMs: number): Promise<number> {
+  const t = quoteIdent(TIME_COLUMN);
+  const window = `${t} >= make_timestamp(${Math.trunc(opts.start * 1e6)}::BIGINT) AND ${t} < make_timestamp(${Math.trunc(opts.end * 1e6)}::BIGINT)`;
+  const sql = sources
+    .map((s) => `SELECT max(${quoteIdent(SAMPLERATE_COLUMN)}) AS m FROM ${quoteIdent(tableName(s.dataset.id))} WHERE ${window}`)
+    .join(' UNION ALL ');
+  const rows = await events.analyse(`SELECT max(m) AS m FROM (${sql})`, [], timeoutMs);
+  return Number(rows[0]?.m ?? 1);
+}
+
+/** A value from DuckDB as JSON: big integers as numbers, nothing for null. */
+function jsonValue(v: unknown): ResultValue | undefined {
+  if (v === null || v === undefined) return undefined;
+  if (typeof v === 'bigint') return Number(v);
+  if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
+  if (typeof v === 'string' || typeof v === 'boolean') return v;
+  if (v instanceof Date) return v.toISOString();
+  return String(v);
+}
+
+/** `2021-04-09T14:16:00Z`: RFC 3339 without milliseconds when there are none. */
+export function isoSeconds(unixSeconds: number): string {
+  return new Date(unixSeconds * 1000).toISOString().replace('.000Z', 'Z');
+}
