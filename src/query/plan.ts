@@ -62,16 +62,18 @@ interface Calc extends Calculation {
   field?: Field;
 }
 
+/**
+ * The parts of an answer: the result groups, their series, the totals (all events, no havings or
+ * limit) and their series, and "other" (the events outside the result groups).
+ */
+export type Part = 'results' | 'series' | 'totals' | 'totalSeries' | 'other';
+
 export interface Plan {
+  /** SQL of the part; series parts return `__b` (bucket index: start = __b × granularity). */
+  sql: string;
   params: unknown[];
   breakdowns: { name: string; alias: string }[];
   calcs: { key: string; alias: string; op: QueryOp }[];
-  /** SQL of each part; series parts return `__b` (bucket index: start = __b × granularity). */
-  results: string;
-  series: string;
-  totals: string;
-  totalSeries: string;
-  other: string;
 }
 
 /** SQL of one timestamp the planner computed (never user text). */
@@ -79,7 +81,8 @@ function timestampSql(unixSeconds: number): string {
   return `make_timestamp(${Math.trunc(unixSeconds * 1_000_000)}::BIGINT)`;
 }
 
-export function plan(input: PlanInput): Plan {
+/** The statement of one part (each part binds only the parameters it uses). */
+export function plan(input: PlanInput, part: Part): Plan {
   const { spec, sources } = input;
   const params: unknown[] = [];
   const bind = (v: unknown) => {
@@ -155,33 +158,34 @@ export function plan(input: PlanInput): Plan {
   const level = new LevelBuilder(calcs, keyAliases, input, gUs);
 
   // results: the groups, havings applied, ordered, limited.
+  // Havings bind last, so parts without them take the parameters before theirs.
+  const paramsBeforeHavings = params.length;
   const havingSql = (spec.havings ?? []).map((h) => havingCondition(h, calcs, bind));
   const order = orderSql(spec, calcs, breakdowns);
   const topSelect = (from: string) =>
     `SELECT * FROM ${from}${havingSql.length ? ` WHERE ${havingSql.join(' AND ')}` : ''} ORDER BY ${order} LIMIT ${Math.trunc(input.limit)}`;
-  const rCtes = level.ctes('r', 'f', keyAliases);
-  const results = `${prelude},\n${rCtes},\ntop AS (${topSelect('r')})\nSELECT * FROM top ORDER BY ${order}`;
-
   const onKeys = (a: string, b: string) => keyAliases.map((k) => `${a}.${k} IS NOT DISTINCT FROM ${b}.${k}`).join(' AND ') || 'true';
-  const series =
-    `${prelude},\n${rCtes},\ntop AS (${topSelect('r')}),\n` +
-    `ft AS (SELECT f.* FROM f SEMI JOIN top ON ${onKeys('f', 'top')}),\n${level.ctes('s', 'ft', [...keyAliases, '__b'])}\n` +
-    `SELECT * FROM s ORDER BY __b`;
-  const totals = `${prelude},\n${level.ctes('t', 'f', [])}\nSELECT * FROM t`;
-  const totalSeries = `${prelude},\n${level.ctes('ts', 'f', ['__b'])}\nSELECT * FROM ts ORDER BY __b`;
-  const other =
-    `${prelude},\n${rCtes},\ntop AS (${topSelect('r')}),\n` +
-    `fo AS (SELECT f.* FROM f ANTI JOIN top ON ${onKeys('f', 'top')}),\n${level.ctes('o', 'fo', [])}\nSELECT * FROM o`;
-
+  const top = () => `${level.ctes('r', 'f', keyAliases)},\ntop AS (${topSelect('r')})`;
+  const keysThenBucket = [...keyAliases, '__b'].join(', ');
+  const statements: Record<Part, () => string> = {
+    results: () => `${prelude},\n${top()}\nSELECT * FROM top ORDER BY ${order}`,
+    series: () =>
+      `${prelude},\n${top()},\n` +
+      `ft AS (SELECT f.* FROM f SEMI JOIN top ON ${onKeys('f', 'top')}),\n${level.ctes('s', 'ft', [...keyAliases, '__b'])}\n` +
+      `SELECT * FROM s ORDER BY __b, ${keysThenBucket}`,
+    totals: () => `${prelude},\n${level.ctes('t', 'f', [])}\nSELECT * FROM t`,
+    totalSeries: () => `${prelude},\n${level.ctes('ts', 'f', ['__b'])}\nSELECT * FROM ts ORDER BY __b`,
+    other: () =>
+      `${prelude},\n${top()},\n` +
+      `fo AS (SELECT f.* FROM f ANTI JOIN top ON ${onKeys('f', 'top')}),\n${level.ctes('o', 'fo', [])}\nSELECT * FROM o`,
+  };
+  const sql = statements[part]();
+  // Havings bind their values only in the parts that use them.
   return {
-    params,
+    sql,
+    params: part === 'totals' || part === 'totalSeries' ? params.slice(0, paramsBeforeHavings) : params,
     breakdowns: breakdowns.map((b) => ({ name: b.name, alias: b.field.alias })),
     calcs: calcs.map((c) => ({ key: c.key, alias: c.alias, op: c.op })),
-    results,
-    series,
-    totals,
-    totalSeries,
-    other,
   };
 }
 
@@ -272,7 +276,7 @@ class LevelBuilder {
         ctes.push(
           `${cte} AS (SELECT ${select([`${agg}(__r) AS ${c.alias}`])} FROM (` +
             `SELECT ${[...new Set([...keys, ...this.groupKeys])].join(', ')}${keys.length || this.groupKeys.length ? ', ' : ''}` +
-            `(${n} - lag(${n}) OVER ${w}) / (epoch(__t) - epoch(lag(__t) OVER ${w})) AS __r FROM ${from} WHERE ${n} IS NOT NULL` +
+            `(${n} - lag(${n}) OVER ${w}) / ((epoch_us(__t) - epoch_us(lag(__t) OVER ${w})) / 1000000) AS __r FROM ${from} WHERE ${n} IS NOT NULL` +
             `) WHERE __r IS NOT NULL AND isfinite(__r)${keys.length ? ` GROUP BY ${keyList}` : ''})`,
         );
         joins.push({ cte, aliases: [c.alias] });

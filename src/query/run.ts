@@ -3,7 +3,7 @@
 // `total_by_aggregate`, `total_by_aggregate_series` and `other_by_aggregate`.
 import { quoteIdent, tableName, type EventStore } from '../stores/events/types.js';
 import { SAMPLERATE_COLUMN, TIME_COLUMN } from '../stores/events/duckdb.js';
-import { PERCENTILES, plan, type Source } from './plan.js';
+import { PERCENTILES, plan, type Part, type Source } from './plan.js';
 import type { QuerySpec } from './spec.js';
 
 export type ResultValue = string | number | boolean;
@@ -61,8 +61,12 @@ export async function runQuery(events: EventStore, allSources: Source[], spec: Q
   const wantsPercentile = (spec.calculations ?? []).some((c) => PERCENTILES[c.op] !== undefined);
   const weighted = wantsPercentile && sources.length > 0 && (await maxSamplerate(events, sources, opts, remaining())) > 1;
 
-  const p = plan({ sources, spec, start: opts.start, end: opts.end, granularity, limit: opts.limit, weighted });
-  const run = (sql: string) => events.analyse(sql, p.params, remaining());
+  const input = { sources, spec, start: opts.start, end: opts.end, granularity, limit: opts.limit, weighted };
+  const p = plan(input, 'results');
+  const run = (part: Part) => {
+    const { sql, params } = part === 'results' ? p : plan(input, part);
+    return events.analyse(sql, params, remaining());
+  };
 
   const toData = (row: Record<string, unknown>): Record<string, ResultValue> => {
     const data: Record<string, ResultValue> = {};
@@ -81,15 +85,15 @@ export async function runQuery(events: EventStore, allSources: Source[], spec: Q
     data: toData(row),
   });
 
-  const out: QueryData = { series: [], results: (await run(p.results)).map((r) => ({ data: toData(r) })) };
-  if (!opts.disableSeries) out.series = (await run(p.series)).map(toSeries);
+  const out: QueryData = { series: [], results: (await run('results')).map((r) => ({ data: toData(r) })) };
+  if (!opts.disableSeries) out.series = (await run('series')).map(toSeries);
   if (!opts.disableTotalByAggregate) {
-    const [total] = await run(p.totals);
+    const [total] = await run('totals');
     out.total_by_aggregate = { data: total ? toData(total) : {} };
-    if (!opts.disableSeries) out.total_by_aggregate_series = (await run(p.totalSeries)).map(toSeries);
+    if (!opts.disableSeries) out.total_by_aggregate_series = (await run('totalSeries')).map(toSeries);
   }
   if (!opts.disableOtherByAggregate) {
-    const [other] = await run(p.other);
+    const [other] = await run('other');
     out.other_by_aggregate = { data: other ? toData(other) : {} };
   }
   return out;

@@ -1,0 +1,306 @@
+// Query results against an independent reference (test/query-reference.ts): every calculation
+// op, every filter op, breakdowns with orders, limits and havings, series buckets, totals and
+// "other" aggregates, sample-rate weighting, and `__all__` across datasets. The events are
+// generated deterministically and sent through /1/batch; the answers come from /1/query_results.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeApp, type TestApp } from './helpers.js';
+import { ingest, runQuery } from './query-helpers.js';
+import {
+  P,
+  aggregate,
+  concurrency,
+  filterMatches,
+  groupBy,
+  ratesByBucket,
+  rng,
+  type RefEvent,
+} from './query-reference.js';
+
+const SERVICES = ['api', 'web', 'db', 'cache', 'auth'];
+const ENDPOINTS = ['/users/:id', '/health', '/orders', '/search', '/users/me'];
+const STATUSES = [200, 200, 200, 201, 404, 500];
+
+function generate(seed: number, count: number, startMs: number, sampled: boolean): RefEvent[] {
+  const r = rng(seed);
+  const counters = new Map<string, number>();
+  return Array.from({ length: count }, (_, i) => {
+    const service = SERVICES[Math.floor(r() * SERVICES.length)];
+    counters.set(service, (counters.get(service) ?? 0) + Math.floor(r() * 100));
+    const fields: Record<string, string | number | boolean | null> = {
+      service,
+      endpoint: ENDPOINTS[Math.floor(r() * ENDPOINTS.length)],
+      status: STATUSES[Math.floor(r() * STATUSES.length)],
+      user: `u${Math.floor(r() * 150)}`,
+      ok: r() < 0.8,
+      counter: counters.get(service)!,
+    };
+    // Some events lack a duration: not counted by duration ops.
+    if (i % 17 !== 0) fields.duration_ms = Math.round(r() * 50_000) / 100;
+    return {
+      // Distinct, increasing times 1.9 s apart.
+      timeMs: startMs + i * 1900,
+      samplerate: sampled ? [1, 1, 2, 10][Math.floor(r() * 4)] : 1,
+      fields,
+    };
+  });
+}
+
+function expectClose(actual: unknown, expected: number | undefined, what: string) {
+  if (expected === undefined) {
+    expect(actual, what).toBeUndefined();
+    return;
+  }
+  expect(typeof actual, `${what}: ${actual}`).toBe('number');
+  const tolerance = Math.max(1e-9, Math.abs(expected) * 1e-9);
+  expect(Math.abs((actual as number) - expected), `${what}: got ${actual}, expected ${expected}`).toBeLessThanOrEqual(tolerance);
+}
+
+describe('query results match the reference', { timeout: 120_000 }, () => {
+  let t: TestApp;
+  let sampled: RefEvent[];
+  let plain: RefEvent[];
+  let nowS: number;
+  /** The window a 2-hour query reads (truncated to the minute). */
+  let windowEndS: number;
+
+  beforeAll(async () => {
+    t = await makeApp({ settings: { queryResultRateLimit: null } });
+    nowS = Math.floor(t.clock.ms / 1000);
+    windowEndS = Math.floor(nowS / 60) * 60;
+    const start = (windowEndS - 110 * 60) * 1000;
+    sampled = generate(1, 3000, start, true);
+    plain = generate(2, 3000, start + 950, false);
+    const wire = (events: RefEvent[]) => events.map((e) => ({ time: new Date(e.timeMs).toISOString(), samplerate: e.samplerate, data: e.fields }));
+    await ingest(t, 'sampled', wire(sampled));
+    await ingest(t, 'plain', wire(plain));
+  });
+  afterAll(() => t.close());
+
+  const SIMPLE_OPS = ['COUNT', 'SUM', 'AVG', 'MAX', 'MIN', ...Object.keys(P)];
+
+  for (const [name, events] of [
+    ['sampled', () => sampled],
+    ['plain', () => plain],
+  ] as const) {
+    it(`every numeric op over the whole window (${name})`, async () => {
+      const calculations = SIMPLE_OPS.map((op) => (op === 'COUNT' ? { op } : { op, column: 'duration_ms' }));
+      calculations.push({ op: 'COUNT_DISTINCT', column: 'user' });
+      const body = await runQuery(t, name, { calculations, time_range: 7200 }, { disable_series: true });
+      expect(body.data.results).toHaveLength(1);
+      const data = body.data.results[0].data;
+      for (const op of SIMPLE_OPS) {
+        const key = op === 'COUNT' ? 'COUNT' : `${op}(duration_ms)`;
+        expectClose(data[key], aggregate(events(), op, op === 'COUNT' ? undefined : 'duration_ms'), key);
+      }
+      expect(data['COUNT_DISTINCT(user)']).toBe(aggregate(events(), 'COUNT_DISTINCT', 'user'));
+    });
+
+    it(`breakdowns, default order, series per bucket (${name})`, async () => {
+      const spec = {
+        calculations: [{ op: 'COUNT' }, { op: 'P90', column: 'duration_ms' }, { op: 'SUM', column: 'status' }],
+        breakdowns: ['service', 'ok'],
+        time_range: 7200,
+        granularity: 600,
+      };
+      const body = await runQuery(t, name, spec);
+      const groups = groupBy(events(), (e) => `${e.fields.service}|${e.fields.ok}`);
+      const expected = [...groups.entries()]
+        .map(([k, evs]) => ({ k, count: aggregate(evs, 'COUNT')!, evs }))
+        .sort((a, b) => b.count - a.count || a.k.localeCompare(b.k));
+      expect(body.data.results.map((r: any) => `${r.data.service}|${r.data.ok}`)).toEqual(expected.map((e) => e.k));
+      for (const [i, e] of expected.entries()) {
+        const d = body.data.results[i].data;
+        expect(d.COUNT).toBe(e.count);
+        expectClose(d['P90(duration_ms)'], aggregate(e.evs, 'P90', 'duration_ms'), `P90 ${e.k}`);
+        expectClose(d['SUM(status)'], aggregate(e.evs, 'SUM', 'status'), `SUM ${e.k}`);
+      }
+      // Series: one entry per group and 10-minute bucket that has events.
+      const expectedSeries = new Map<string, RefEvent[]>();
+      for (const e of events()) {
+        const b = Math.floor(e.timeMs / 1000 / 600) * 600;
+        const key = `${new Date(b * 1000).toISOString().replace('.000Z', 'Z')}|${e.fields.service}|${e.fields.ok}`;
+        expectedSeries.set(key, [...(expectedSeries.get(key) ?? []), e]);
+      }
+      expect(body.data.series).toHaveLength(expectedSeries.size);
+      for (const s of body.data.series) {
+        const evs = expectedSeries.get(`${s.time}|${s.data.service}|${s.data.ok}`);
+        expect(evs, `series ${s.time} ${s.data.service}`).toBeDefined();
+        expect(s.data.COUNT).toBe(aggregate(evs!, 'COUNT'));
+        expectClose(s.data['P90(duration_ms)'], aggregate(evs!, 'P90', 'duration_ms'), `series P90 ${s.time}`);
+      }
+      // Series entries come in time order.
+      const times = body.data.series.map((s: any) => s.time);
+      expect([...times].sort()).toEqual(times);
+    });
+  }
+
+  it('every filter op', async () => {
+    const cases: [string, string, unknown][] = [
+      ['status', '=', 200],
+      ['status', '!=', 200],
+      ['status', '>', 201],
+      ['status', '>=', 404],
+      ['status', '<', 404],
+      ['status', '<=', 201],
+      ['duration_ms', '>', 250.5],
+      ['endpoint', 'starts-with', '/users'],
+      ['endpoint', 'does-not-start-with', '/users'],
+      ['endpoint', 'ends-with', 'me'],
+      ['endpoint', 'does-not-end-with', 'me'],
+      ['endpoint', 'contains', 'er'],
+      ['endpoint', 'does-not-contain', 'er'],
+      ['duration_ms', 'exists', undefined],
+      ['duration_ms', 'does-not-exist', undefined],
+      ['service', 'in', ['api', 'db']],
+      ['service', 'not-in', ['api', 'db']],
+      ['service', '=', 'web'],
+      ['ok', '=', true],
+      ['ok', '!=', true],
+      ['duration_ms', 'does-not-contain', '.5'],
+    ];
+    for (const [column, op, value] of cases) {
+      const filter = value === undefined ? { column, op } : { column, op, value };
+      const body = await runQuery(t, 'sampled', { calculations: [{ op: 'COUNT' }], filters: [filter], time_range: 7200 }, { disable_series: true });
+      const matching = sampled.filter((e) => filterMatches(e, column, op, value));
+      const count = body.data.results[0]?.data.COUNT;
+      expect(count ?? 0, `${column} ${op} ${JSON.stringify(value)}`).toBe(aggregate(matching, 'COUNT'));
+    }
+  });
+
+  it('filter_combination AND and OR', async () => {
+    const filters = [
+      { column: 'service', op: '=', value: 'api' },
+      { column: 'status', op: '>=', value: 404 },
+    ];
+    for (const combination of ['AND', 'OR'] as const) {
+      const body = await runQuery(t, 'plain', { filters, filter_combination: combination, time_range: 7200 }, { disable_series: true });
+      const matching = plain.filter((e) =>
+        combination === 'AND'
+          ? filters.every((f) => filterMatches(e, f.column, f.op, f.value))
+          : filters.some((f) => filterMatches(e, f.column, f.op, f.value)),
+      );
+      expect(body.data.results[0].data.COUNT).toBe(matching.length);
+    }
+  });
+
+  it('orders, limit, havings, totals and other', async () => {
+    const spec = {
+      calculations: [{ op: 'COUNT' }, { op: 'AVG', column: 'duration_ms' }],
+      breakdowns: ['endpoint'],
+      orders: [{ op: 'AVG', column: 'duration_ms', order: 'ascending' }],
+      havings: [{ calculate_op: 'COUNT', op: '>', value: 100 }],
+      limit: 3,
+      time_range: 7200,
+    };
+    const body = await runQuery(t, 'sampled', spec, { disable_total_by_aggregate: false, disable_other_by_aggregate: false, disable_series: false });
+    const groups = [...groupBy(sampled, (e) => String(e.fields.endpoint)).entries()]
+      .map(([k, evs]) => ({ k, evs, count: aggregate(evs, 'COUNT')!, avg: aggregate(evs, 'AVG', 'duration_ms')! }))
+      .filter((g) => g.count > 100)
+      .sort((a, b) => a.avg - b.avg)
+      .slice(0, 3);
+    expect(body.data.results.map((r: any) => r.data.endpoint)).toEqual(groups.map((g) => g.k));
+    for (const [i, g] of groups.entries()) expectClose(body.data.results[i].data['AVG(duration_ms)'], g.avg, g.k);
+
+    // Totals ignore havings and the limit; "other" is every event outside the shown groups.
+    expect(body.data.total_by_aggregate.data.COUNT).toBe(aggregate(sampled, 'COUNT'));
+    expectClose(body.data.total_by_aggregate.data['AVG(duration_ms)'], aggregate(sampled, 'AVG', 'duration_ms'), 'total AVG');
+    const shown = new Set(groups.map((g) => g.k));
+    const others = sampled.filter((e) => !shown.has(String(e.fields.endpoint)));
+    expect(body.data.other_by_aggregate.data.COUNT).toBe(aggregate(others, 'COUNT'));
+    expectClose(body.data.other_by_aggregate.data['AVG(duration_ms)'], aggregate(others, 'AVG', 'duration_ms'), 'other AVG');
+    // The total series adds up to the total.
+    const seriesTotal = body.data.total_by_aggregate_series.reduce((s: number, x: any) => s + x.data.COUNT, 0);
+    expect(seriesTotal).toBe(aggregate(sampled, 'COUNT'));
+    // Series only for the shown groups.
+    expect(new Set(body.data.series.map((s: any) => s.data.endpoint))).toEqual(shown);
+
+    // Ordering by a breakdown, descending.
+    const byName = await runQuery(t, 'sampled', { breakdowns: ['service'], orders: [{ column: 'service', order: 'descending' }], time_range: 7200 }, { disable_series: true });
+    expect(byName.data.results.map((r: any) => r.data.service)).toEqual([...SERVICES].sort().reverse());
+    // Without options, totals and other are left out (both default to disabled).
+    const plainRun = await runQuery(t, 'sampled', { breakdowns: ['service'], time_range: 7200 });
+    expect(plainRun.data.total_by_aggregate).toBeUndefined();
+    expect(plainRun.data.other_by_aggregate).toBeUndefined();
+  });
+
+  it('RATE_AVG, RATE_SUM and RATE_MAX per group', async () => {
+    const spec = {
+      calculations: [{ op: 'RATE_AVG', column: 'counter' }, { op: 'RATE_SUM', column: 'counter' }, { op: 'RATE_MAX', column: 'counter' }],
+      breakdowns: ['service'],
+      time_range: 7200,
+      granularity: 1200,
+    };
+    const body = await runQuery(t, 'plain', spec);
+    const groups = groupBy(plain, (e) => String(e.fields.service));
+    expect(body.data.results).toHaveLength(groups.size);
+    for (const r of body.data.results) {
+      const evs = groups.get(r.data.service)!;
+      for (const op of ['RATE_AVG', 'RATE_SUM', 'RATE_MAX']) expectClose(r.data[`${op}(counter)`], aggregate(evs, op, 'counter'), `${op} ${r.data.service}`);
+    }
+    for (const s of body.data.series) {
+      const bucket = Date.parse(s.time) / 1000 / 1200;
+      const rates = ratesByBucket(groups.get(s.data.service)!, 'counter', 1200).get(bucket);
+      if (!rates) {
+        expect(s.data['RATE_SUM(counter)']).toBeUndefined();
+        continue;
+      }
+      expectClose(s.data['RATE_SUM(counter)'], rates.reduce((a, b) => a + b, 0), `series RATE_SUM ${s.time}`);
+      expectClose(s.data['RATE_MAX(counter)'], Math.max(...rates), `series RATE_MAX ${s.time}`);
+    }
+  });
+
+  it('HEATMAP: weighted histogram buckets between the window’s smallest and largest value', async () => {
+    const body = await runQuery(t, 'sampled', { calculations: [{ op: 'HEATMAP', column: 'duration_ms' }], breakdowns: ['service'], time_range: 7200 }, { disable_series: true });
+    const values = sampled.map((e) => e.fields.duration_ms).filter((v): v is number => typeof v === 'number');
+    const lo = Math.min(...values);
+    const width = (Math.max(...values) - lo) / 50;
+    for (const r of body.data.results) {
+      const buckets = JSON.parse(r.data['HEATMAP(duration_ms)']) as { lower: number; upper: number; count: number }[];
+      const expected = new Map<number, number>();
+      for (const e of sampled) {
+        if (e.fields.service !== r.data.service || typeof e.fields.duration_ms !== 'number') continue;
+        const b = Math.min(Math.floor((e.fields.duration_ms - lo) / width), 49);
+        expected.set(b, (expected.get(b) ?? 0) + e.samplerate);
+      }
+      expect(buckets).toHaveLength(expected.size);
+      for (const bucket of buckets) {
+        const index = Math.round((bucket.lower - lo) / width);
+        expectClose(bucket.lower, lo + index * width, 'lower');
+        expectClose(bucket.upper, lo + (index + 1) * width, 'upper');
+        expect(bucket.count).toBe(expected.get(index));
+      }
+    }
+  });
+
+  it('CONCURRENCY: spans overlapping each bucket, and the busiest bucket per group', async () => {
+    const body = await runQuery(t, 'plain', { calculations: [{ op: 'CONCURRENCY' }], breakdowns: ['endpoint'], time_range: 7200, granularity: 10 });
+    for (const r of body.data.results) {
+      const per = concurrency(plain.filter((e) => e.fields.endpoint === r.data.endpoint), 'duration_ms', 10, windowEndS);
+      expect(r.data.CONCURRENCY, String(r.data.endpoint)).toBe(Math.max(...per.values()));
+    }
+    for (const s of body.data.series) {
+      const per = concurrency(plain.filter((e) => e.fields.endpoint === s.data.endpoint), 'duration_ms', 10, windowEndS);
+      expect(s.data.CONCURRENCY).toBe(per.get(Date.parse(s.time) / 10000));
+    }
+  });
+
+  it('__all__ reads every dataset of the environment', async () => {
+    const body = await runQuery(t, '__all__', { calculations: [{ op: 'COUNT' }, { op: 'MAX', column: 'duration_ms' }], breakdowns: ['service'], time_range: 7200 }, { disable_series: true });
+    const both = [...sampled, ...plain];
+    const groups = groupBy(both, (e) => String(e.fields.service));
+    expect(body.data.results).toHaveLength(groups.size);
+    for (const r of body.data.results) {
+      expect(r.data.COUNT).toBe(aggregate(groups.get(r.data.service)!, 'COUNT'));
+      expectClose(r.data['MAX(duration_ms)'], aggregate(groups.get(r.data.service)!, 'MAX', 'duration_ms'), 'MAX');
+    }
+  });
+
+  it('a window with no events answers no groups; a missing column reads as absent', async () => {
+    const end = windowEndS - 3 * 3600;
+    const empty = await runQuery(t, 'plain', { start_time: end - 600, end_time: end }, { disable_total_by_aggregate: false });
+    expect(empty.data.results).toEqual([]);
+    expect(empty.data.series).toEqual([]);
+    const missing = await runQuery(t, 'plain', { calculations: [{ op: 'COUNT' }, { op: 'MAX', column: 'no_such_column' }], breakdowns: ['nope'], time_range: 7200 }, { disable_series: true });
+    expect(missing.data.results).toEqual([{ data: { COUNT: plain.length } }]);
+  });
+});
