@@ -8,7 +8,8 @@
 //   `Cache-Control: private, max-age=86400` and `Last-Modified`. A result still pending after a
 //   restart is run again on its next GET.
 // - The window is the query's, truncated at creation (≤ 6 h → to the minute, ≤ 2 days → to
-//   5 minutes, ≤ 7 days → to 30 minutes; start and end both rounded down); more than 7 days → 400.
+//   5 minutes, ≤ 7 days → to 30 minutes; the start rounds down and the end up, so every second asked
+//   for stays inside); more than 7 days → 400.
 //   Only events of the past 7 days are read (the start is raised to now − 7 days).
 //   `compare_time_offset_seconds` is ignored.
 // - A run longer than WAGGLE_QUERY_TIMEOUT_MS (10 s) is interrupted; the result is then complete
@@ -96,7 +97,7 @@ export function resultWindow(query: StoredQuery, nowSeconds: number): { start: n
   const duration = w.end - w.start;
   if (duration > MAX_DURATION) throw new ApiError(400, 'The query time range must not exceed 7 days.');
   const unit = duration <= 6 * 3600 ? 60 : duration <= 2 * DAY ? 300 : 1800;
-  const end = Math.floor(w.end / unit) * unit;
+  const end = Math.ceil(w.end / unit) * unit;
   const start = Math.max(Math.floor(w.start / unit) * unit, nowSeconds - MAX_DURATION);
   return { start, end: Math.max(end, start) };
 }
