@@ -3,6 +3,7 @@ import type { ApiContext } from '../context.js';
 import { registerAuth } from './auth.js';
 import { registerColumns } from './columns.js';
 import { registerDatasets } from './datasets.js';
+import { registerDerivedColumns } from './derived-columns.js';
 import { registerDatasetDefinitions } from './dataset-definitions.js';
 import { registerEvents } from './events.js';
 import { registerKinesis } from './kinesis.js';
@@ -15,6 +16,7 @@ export async function registerV1(app: App, ctx: ApiContext): Promise<void> {
   registerDatasets(app, ctx);
   registerDatasetDefinitions(app, ctx);
   registerColumns(app, ctx);
+  registerDerivedColumns(app, ctx);
   registerQueries(app, ctx);
   registerQueryAnnotations(app, ctx);
   registerQueryResults(app, ctx);

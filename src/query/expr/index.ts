@@ -12,16 +12,7 @@
 // - references(ast) lists the `$names` the expression reads (for dependency/cycle checks).
 export type ValueType = 'string' | 'integer' | 'float' | 'boolean' | 'null';
 
-export class ExpressionError extends Error {
-  constructor(
-    /** 0-based character offset into the expression text. */
-    readonly position: number,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'ExpressionError';
-  }
-}
+export { ExpressionError } from './errors.js';
 
 /** A field as the compiler sees it: SQL that reads its value for the current event, and its type. */
 export interface FieldInfo {
@@ -37,4 +28,44 @@ export interface CompileContext {
   ingestTimeSql: string;
   /** Binds a literal as a query parameter; returns its placeholder (e.g. `$3`). */
   bind(value: string | number | boolean): string;
+}
+
+// ---- implementation (see lexer.ts, parser.ts, compile.ts, functions.ts, regex.ts) ----
+import type { Expr } from './ast.js';
+import { compile } from './compile.js';
+import { parseExpression as parse } from './parser.js';
+
+export type { Expr, Literal, ColumnRef, Call } from './ast.js';
+export { CycleError } from './errors.js';
+export { MAX_EXPRESSION_LENGTH, MAX_EXPRESSION_DEPTH } from './parser.js';
+export { FUNCTION_NAMES } from './functions.js';
+
+/** Parses an expression; throws ExpressionError (0-based position) on a syntax error or a text over the limits. */
+export function parseExpression(text: string): Expr {
+  return parse(text);
+}
+
+/** Type-checks and compiles to one DuckDB SQL expression; throws ExpressionError naming position and problem. */
+export function compileExpression(ast: Expr, ctx: CompileContext): FieldInfo {
+  return compile(ast, ctx);
+}
+
+/** The `$names` the expression reads, each once, in order of first appearance. */
+export function references(ast: Expr): string[] {
+  const seen = new Set<string>();
+  const stack: Expr[] = [ast];
+  const out: string[] = [];
+  // Depth-first, left to right, without recursion.
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    if (node.kind === 'column') {
+      if (!seen.has(node.name)) {
+        seen.add(node.name);
+        out.push(node.name);
+      }
+    } else if (node.kind === 'call') {
+      for (let i = node.args.length - 1; i >= 0; i--) stack.push(node.args[i]);
+    }
+  }
+  return out;
 }

@@ -1,0 +1,140 @@
+// Field resolution for queries and calculated fields: which SQL reads `$name` for an event.
+//
+// Columns come from the dataset's column registry (columnSources); calculated fields are compiled
+// on first use, recursively (a calculated field may read another), memoised, with cycles refused.
+// Calculated fields win over columns of the same name; among calculated fields the later entry of
+// the list wins (callers pass environment-wide fields first, then the dataset's, then a query's
+// inline ones).
+import { compileExpression, CycleError, ExpressionError, parseExpression, type CompileContext, type FieldInfo } from './expr/index.js';
+import { quoteIdent } from '../stores/events/types.js';
+import type { Column, ColumnType } from '../stores/config/types.js';
+
+export interface ColumnSource {
+  keyName: string;
+  sql: string;
+  type: 'string' | 'integer' | 'float' | 'boolean';
+}
+
+export interface CalculatedSource {
+  name: string;
+  expression: string;
+  /** where it comes from, for error messages */
+  origin?: string;
+}
+
+const DUCKDB_TYPE: Record<ColumnType, string> = { string: 'VARCHAR', integer: 'BIGINT', float: 'DOUBLE', boolean: 'BOOLEAN' };
+
+/**
+ * The SQL that reads each column as its API type: the quoted physical column, wrapped in
+ * TRY_CAST when the API type differs from the stored type (a value that does not convert is null).
+ */
+export function columnSources(columns: Column[]): ColumnSource[] {
+  return columns.map((c) => {
+    const physical = quoteIdent(c.physical);
+    const sql = c.type === c.storedType ? physical : `TRY_CAST(${physical} AS ${DUCKDB_TYPE[c.type]})`;
+    return { keyName: c.keyName, sql, type: c.type };
+  });
+}
+
+export class FieldScope {
+  private readonly columns = new Map<string, ColumnSource>();
+  private readonly calculated = new Map<string, CalculatedSource>();
+  private readonly compiled = new Map<string, FieldInfo>();
+  /** Calculated fields being compiled, outermost first (for cycle detection). */
+  private readonly stack: string[] = [];
+  private readonly ctx: CompileContext;
+
+  constructor(opts: {
+    columns: ColumnSource[];
+    calculated: CalculatedSource[];
+    eventTimeSql: string;
+    ingestTimeSql: string;
+    bind: (v: string | number | boolean) => string;
+  }) {
+    for (const c of opts.columns) this.columns.set(c.keyName, c);
+    for (const f of opts.calculated) this.calculated.set(f.name, f);
+    this.ctx = {
+      field: (name) => this.resolve(name),
+      eventTimeSql: opts.eventTimeSql,
+      ingestTimeSql: opts.ingestTimeSql,
+      bind: opts.bind,
+    };
+  }
+
+  /** The compile context this scope gives expressions (fields resolve through the scope). */
+  get context(): CompileContext {
+    return this.ctx;
+  }
+
+  /** True when `name` is a calculated field of this scope. */
+  isCalculated(name: string): boolean {
+    return this.calculated.has(name);
+  }
+
+  /**
+   * A column or calculated field by name; calculated fields win over columns of the same name;
+   * later entries of `calculated` shadow earlier ones of the same name. Compiles calculated fields
+   * recursively (memoised), rejecting cycles with ExpressionError. Undefined when unknown.
+   */
+  resolve(name: string): FieldInfo | undefined {
+    const calc = this.calculated.get(name);
+    if (calc) return this.compileCalculated(calc);
+    const col = this.columns.get(name);
+    return col ? { sql: col.sql, type: col.type } : undefined;
+  }
+
+  /**
+   * Compiles the calculated field `name` of this scope as the outermost field, so a cycle is
+   * reported starting from it and its own errors carry positions in its own text (no wrapping).
+   */
+  compileAs(name: string): FieldInfo {
+    const f = this.calculated.get(name);
+    if (!f) throw new Error(`no calculated field ${name} in scope`);
+    const done = this.compiled.get(name);
+    if (done) return done;
+    this.stack.push(name);
+    try {
+      const info = compileExpression(parseExpression(f.expression), this.ctx);
+      const out = { sql: `(${info.sql})`, type: info.type };
+      this.compiled.set(name, out);
+      return out;
+    } finally {
+      this.stack.pop();
+    }
+  }
+
+  private compileCalculated(f: CalculatedSource): FieldInfo {
+    const done = this.compiled.get(f.name);
+    if (done) return done;
+    const at = this.stack.indexOf(f.name);
+    if (at >= 0) throw new CycleError(0, [...this.stack.slice(at), f.name]);
+    this.stack.push(f.name);
+    try {
+      let info: FieldInfo;
+      try {
+        info = compileExpression(parseExpression(f.expression), this.ctx);
+      } catch (err) {
+        if (err instanceof CycleError) throw err;
+        if (err instanceof ExpressionError) {
+          // The referencing expression adds "in calculated field $name" at its own position.
+          throw new ExpressionError(err.position, `at position ${err.position} of its expression${f.origin ? ` (${f.origin})` : ''}: ${err.message}`);
+        }
+        throw err;
+      }
+      // Parenthesised so it composes as one operand.
+      const out = { sql: `(${info.sql})`, type: info.type };
+      this.compiled.set(f.name, out);
+      return out;
+    } finally {
+      this.stack.pop();
+    }
+  }
+}
+
+/**
+ * Validates an expression at create time: parse + compile in the scope (unknown fields are
+ * allowed and read as null). Throws ExpressionError. Returns the compiled field.
+ */
+export function checkExpression(text: string, scope: FieldScope): FieldInfo {
+  return compileExpression(parseExpression(text), scope.context);
+}
