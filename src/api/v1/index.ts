@@ -7,6 +7,8 @@ import { registerDerivedColumns } from './derived-columns.js';
 import { registerDatasetDefinitions } from './dataset-definitions.js';
 import { registerEvents } from './events.js';
 import { registerKinesis } from './kinesis.js';
+import { registerMarkers } from './markers.js';
+import { registerMarkerSettings } from './marker-settings.js';
 import { registerQueries } from './queries.js';
 import { registerQueryAnnotations } from './query-annotations.js';
 import { registerQueryResults } from './query-results.js';
@@ -20,6 +22,8 @@ export async function registerV1(app: App, ctx: ApiContext): Promise<void> {
   registerQueries(app, ctx);
   registerQueryAnnotations(app, ctx);
   registerQueryResults(app, ctx);
+  registerMarkers(app, ctx);
+  registerMarkerSettings(app, ctx);
   // Its own scope: ingest routes read raw bodies with their own content-type parser.
   await app.register(async (ingest) => {
     registerEvents(ingest as App, ctx);
