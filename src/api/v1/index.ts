@@ -12,6 +12,7 @@ import { registerMarkerSettings } from './marker-settings.js';
 import { registerQueries } from './queries.js';
 import { registerQueryAnnotations } from './query-annotations.js';
 import { registerQueryResults } from './query-results.js';
+import { registerServiceMaps } from './service-maps.js';
 
 export async function registerV1(app: App, ctx: ApiContext): Promise<void> {
   registerAuth(app, ctx);
@@ -22,6 +23,7 @@ export async function registerV1(app: App, ctx: ApiContext): Promise<void> {
   registerQueries(app, ctx);
   registerQueryAnnotations(app, ctx);
   registerQueryResults(app, ctx);
+  registerServiceMaps(app, ctx);
   registerMarkers(app, ctx);
   registerMarkerSettings(app, ctx);
   // Its own scope: ingest routes read raw bodies with their own content-type parser.

@@ -1,0 +1,284 @@
+// /1/maps/dependencies/requests: service map dependency requests. POST starts computing which
+// service calls which over the key's environment (every dataset, no dataset in the path); GET
+// reads the outcome one page at a time. Both need the configuration-key permission Read Service
+// Maps (`read_service_maps`).
+//
+// Decisions (README, "Service maps"):
+// - A request runs in the background as soon as it is created and is stored (object kind
+//   `map_dependency_request`) when done; it never changes after. POST waits up to 200 ms for it:
+//   done by then → 200 with `status` ready (or error), otherwise 201 with `status: pending`.
+//   GET answers 200 in every state; `dependencies` is null until ready (and on error).
+//   A request still pending after a restart runs again on its next GET.
+// - `Location` (absolute URL of the request) on POST; `Last-Modified` on both (creation time
+//   while pending, completion time after); `Cache-Control: private, max-age=86400` on ready
+//   GETs, `no-store` otherwise.
+// - Window: `start_time`, `end_time`, `time_range` (default 7200) combine as in queries: all
+//   three → 422, start_time must be before end_time, integers ≥ 1. Resolved against the clock at
+//   creation. No maximum span; the run-time limit (WAGGLE_QUERY_TIMEOUT_MS) applies, and a run
+//   that exceeds it or fails ends in `status: error` with an `error` text.
+// - `limit` (query, 1..64000, default 10000) caps the edges kept, after ordering by call count
+//   (descending), then parent and child service name (ascending, by byte). Out of range → 422.
+// - `filters`: service nodes (`type` "service", the default); an edge is kept when its parent
+//   or its child is one of them. A top-level null field means "not set"; unknown fields are
+//   ignored, as everywhere on /1/.
+// - Pages: `page[size]` 1..100 (default 20), as the contract's PaginationSize documents;
+//   `page[after]` is the opaque cursor from `links.next`, bound to its request; a cursor
+//   that is malformed, of another request or past the end → 422. `links.next` is a path
+//   (`/1/maps/dependencies/requests/{id}?page[after]=…&page[size]=…`), null on the last page.
+// - Another environment's request id answers 404, exactly like an unknown one.
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import type { App } from '../../http/app.js';
+import { envOf } from '../../http/auth.js';
+import { invalidField, notFound } from '../../http/errors.js';
+import { shortId } from '../../domain/ids.js';
+import { timeWindow } from '../../query/spec.js';
+import { computeDependencies } from '../../engine/service-map.js';
+import { QueryTimeout } from '../../stores/events/types.js';
+import type { Environment, StoredObject } from '../../stores/config/types.js';
+import type { ApiContext } from '../context.js';
+
+export const MAP_REQUEST_KIND = 'map_dependency_request';
+const tags = ['Service Maps'];
+const security = [{ configuration_key: [] }];
+const auth = { kind: 'team', permission: 'read_service_maps' } as const;
+
+const DEFAULT_LIMIT = 10_000;
+const MAX_LIMIT = 64_000;
+const DEFAULT_PAGE = 20;
+const MAX_PAGE = 100;
+/** How long POST waits for a request to finish before answering 201 pending. */
+const CREATE_WAIT_MS = 200;
+const BASE_PATH = '/1/maps/dependencies/requests';
+
+const MapNode = Type.Object({
+  name: Type.String({ minLength: 1, description: 'Service name.' }),
+  type: Type.Optional(Type.Literal('service', { default: 'service' })),
+});
+const CreateBody = Type.Object({
+  start_time: Type.Optional(Type.Integer({ minimum: 1, description: 'Unix seconds.' })),
+  end_time: Type.Optional(Type.Integer({ minimum: 1, description: 'Unix seconds.' })),
+  time_range: Type.Optional(Type.Integer({ minimum: 1, description: 'Seconds (7200 when neither this nor both times are given).' })),
+  filters: Type.Optional(Type.Array(MapNode, { description: 'Keep only edges whose parent or child is one of these services.' })),
+});
+type CreateInput = Static<typeof CreateBody>;
+
+const Status = Type.Union([Type.Literal('pending'), Type.Literal('ready'), Type.Literal('error')]);
+const CreateResponse = Type.Object({
+  request_id: Type.String(),
+  status: Status,
+  error: Type.Optional(Type.String({ description: 'Why the request failed (status error).' })),
+});
+const NodeOut = Type.Object({ name: Type.String(), type: Type.Literal('service') });
+const GetResponse = Type.Object({
+  request_id: Type.String(),
+  status: Status,
+  dependencies: Type.Union([
+    Type.Array(Type.Object({ parent_node: NodeOut, child_node: NodeOut, call_count: Type.Integer() })),
+    Type.Null(),
+  ]),
+  links: Type.Object({ next: Type.Union([Type.String(), Type.Null()]) }),
+  error: Type.Optional(Type.String({ description: 'Why the request failed (status error).' })),
+});
+
+/** What is stored per request. Edges are [parent, child, call count], in answer order. */
+interface RequestBody {
+  id: string;
+  start: number;
+  end: number;
+  limit: number;
+  services: string[];
+  status: 'pending' | 'ready' | 'error';
+  edges?: [string, string, number][];
+  error?: string;
+  completedAt?: string;
+}
+
+/** `limit` from the query string: an integer 1..64000, default 10000. */
+function readLimit(raw: string | undefined): number {
+  if (raw === undefined || raw === '') return DEFAULT_LIMIT;
+  const n = /^\d{1,6}$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= 1 && n <= MAX_LIMIT)) throw invalidField('limit', `must be an integer from 1 to ${MAX_LIMIT}`);
+  return n;
+}
+
+/** `page[size]` (1..100, default 20) and `page[after]` (a cursor of this request). */
+function readPage(query: { 'page[size]'?: string; 'page[after]'?: string }, requestId: string): { size: number; offset: number } {
+  const rawSize = query['page[size]'];
+  const size = rawSize === undefined || rawSize === '' ? DEFAULT_PAGE : /^\d{1,3}$/.test(rawSize) ? Number(rawSize) : NaN;
+  if (!(size >= 1 && size <= MAX_PAGE)) throw invalidField('page[size]', `must be an integer from 1 to ${MAX_PAGE}`);
+  const rawAfter = query['page[after]'];
+  if (rawAfter === undefined || rawAfter === '') return { size, offset: 0 };
+  const m = /^([A-Za-z0-9]+):(\d{1,6})$/.exec(Buffer.from(rawAfter, 'base64url').toString('utf8'));
+  if (!m || m[1] !== requestId) throw invalidField('page[after]', 'is not a cursor of this request');
+  return { size, offset: Number(m[2]) };
+}
+
+const cursor = (requestId: string, offset: number) => Buffer.from(`${requestId}:${offset}`).toString('base64url');
+
+/** The time-field combination rules of queries. */
+function checkWindow(b: CreateInput): void {
+  if (b.time_range !== undefined && b.start_time !== undefined && b.end_time !== undefined) {
+    throw invalidField('time_range', 'cannot be combined with both start_time and end_time; send at most two of the three');
+  }
+  if (b.start_time !== undefined && b.end_time !== undefined && b.start_time >= b.end_time) {
+    throw invalidField('start_time', 'must be before end_time');
+  }
+}
+
+export function registerServiceMaps(app: App, ctx: ApiContext): void {
+  const { store, events, settings, now } = ctx;
+  const running = new Map<string, Promise<RequestBody>>();
+
+  const location = (request: FastifyRequest, id: string) => `${request.protocol}://${request.host}${BASE_PATH}/${id}`;
+  const lastModified = (obj: StoredObject<RequestBody>, body: RequestBody) => new Date(body.completedAt ?? obj.createdAt).toUTCString();
+
+  /** Runs a stored request once per process; the stored copy is updated when it is done. */
+  const start = (env: Environment, obj: StoredObject<RequestBody>): Promise<RequestBody> => {
+    const existing = running.get(obj.id);
+    if (existing) return existing;
+    const body = obj.body;
+    const job = (async () => {
+      let done: RequestBody;
+      try {
+        const deps = await computeDependencies(
+          store,
+          events,
+          env,
+          { start: body.start, end: body.end, limit: body.limit, services: body.services },
+          settings.queryTimeoutMs,
+        );
+        done = { ...body, status: 'ready', edges: deps.map((d) => [d.parent, d.child, d.calls]) };
+      } catch (err) {
+        if (!(err instanceof QueryTimeout)) app.log.error({ err, mapRequest: obj.id }, 'map dependency request failed');
+        const error =
+          err instanceof QueryTimeout ? `computing the dependencies exceeded the ${settings.queryTimeoutMs / 1000} s run time` : 'computing the dependencies failed';
+        done = { ...body, status: 'error', error };
+      }
+      done.completedAt = now().toISOString();
+      await store.updateObject<RequestBody>(MAP_REQUEST_KIND, obj.id, { body: done });
+      return done;
+    })()
+      .catch((err) => {
+        app.log.error({ err, mapRequest: obj.id }, 'storing a map dependency request failed');
+        return body;
+      })
+      .finally(() => running.delete(obj.id));
+    running.set(obj.id, job);
+    return job;
+  };
+  app.addHook('onClose', async () => {
+    await Promise.all(running.values());
+  });
+
+  app.post(
+    BASE_PATH,
+    {
+      schema: {
+        tags,
+        security,
+        querystring: Type.Object({ limit: Type.Optional(Type.String({ description: 'Most edges, 1..64000 (default 10000).' })) }),
+        body: CreateBody,
+        description:
+          'Starts computing the service dependencies of the environment; 201 while pending, 200 once ready or failed. Poll the `Location`.',
+        response: { 200: CreateResponse, 201: CreateResponse },
+      },
+      config: { auth },
+      // The body is optional: absent means {}, and top-level nulls mean "not set".
+      preValidation: async (request) => {
+        if (request.body === undefined) request.body = {};
+        else if (request.body !== null && typeof request.body === 'object' && !Array.isArray(request.body)) {
+          const b = request.body as Record<string, unknown>;
+          for (const k of Object.keys(CreateBody.properties)) if (b[k] === null) delete b[k];
+        }
+      },
+    },
+    async (request, reply) => {
+      const env = envOf(request);
+      const limit = readLimit(request.query.limit);
+      const b = request.body;
+      checkWindow(b);
+      const window = timeWindow({ start_time: b.start_time, end_time: b.end_time, time_range: b.time_range }, Math.floor(now().getTime() / 1000));
+      const id = shortId();
+      const body: RequestBody = {
+        id,
+        start: window.start,
+        end: window.end,
+        limit,
+        services: [...new Set((b.filters ?? []).map((f) => f.name))],
+        status: 'pending',
+      };
+      const obj = await store.createObject<RequestBody>({
+        id,
+        kind: MAP_REQUEST_KIND,
+        teamId: env.teamId,
+        environmentId: env.id,
+        datasetId: null,
+        scope: env.id,
+        uniqueKey: null,
+        body,
+      });
+      const job = start(env, obj);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const waited = new Promise<undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), CREATE_WAIT_MS);
+      });
+      const settled = await Promise.race([job, waited]);
+      clearTimeout(timer);
+      const state = settled ?? body;
+      reply.header('location', location(request, id));
+      reply.header('last-modified', lastModified(obj, state));
+      return reply
+        .code(state.status === 'pending' ? 201 : 200)
+        .send({ request_id: id, status: state.status, ...(state.error ? { error: state.error } : {}) });
+    },
+  );
+
+  app.get(
+    `${BASE_PATH}/:requestId`,
+    {
+      schema: {
+        tags,
+        security,
+        params: Type.Object({ requestId: Type.String() }),
+        querystring: Type.Object({
+          'page[size]': Type.Optional(Type.String({ description: 'Edges per page, 1..100 (default 20).' })),
+          'page[after]': Type.Optional(Type.String({ description: 'The cursor of `links.next`.' })),
+        }),
+        description: 'One page of the dependencies; `dependencies` is null until `status` is ready.',
+        response: { 200: GetResponse },
+      },
+      config: { auth },
+    },
+    async (request, reply) => {
+      const env = envOf(request);
+      const obj = await store.getObject<RequestBody>(MAP_REQUEST_KIND, request.params.requestId);
+      if (!obj || obj.environmentId !== env.id) throw notFound('map dependency request');
+      const page = readPage(request.query, obj.id);
+      const body = obj.body;
+      if (body.status === 'pending' && !running.has(obj.id)) void start(env, obj);
+      reply.header('last-modified', lastModified(obj, body));
+      reply.header('cache-control', body.status === 'ready' ? 'private, max-age=86400' : 'no-store');
+      let dependencies: Static<typeof GetResponse>['dependencies'] = null;
+      let next: string | null = null;
+      if (body.status === 'ready') {
+        const edges = body.edges ?? [];
+        if (page.offset > edges.length) throw invalidField('page[after]', 'is past the end of the results');
+        const end = Math.min(edges.length, page.offset + page.size);
+        dependencies = edges.slice(page.offset, end).map(([parent, child, calls]) => ({
+          parent_node: { name: parent, type: 'service' as const },
+          child_node: { name: child, type: 'service' as const },
+          call_count: calls,
+        }));
+        if (end < edges.length) next = `${BASE_PATH}/${obj.id}?page[after]=${cursor(obj.id, end)}&page[size]=${page.size}`;
+      }
+      return {
+        request_id: obj.id,
+        status: body.status,
+        dependencies,
+        links: { next },
+        ...(body.error ? { error: body.error } : {}),
+      };
+    },
+  );
+}

@@ -1,0 +1,162 @@
+// Service map dependencies: which service calls which, computed from the stored spans of every
+// dataset of an environment, in one DuckDB statement.
+//
+//   spans    one SELECT per usable dataset, UNION ALL: trace id, span id, parent id and service
+//            name (read through the dataset's definitions, as text) and the sample rate of every
+//            span whose event time is in the window [start, end). Span events and links (a
+//            non-empty `annotation_type` field) are not spans and are left out.
+//   parents  spans with a trace id, span id and service, one row per (trace id, span id); should
+//            one span id appear twice in a trace, the smallest service name wins, so a duplicate
+//            never counts a call twice.
+//   edges    child JOIN parent ON same trace id AND child.parent_id = parent.span_id, grouped by
+//            (parent service, child service); the call count is the sum of the child spans'
+//            sample rates (each stored span stands for `samplerate` calls, as COUNT does).
+//
+// Rules that follow from the join: a span whose parent is not stored (or lies outside the
+// window, or in a skipped dataset) makes no edge; roots make none; spans without a service name
+// (NULL or "") are neither parents nor children; self-calls (A → A) and cycles are ordinary edges.
+// A trace may cross datasets: ids are compared as text, whatever dataset holds the span.
+//
+// A dataset takes part when its definitions `trace_id`, `span_id`, `parent_id` and
+// `service_name` each name a column it has (calculated fields are not evaluated here); any other
+// dataset is skipped. Every identifier is quoted by quoteIdent/tableName; service names given as
+// filters and the limit are bound parameters.
+import type { ConfigStore, Column, Dataset, Environment } from '../stores/config/types.js';
+import { quoteIdent, tableName, type EventStore } from '../stores/events/types.js';
+import { SAMPLERATE_COLUMN, TIME_COLUMN } from '../stores/events/duckdb.js';
+import { DEFINITION_DEFAULTS } from '../domain/datasets.js';
+
+/** The definition keys a dataset needs to contribute spans. */
+export const SPAN_DEFINITIONS = ['trace_id', 'span_id', 'parent_id', 'service_name'] as const;
+
+export interface DependencyOptions {
+  /** Window in Unix seconds, [start, end). */
+  start: number;
+  end: number;
+  /** Most edges returned. */
+  limit: number;
+  /** When non-empty, only edges with the parent or the child in one of these services. */
+  services: string[];
+}
+
+export interface Dependency {
+  parent: string;
+  child: string;
+  calls: number;
+}
+
+/** One dataset's physical columns for the span fields (plus the annotation type when present). */
+export interface SpanSource {
+  dataset: Dataset;
+  traceId: string;
+  spanId: string;
+  parentId: string;
+  service: string;
+  annotationType?: string;
+}
+
+/** The definition's field name, or the default when the dataset maps none. */
+function fieldName(ds: Dataset, key: string): string {
+  return ds.definitions[key] || DEFINITION_DEFAULTS[key];
+}
+
+/** The span columns of a dataset, or undefined when it lacks any of them (or has no events table). */
+export function spanSource(dataset: Dataset, columns: Column[], physical: Set<string>): SpanSource | undefined {
+  const byName = new Map(columns.map((c) => [c.keyName, c]));
+  const col = (key: string) => {
+    const c = byName.get(fieldName(dataset, key));
+    return c && physical.has(c.physical) ? c.physical : undefined;
+  };
+  const [traceId, spanId, parentId, service] = SPAN_DEFINITIONS.map(col);
+  if (!traceId || !spanId || !parentId || !service) return undefined;
+  return { dataset, traceId, spanId, parentId, service, annotationType: col('annotation_type') };
+}
+
+/** The usable datasets of an environment, in slug order. */
+export async function spanSources(store: ConfigStore, events: EventStore, env: Environment): Promise<SpanSource[]> {
+  const datasets = (await store.listDatasets(env.id)).slice().sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
+  const found = await Promise.all(
+    datasets.map(async (ds) => {
+      const physical = new Set((await events.columns(ds.id)).map((c) => c.physical));
+      if (physical.size === 0) return undefined; // no events table yet
+      return spanSource(ds, await store.listColumns(ds.id), physical);
+    }),
+  );
+  return found.filter((s): s is SpanSource => s !== undefined);
+}
+
+/** SQL of one timestamp computed here (never user text). */
+function timestampSql(unixSeconds: number): string {
+  if (!Number.isFinite(unixSeconds)) throw new Error(`not a time: ${String(unixSeconds)}`);
+  return `make_timestamp(${Math.trunc(unixSeconds * 1_000_000)}::BIGINT)`;
+}
+
+/** The statement computing the edges, ordered by call count (descending), then parent and child name. */
+export function dependencySql(sources: SpanSource[], opts: DependencyOptions): { sql: string; params: unknown[] } {
+  const params: unknown[] = [];
+  const bind = (v: unknown) => {
+    params.push(v);
+    return `$${params.length}`;
+  };
+  const text = (physical: string) => `CAST(${quoteIdent(physical)} AS VARCHAR)`;
+  const time = quoteIdent(TIME_COLUMN);
+  const selects = sources.map((s) => {
+    const where = [`${time} >= ${timestampSql(opts.start)}`, `${time} < ${timestampSql(opts.end)}`];
+    if (s.annotationType) where.push(`coalesce(${text(s.annotationType)}, '') = ''`);
+    return (
+      `SELECT ${text(s.traceId)} AS trace_id, ${text(s.spanId)} AS span_id, ${text(s.parentId)} AS parent_id, ` +
+      `${text(s.service)} AS service, ${quoteIdent(SAMPLERATE_COLUMN)} AS w ` +
+      `FROM ${quoteIdent(tableName(s.dataset.id))} WHERE ${where.join(' AND ')}`
+    );
+  });
+  const spans =
+    selects.length > 0
+      ? selects.join('\nUNION ALL\n')
+      : `SELECT CAST(NULL AS VARCHAR) AS trace_id, CAST(NULL AS VARCHAR) AS span_id, CAST(NULL AS VARCHAR) AS parent_id, ` +
+        `CAST(NULL AS VARCHAR) AS service, CAST(NULL AS BIGINT) AS w WHERE false`;
+  const services = [...new Set(opts.services)];
+  const filter =
+    services.length > 0
+      ? (() => {
+          const list = services.map((n) => bind(n)).join(', ');
+          return `WHERE p.service IN (${list}) OR c.service IN (${list})`;
+        })()
+      : '';
+  const sql = `WITH spans AS (
+${spans}
+),
+parents AS (
+  SELECT trace_id, span_id, min(service) AS service FROM spans
+  WHERE trace_id IS NOT NULL AND span_id IS NOT NULL AND service IS NOT NULL AND service <> ''
+  GROUP BY trace_id, span_id
+),
+children AS (
+  SELECT trace_id, parent_id, service, w FROM spans
+  WHERE trace_id IS NOT NULL AND parent_id IS NOT NULL AND parent_id <> '' AND service IS NOT NULL AND service <> ''
+),
+edges AS (
+  SELECT p.service AS parent, c.service AS child, sum(c.w) AS calls
+  FROM children c JOIN parents p ON c.trace_id = p.trace_id AND c.parent_id = p.span_id
+  ${filter}
+  GROUP BY p.service, c.service
+)
+SELECT parent, child, CAST(calls AS DOUBLE) AS calls FROM edges
+ORDER BY calls DESC, parent ASC, child ASC
+LIMIT ${bind(opts.limit)}`;
+  return { sql, params };
+}
+
+/** Computes the edges; rejects with QueryTimeout past `timeoutMs`. */
+export async function computeDependencies(
+  store: ConfigStore,
+  events: EventStore,
+  env: Environment,
+  opts: DependencyOptions,
+  timeoutMs: number,
+): Promise<Dependency[]> {
+  const sources = await spanSources(store, events, env);
+  if (sources.length === 0) return [];
+  const { sql, params } = dependencySql(sources, opts);
+  const rows = await events.analyse(sql, params, timeoutMs);
+  return rows.map((r) => ({ parent: String(r.parent), child: String(r.child), calls: Number(r.calls) }));
+}
