@@ -12,6 +12,7 @@ import { registerMarkerSettings } from './marker-settings.js';
 import { registerQueries } from './queries.js';
 import { registerQueryAnnotations } from './query-annotations.js';
 import { registerQueryResults } from './query-results.js';
+import { registerRecipients } from './recipients.js';
 import { registerServiceMaps } from './service-maps.js';
 
 export async function registerV1(app: App, ctx: ApiContext): Promise<void> {
@@ -23,6 +24,7 @@ export async function registerV1(app: App, ctx: ApiContext): Promise<void> {
   registerQueries(app, ctx);
   registerQueryAnnotations(app, ctx);
   registerQueryResults(app, ctx);
+  registerRecipients(app, ctx);
   registerServiceMaps(app, ctx);
   registerMarkers(app, ctx);
   registerMarkerSettings(app, ctx);
