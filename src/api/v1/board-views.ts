@@ -1,0 +1,262 @@
+// /1/boards/{boardId}/views: list, create (201), get, full-replacement PUT and DELETE (204).
+// Registered by registerBoards (boards.ts); same permission (`manage_boards`). The board must be
+// a board of the key's environment (404 `board not found` otherwise), and a view is found only
+// under its own board (404 `board view not found`).
+//
+// Decisions (also in the README, section "Boards"):
+// - `name`: required, 1..255 characters, not blank; unique within its board (exact,
+//   case-sensitive match): a duplicate on create or PUT → 409 (problem+json, `conflict`).
+// - `filters`: required array of at least one `{column, operation, value}`: `column` a
+//   non-empty string; `operation` one of the 16 filter operations (FILTER_OPS, shared with
+//   queries); `value`: none (absent or null) for `exists` / `does-not-exist`; a non-empty array
+//   of strings, numbers or booleans for `in` / `not-in` (the Terraform client turns "500,503"
+//   into numbers); one string, number or boolean for every other operation. Unknown fields are
+//   ignored and not echoed; a filter without a value is answered without `value`.
+// - At most 50 views per board: creating the 51st → 409 `a board can have at most 50 views`.
+//   Honeycomb documents the limit but not its status; of the statuses its create operation
+//   documents (400, 404, 409, 422), 409 is the one that means "conflicts with the current state
+//   of the target resource" — the request itself is valid. The count is checked before the
+//   insert (not atomically): two concurrent creates on a board with 49 views may both succeed.
+// - PUT is a full replacement of `name` and `filters`; a body `id` is read-only and ignored.
+// - Views are stored as objects of kind `board_view` whose scope is the board id and whose
+//   unique key is the name; deleting a board deletes them (deleteBoardViews).
+import { Type, type Static } from '@sinclair/typebox';
+import type { App } from '../../http/app.js';
+import { envOf } from '../../http/auth.js';
+import { ApiError, notFound } from '../../http/errors.js';
+import { shortId } from '../../domain/ids.js';
+import { FILTER_OPS, type FilterOp } from '../../query/spec.js';
+import { UniqueViolation, type ConfigStore, type Environment, type StoredObject } from '../../stores/config/types.js';
+import type { ApiContext } from '../context.js';
+import { BoardParams, Problems, bodyObject, getBoardObject, isObject } from './boards.js';
+
+export const BOARD_VIEW_KIND = 'board_view';
+export const MAX_VIEWS_PER_BOARD = 50;
+export const MAX_VIEW_NAME_LENGTH = 255;
+const NO_VALUE_OPS: readonly string[] = ['exists', 'does-not-exist'];
+const LIST_OPS: readonly string[] = ['in', 'not-in'];
+
+const tags = ['Boards'];
+const security = [{ configuration_key: [] }];
+const auth = { kind: 'team', permission: 'manage_boards' } as const;
+
+type Scalar = string | number | boolean;
+export interface BoardViewFilter {
+  column: string;
+  operation: FilterOp;
+  value?: Scalar | Scalar[];
+}
+/** What the object store holds for a view. */
+export interface StoredBoardView {
+  name: string;
+  filters: BoardViewFilter[];
+}
+
+const ScalarSchema = Type.Union([Type.String(), Type.Number(), Type.Boolean()]);
+const FilterSchema = Type.Object({
+  column: Type.String({ minLength: 1 }),
+  operation: Type.Unsafe<FilterOp>({ type: 'string', enum: [...FILTER_OPS] }),
+  value: Type.Optional(
+    Type.Union([ScalarSchema, Type.Array(ScalarSchema, { minItems: 1 })], {
+      description: 'None for exists/does-not-exist; an array for in/not-in; one value otherwise.',
+    }),
+  ),
+});
+const ViewRequest = Type.Object({
+  id: Type.Optional(Type.String({ readOnly: true })),
+  name: Type.String({ minLength: 1, maxLength: MAX_VIEW_NAME_LENGTH }),
+  filters: Type.Array(FilterSchema, { minItems: 1 }),
+});
+const BoardViewResponse = Type.Object({ id: Type.String(), name: Type.String(), filters: Type.Array(FilterSchema) });
+const ViewParams = Type.Object({ boardId: Type.String(), viewId: Type.String() });
+const conflictResponse = {
+  description: 'A view of that name exists on the board, or the board has 50 views already',
+  content: {
+    'application/problem+json': {
+      schema: Type.Object({
+        error: Type.String(),
+        status: Type.Number(),
+        type: Type.String(),
+        title: Type.String(),
+        detail: Type.Optional(Type.String()),
+        instance: Type.Optional(Type.String()),
+      }),
+    },
+  },
+};
+
+const isScalar = (v: unknown): v is Scalar => typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
+
+function checkFilter(p: Problems, f: unknown, at: string): BoardViewFilter | undefined {
+  if (!isObject(f)) return p.type(at, 'an object', f) || undefined;
+  const columnOk = p.string(`${at}.column`, f.column);
+  if (f.operation === undefined || f.operation === null) return p.add(`${at}.operation`, 'missing', 'is required') || undefined;
+  if (!p.enumOf(`${at}.operation`, f.operation, FILTER_OPS)) return undefined;
+  const op = f.operation;
+  const value = f.value;
+  const vf = `${at}.value`;
+  let out: BoardViewFilter['value'];
+  if (NO_VALUE_OPS.includes(op)) {
+    if (value !== undefined && value !== null) return p.add(vf, 'invalid', `${op} takes no value`) || undefined;
+  } else if (LIST_OPS.includes(op)) {
+    if (value === undefined || value === null) return p.add(vf, 'missing', `${op} needs an array of values`) || undefined;
+    if (!Array.isArray(value)) return p.type(vf, 'an array', value) || undefined;
+    if (value.length === 0) return p.add(vf, 'invalid', `${op} needs at least one value`) || undefined;
+    const bad = value.findIndex((x) => !isScalar(x));
+    if (bad >= 0) return p.type(`${vf}[${bad}]`, 'a string, number or boolean', value[bad]) || undefined;
+    out = value as Scalar[];
+  } else {
+    if (value === undefined || value === null) return p.add(vf, 'missing', `${op} needs a value`) || undefined;
+    if (!isScalar(value)) return p.type(vf, 'a string, number or boolean', value) || undefined;
+    out = value;
+  }
+  if (!columnOk) return undefined;
+  return { column: f.column as string, operation: op, ...(out === undefined ? {} : { value: out }) };
+}
+
+/** Validates a view body (create or update); throws one 422 naming every problem. */
+function validateView(input: unknown): StoredBoardView {
+  const body = bodyObject(input);
+  const p = new Problems();
+  p.string('name', body.name, { max: MAX_VIEW_NAME_LENGTH, notBlank: true });
+  const filters: BoardViewFilter[] = [];
+  if (body.filters === undefined || body.filters === null) p.add('filters', 'missing', 'is required');
+  else if (!Array.isArray(body.filters)) p.type('filters', 'an array', body.filters);
+  else if (body.filters.length === 0) p.add('filters', 'invalid', 'must have at least one filter');
+  else {
+    body.filters.forEach((f, i) => {
+      const filter = checkFilter(p, f, `filters[${i}]`);
+      if (filter) filters.push(filter);
+    });
+  }
+  p.throwIfAny();
+  return { name: body.name as string, filters };
+}
+
+const viewResponse = (o: StoredObject<StoredBoardView>): Static<typeof BoardViewResponse> => ({ id: o.id, name: o.body.name, filters: o.body.filters });
+
+const duplicateName = (name: string) => new ApiError(409, `a view named ${JSON.stringify(name)} already exists on this board`);
+
+/** The board's views, in creation order. */
+export async function listBoardViews(store: ConfigStore, env: Environment, boardId: string): Promise<StoredObject<StoredBoardView>[]> {
+  const all = await store.listObjects<StoredBoardView>(BOARD_VIEW_KIND, { environmentId: env.id });
+  return all.filter((o) => o.scope === boardId);
+}
+
+/** Deletes every view of the board (called when the board is deleted). */
+export async function deleteBoardViews(store: ConfigStore, env: Environment, boardId: string): Promise<void> {
+  for (const view of await listBoardViews(store, env, boardId)) await store.deleteObject(BOARD_VIEW_KIND, view.id);
+}
+
+async function getView(store: ConfigStore, env: Environment, boardId: string, viewId: string): Promise<StoredObject<StoredBoardView>> {
+  await getBoardObject(store, env, boardId);
+  const obj = await store.getObject<StoredBoardView>(BOARD_VIEW_KIND, viewId);
+  if (!obj || obj.environmentId !== env.id || obj.scope !== boardId) throw notFound('board view');
+  return obj;
+}
+
+export function registerBoardViews(app: App, { store }: ApiContext): void {
+  const noSchemaValidation = () => () => true;
+
+  app.get(
+    '/1/boards/:boardId/views',
+    {
+      schema: { tags, security, params: BoardParams, description: "The board's views (at most 50), in creation order.", response: { 200: Type.Array(BoardViewResponse, { maxItems: MAX_VIEWS_PER_BOARD }) } },
+      config: { auth },
+    },
+    async (request) => {
+      const env = envOf(request);
+      const { boardId } = request.params;
+      await getBoardObject(store, env, boardId);
+      return (await listBoardViews(store, env, boardId)).map(viewResponse);
+    },
+  );
+
+  app.post(
+    '/1/boards/:boardId/views',
+    {
+      schema: {
+        tags,
+        security,
+        params: BoardParams,
+        body: ViewRequest,
+        description: 'Creates a view. 409 when the board already has a view of that name, or 50 views.',
+        response: { 201: BoardViewResponse, 409: conflictResponse },
+      },
+      validatorCompiler: noSchemaValidation,
+      config: { auth },
+    },
+    async (request, reply) => {
+      const env = envOf(request);
+      const { boardId } = request.params as Static<typeof BoardParams>;
+      const board = await getBoardObject(store, env, boardId);
+      const body = validateView(request.body);
+      const existing = await listBoardViews(store, env, board.id);
+      if (existing.length >= MAX_VIEWS_PER_BOARD) throw new ApiError(409, `a board can have at most ${MAX_VIEWS_PER_BOARD} views`);
+      if (existing.some((v) => v.body.name === body.name)) throw duplicateName(body.name);
+      try {
+        const created = await store.createObject<StoredBoardView>({
+          id: shortId(),
+          kind: BOARD_VIEW_KIND,
+          teamId: env.teamId,
+          environmentId: env.id,
+          datasetId: null,
+          scope: board.id,
+          uniqueKey: body.name,
+          body,
+        });
+        return reply.code(201).send(viewResponse(created));
+      } catch (err) {
+        if (err instanceof UniqueViolation) throw duplicateName(body.name);
+        throw err;
+      }
+    },
+  );
+
+  app.get(
+    '/1/boards/:boardId/views/:viewId',
+    { schema: { tags, security, params: ViewParams, response: { 200: BoardViewResponse } }, config: { auth } },
+    async (request) => viewResponse(await getView(store, envOf(request), request.params.boardId, request.params.viewId)),
+  );
+
+  app.put(
+    '/1/boards/:boardId/views/:viewId',
+    {
+      schema: {
+        tags,
+        security,
+        params: ViewParams,
+        body: ViewRequest,
+        description: 'Full replacement of name and filters. 409 when another view of the board has that name.',
+        response: { 200: BoardViewResponse, 409: conflictResponse },
+      },
+      validatorCompiler: noSchemaValidation,
+      config: { auth },
+    },
+    async (request) => {
+      const env = envOf(request);
+      const { boardId, viewId } = request.params as Static<typeof ViewParams>;
+      await getView(store, env, boardId, viewId);
+      const body = validateView(request.body);
+      try {
+        const updated = await store.updateObject<StoredBoardView>(BOARD_VIEW_KIND, viewId, { body, uniqueKey: body.name });
+        if (!updated) throw notFound('board view');
+        return viewResponse(updated);
+      } catch (err) {
+        if (err instanceof UniqueViolation) throw duplicateName(body.name);
+        throw err;
+      }
+    },
+  );
+
+  app.delete(
+    '/1/boards/:boardId/views/:viewId',
+    { schema: { tags, security, params: ViewParams, response: { 204: Type.Null({ description: 'Deleted' }) } }, config: { auth } },
+    async (request, reply) => {
+      const { boardId, viewId } = request.params;
+      await getView(store, envOf(request), boardId, viewId);
+      if (!(await store.deleteObject(BOARD_VIEW_KIND, viewId))) throw notFound('board view');
+      return reply.code(204).send(null);
+    },
+  );
+}
