@@ -29,6 +29,8 @@ export interface Settings {
   queryResultRateLimit: RatePolicy | null;
   /** Longest a query result may run (ms); Honeycomb: 10 s. */
   queryTimeoutMs: number;
+  /** How often the background evaluation (triggers, burn alerts, signals) looks for due work (ms); 0 = never (tests tick by hand). */
+  evaluationTickMs: number;
 }
 
 export const DEFAULTS: Settings = {
@@ -47,6 +49,7 @@ export const DEFAULTS: Settings = {
   retentionDays: 60,
   queryResultRateLimit: { limit: 10, windowSeconds: 60 },
   queryTimeoutMs: 10_000,
+  evaluationTickMs: 10_000,
 };
 
 /** `N/S` = N requests per S seconds; `off` disables. */
@@ -86,6 +89,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Settin
     s.queryResultRateLimit = parseRate(env.WAGGLE_QUERY_RESULT_RATE_LIMIT, 'WAGGLE_QUERY_RESULT_RATE_LIMIT');
   }
   if (env.WAGGLE_QUERY_TIMEOUT_MS) s.queryTimeoutMs = parseInteger(env.WAGGLE_QUERY_TIMEOUT_MS, 'WAGGLE_QUERY_TIMEOUT_MS', 100, 3_600_000);
+  if (env.WAGGLE_EVALUATION_TICK_MS) s.evaluationTickMs = parseInteger(env.WAGGLE_EVALUATION_TICK_MS, 'WAGGLE_EVALUATION_TICK_MS', 0, 3_600_000);
   if (env.WAGGLE_BODY_LIMIT) s.bodyLimit = parseInteger(env.WAGGLE_BODY_LIMIT, 'WAGGLE_BODY_LIMIT', 1024, 1 << 30);
   if (env.WAGGLE_INGEST_BODY_LIMIT) s.ingestBodyLimit = parseInteger(env.WAGGLE_INGEST_BODY_LIMIT, 'WAGGLE_INGEST_BODY_LIMIT', 1024, 1 << 30);
   if (env.WAGGLE_INGEST_DECOMPRESSED_LIMIT) {

@@ -13,6 +13,17 @@ import { errorResponses } from './error-schemas.js';
 import { ApiError, renderError, validationError, type TypeDetail } from './errors.js';
 import { RateLimiter } from './rate-limit.js';
 import { registerV1 } from '../api/v1/index.js';
+import type { ApiContext } from '../api/context.js';
+import { Scheduler } from '../engine/scheduler.js';
+import { createNotifier } from '../notify/index.js';
+import type { Notification, Notifier } from '../notify/types.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Background evaluation and delivery, reachable from tests (tick the scheduler, read what was sent). */
+    engine: { scheduler: Scheduler; notifier: Notifier & { sent?: Notification[] } };
+  }
+}
 import { registerV2 } from '../api/v2/index.js';
 
 export interface AppDeps {
@@ -129,7 +140,10 @@ export async function createApp(deps: AppDeps): Promise<App> {
     maxColumnsPerDataset: settings.maxColumnsPerDataset,
     now,
   });
-  const ctx = { store: deps.configStore, events: deps.eventStore, writer, now, settings };
+  const scheduler = new Scheduler(now, (job, err) => app.log.error({ err, job }, 'evaluation failed'));
+  const notifier = createNotifier();
+  app.decorate('engine', { scheduler, notifier });
+  const ctx: ApiContext = { store: deps.configStore, events: deps.eventStore, writer, now, settings, scheduler, notifier };
   await app.register(async (v1) => registerV1(v1 as App, ctx));
   await app.register(async (v2) => registerV2(v2 as App, ctx));
   startBackground(app, ctx);
@@ -140,7 +154,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
  * Background upkeep: ingest bookkeeping (`last_written`) every few seconds, and retention
  * (events older than `retentionDays`) every hour. Stopped, and flushed, when the app closes.
  */
-function startBackground(app: App, ctx: { writer: IngestWriter; events: EventStore; settings: Settings; now: () => Date }) {
+function startBackground(app: App, ctx: ApiContext) {
   const log = (what: string) => (err: unknown) => app.log.error({ err }, `${what} failed`);
   // Close waits for the jobs still running before the stores go.
   const running = new Set<Promise<unknown>>();
@@ -158,10 +172,15 @@ function startBackground(app: App, ctx: { writer: IngestWriter; events: EventSto
   const retention = setInterval(retain, 3_600_000);
   bookkeeping.unref();
   retention.unref();
-  app.addHook('onReady', async () => retain());
+  app.addHook('onReady', async () => {
+    retain();
+    if (ctx.settings.evaluationTickMs > 0) ctx.scheduler.start(ctx.settings.evaluationTickMs);
+  });
   app.addHook('onClose', async () => {
     clearInterval(bookkeeping);
     clearInterval(retention);
+    await ctx.scheduler.stop();
+    await ctx.notifier.close?.();
     await Promise.all(running);
     await ctx.writer.close();
   });

@@ -1,0 +1,51 @@
+// Background evaluation (triggers, burn alerts, signals): jobs registered here run when due, on a
+// timer in a running server and on demand in tests, which advance the app clock and call tick().
+// A job decides itself what is due from the clock it is given, and must be idempotent per
+// evaluation time (state it keeps is in the config store, so a restart picks up where it was).
+
+export interface Job {
+  name: string;
+  /** Runs whatever is due at `now`. Errors are logged, not thrown to the scheduler. */
+  run(now: Date): Promise<void>;
+}
+
+export class Scheduler {
+  private readonly jobs: Job[] = [];
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+
+  constructor(
+    private readonly now: () => Date,
+    private readonly onError: (job: string, err: unknown) => void,
+  ) {}
+
+  register(job: Job): void {
+    this.jobs.push(job);
+  }
+
+  /** Runs every job once at the current app time; concurrent calls share one pass. */
+  tick(): Promise<void> {
+    this.running ??= (async () => {
+      const now = this.now();
+      for (const job of this.jobs) {
+        try {
+          await job.run(now);
+        } catch (err) {
+          this.onError(job.name, err);
+        }
+      }
+    })().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  /** Ticks every `intervalMs` until stop(). */
+  start(intervalMs: number): void {
+    this.timer = setInterval(() => void this.tick(), intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+}
