@@ -41,7 +41,7 @@ const constant = (b: boolean): Val => v(b ? 'true' : 'false', 'boolean', true);
  * strftime conversions FORMAT_TIME accepts (all supported by DuckDB's strftime; the test suite
  * checks each one). `-` (no padding) is allowed before d, m, y, H, I, M, S, j.
  */
-const STRFTIME = new Set(['a', 'A', 'w', 'd', 'b', 'B', 'm', 'y', 'Y', 'H', 'I', 'p', 'M', 'S', 'f', 'z', 'Z', 'j', 'U', 'W', 'c', 'x', 'X', '%', 'e', 'g', 'n']);
+const STRFTIME = new Set(['a', 'A', 'w', 'd', 'b', 'B', 'm', 'y', 'Y', 'H', 'I', 'p', 'M', 'S', 'f', 'z', 'Z', 'j', 'U', 'W', 'c', 'x', 'X', '%', 'g', 'n']);
 const STRFTIME_UNPADDED = new Set(['d', 'm', 'y', 'H', 'I', 'M', 'S', 'j']);
 export const STRFTIME_SPECIFIERS = [...STRFTIME];
 
@@ -88,12 +88,20 @@ class Compiler {
   }
 
   private literal(e: Literal): Val {
-    const bind = (value: string | number | boolean, type: ValueType): Val => ({
-      sql: `CAST(${this.ctx.bind(value)} AS ${SQL_TYPE[type]})`,
-      type,
-      simple: true,
-      lit: e,
-    });
+    // Bound on first use only: a literal the compiled SQL does not use (a SWITCH case against a
+    // number, a LENGTH unit, an argument of a constant result) must not leave an unused parameter.
+    const ctx = this.ctx;
+    const bind = (value: string | number | boolean, type: ValueType): Val => {
+      let sql: string | undefined;
+      return {
+        get sql() {
+          return (sql ??= `CAST(${ctx.bind(value)} AS ${SQL_TYPE[type]})`);
+        },
+        type,
+        simple: true,
+        lit: e,
+      };
+    };
     switch (e.type) {
       case 'string':
         return bind(e.value, 'string');
@@ -101,7 +109,8 @@ class Compiler {
         // As text: a JavaScript number cannot carry every 64-bit integer.
         return bind(e.value.toString(), 'integer');
       case 'float':
-        return bind(e.value, 'float');
+        // As text too: the driver would bind a whole-valued number such as 1e300 as an integer.
+        return bind(String(e.value), 'float');
       case 'boolean':
         return bind(e.value, 'boolean');
       case 'null':
@@ -133,6 +142,11 @@ class Compiler {
       if (!vals[i].simple) sql = `list_transform([${vals[i].sql}], lambda ${names[i]}: ${sql})[1]`;
     }
     return sql;
+  }
+
+  /** The value, or NULL when it is zero (NULLIF repeats its argument inside DuckDB: shared). */
+  private nonZero(x: Val): string {
+    return this.share([x], ([s]) => `NULLIF(${s}, 0)`);
   }
 
   /** Truthiness: booleans as they are, numbers when non-zero, the string "true"; null is false. */
@@ -219,7 +233,7 @@ class Compiler {
     if (problem) throw new ExpressionError(e.pos, problem);
     const args = e.args.map((a) => this.node(a));
     let total = 0;
-    for (const a of args) total += a.sql.length;
+    for (const a of args) total += a.lit ? 0 : a.sql.length;
     if (total > MAX_SQL_LENGTH) {
       throw new ExpressionError(e.pos, `expression is too large once calculated fields are expanded (over ${MAX_SQL_LENGTH} characters of SQL)`);
     }
@@ -252,13 +266,18 @@ class Compiler {
         const dflt = otherwise ? this.convert(otherwise, type) : nullOf(type).sql;
         // Cases are strings: a value of another type never matches (EQUALS rules), so only the default applies.
         if (value.type !== 'string') return v(dflt, type, otherwise?.simple ?? true);
-        const whens = [...Array(pairs).keys()].map((i) => `WHEN ${rest[2 * i].sql} THEN ${this.convert(rest[2 * i + 1], type)}`);
-        return v(`CASE ${value.sql} ${whens.join(' ')} ELSE ${dflt} END`, type);
+        // A simple CASE repeats its operand per branch inside DuckDB: share it.
+        const sql = this.share([value], ([x]) => {
+          const whens = [...Array(pairs).keys()].map((i) => `WHEN ${x} = ${rest[2 * i].sql} THEN ${this.convert(rest[2 * i + 1], type)}`);
+          return `CASE ${whens.join(' ')} ELSE ${dflt} END`;
+        });
+        return v(sql, type);
       }
       case 'COALESCE': {
         const type = this.unify(args);
         if (type === 'null') return nullOf('null');
-        const parts = args.filter((a) => a.type !== 'null').map((a) => (a.type === 'string' ? `NULLIF(${a.sql}, '')` : a.sql));
+        // NULLIF is expanded by DuckDB into a CASE that repeats its argument: share it.
+        const parts = args.filter((a) => a.type !== 'null').map((a) => (a.type === 'string' ? this.share([a], ([x]) => `NULLIF(${x}, '')`) : a.sql));
         const typed = args.filter((a) => a.type !== 'null').map((a, i) => (a.type === type ? parts[i] : this.convert(v(parts[i], a.type), type)));
         return v(`COALESCE(${typed.join(', ')})`, type);
       }
@@ -314,16 +333,16 @@ class Compiler {
       case 'DIV': {
         const [a, b] = args.map((x) => this.num(x));
         if (a.type === 'null' || b.type === 'null' || args[0].type === 'null' || args[1].type === 'null') return nullOf('float');
-        // DuckDB's "/" gives NULL on division by zero.
-        return v(`(CAST(${a.sql} AS DOUBLE) / ${b.sql})`, 'float');
+        // Division by zero → NULL (DOUBLE division alone would give ±inf).
+        return v(`(CAST(${a.sql} AS DOUBLE) / ${this.nonZero(v(this.convert(b, 'float'), 'float', b.simple))})`, 'float');
       }
       case 'MOD': {
         const [a, b] = args.map((x) => this.num(x));
         const type: ValueType = a.type === 'integer' && b.type === 'integer' ? 'integer' : 'float';
         if (args[0].type === 'null' || args[1].type === 'null') return nullOf(type);
         // Sign of the dividend (truncated division), like Go's % and math.Mod; modulo zero → NULL.
-        if (type === 'integer') return v(`TRY_CAST(CAST(${a.sql} AS HUGEINT) % ${b.sql} AS BIGINT)`, 'integer');
-        return v(`(CAST(${a.sql} AS DOUBLE) % ${this.convert(b, 'float')})`, 'float');
+        if (type === 'integer') return v(`TRY_CAST(CAST(${a.sql} AS HUGEINT) % ${this.nonZero(b)} AS BIGINT)`, 'integer');
+        return v(`(CAST(${a.sql} AS DOUBLE) % ${this.nonZero(v(this.convert(b, 'float'), 'float', b.simple))})`, 'float');
       }
       case 'MIN':
       case 'MAX':
@@ -390,12 +409,15 @@ class Compiler {
         const pattern = this.stringLiteral(args[1], `the regular expression (${what(1)})`, argPos(1));
         const { groups } = checkRegex(pattern, argPos(1));
         const s = args[0];
+        // Not a string: false / null / 0, and the pattern is not bound.
+        if (s.type !== 'string') return spec.name === 'REG_MATCH' ? constant(false) : spec.name === 'REG_VALUE' ? nullOf('string') : v('0', 'integer', true);
         const re = args[1].sql;
-        if (spec.name === 'REG_MATCH') return s.type === 'string' ? v(`COALESCE(regexp_matches(${s.sql}, ${re}), false)`, 'boolean') : constant(false);
+        if (spec.name === 'REG_MATCH') return v(`COALESCE(regexp_matches(${s.sql}, ${re}), false)`, 'boolean');
         if (spec.name === 'REG_VALUE') {
-          return s.type === 'string' ? v(`NULLIF(regexp_extract(${s.sql}, ${re}, ${groups > 0 ? 1 : 0}), '')`, 'string') : nullOf('string');
+          const extracted = v(`regexp_extract(${s.sql}, ${re}, ${groups > 0 ? 1 : 0})`, 'string');
+          return v(this.share([extracted], ([x]) => `NULLIF(${x}, '')`), 'string');
         }
-        return s.type === 'string' ? v(`COALESCE(len(regexp_extract_all(${s.sql}, ${re})), 0)`, 'integer') : v('0', 'integer', true);
+        return v(`COALESCE(len(regexp_extract_all(${s.sql}, ${re})), 0)`, 'integer');
       }
 
       // -- time
