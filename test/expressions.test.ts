@@ -615,7 +615,7 @@ describe('parse and compile errors name the position and the problem', () => {
     ['9223372036854775808', 0, /64-bit range/],
     ['-9223372036854775809', 0, /64-bit range/],
     ['foo', 0, /a function needs "\("/],
-    ['$a+$b', 3, /unexpected column \$b/],
+    ['$a+$b', 3, /unexpected column \$b after a complete expression \(the column name \$a\+ includes the "\+": put spaces around operators/],
     ['*', 0, /unexpected "\*"/],
     ['AND', 0, /a function needs "\("/],
   ];
@@ -649,6 +649,10 @@ describe('parse and compile errors name the position and the problem', () => {
   it('references() lists each $name once, in order', () => {
     expect(references(parseExpression('IF($a, $"b c", SUM($a, $`d`, 1)) + $e'))).toEqual(['a', 'b c', 'd', 'e']);
     expect(references(parseExpression('RAND()'))).toEqual([]);
+    // Bare names may contain - + = ? . / : (as in the reference grammar): `$a-1` is one column.
+    expect(references(parseExpression('$a-1'))).toEqual(['a-1']);
+    expect(references(parseExpression('$a - 1'))).toEqual(['a']);
+    expect(references(parseExpression('$k8s.pod/name:x'))).toEqual(['k8s.pod/name:x']);
   });
 
   it('literals are bound, never pasted into SQL; unknown columns compile to a typed NULL', () => {

@@ -49,7 +49,13 @@ export function parseExpression(text: string): Expr {
   const expr = p.parseExpr();
   const tok = p.peek();
   if (tok.t !== 'eof') {
-    throw new ExpressionError(tok.pos, tok.t === 'op' && tok.op === ')' ? 'unbalanced ")": no matching "("' : `unexpected ${describeToken(tok)} after a complete expression`);
+    if (tok.t === 'op' && tok.op === ')') throw new ExpressionError(tok.pos, 'unbalanced ")": no matching "("');
+    const prev = p.previous();
+    const hint =
+      prev?.t === 'column' && /[=+?-]$/.test(prev.name) && text[prev.pos + 1] !== '"' && text[prev.pos + 1] !== '`'
+        ? ` (the column name $${prev.name} includes the "${prev.name.slice(-1)}": put spaces around operators after a column name)`
+        : '';
+    throw new ExpressionError(tok.pos, `unexpected ${describeToken(tok)} after a complete expression${hint}`);
   }
   const deepest = depthOf(expr);
   if (deepest.depth > MAX_EXPRESSION_DEPTH) {
@@ -83,6 +89,9 @@ class Parser {
 
   peek(): Token {
     return this.tokens[this.i];
+  }
+  previous(): Token | undefined {
+    return this.tokens[this.i - 1];
   }
   private next(): Token {
     const t = this.tokens[this.i];
