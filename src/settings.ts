@@ -31,6 +31,8 @@ export interface Settings {
   queryTimeoutMs: number;
   /** How often the background evaluation (triggers, burn alerts, signals) looks for due work (ms); 0 = never (tests tick by hand). */
   evaluationTickMs: number;
+  /** How often burn alerts are evaluated (seconds of the app clock; each run also refreshes the SLO rollups). */
+  burnAlertIntervalSeconds: number;
 }
 
 export const DEFAULTS: Settings = {
@@ -50,6 +52,7 @@ export const DEFAULTS: Settings = {
   queryResultRateLimit: { limit: 10, windowSeconds: 60 },
   queryTimeoutMs: 10_000,
   evaluationTickMs: 10_000,
+  burnAlertIntervalSeconds: 60,
 };
 
 /** `N/S` = N requests per S seconds; `off` disables. */
@@ -90,6 +93,9 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Settin
   }
   if (env.WAGGLE_QUERY_TIMEOUT_MS) s.queryTimeoutMs = parseInteger(env.WAGGLE_QUERY_TIMEOUT_MS, 'WAGGLE_QUERY_TIMEOUT_MS', 100, 3_600_000);
   if (env.WAGGLE_EVALUATION_TICK_MS) s.evaluationTickMs = parseInteger(env.WAGGLE_EVALUATION_TICK_MS, 'WAGGLE_EVALUATION_TICK_MS', 0, 3_600_000);
+  if (env.WAGGLE_BURN_ALERT_INTERVAL_SECONDS) {
+    s.burnAlertIntervalSeconds = parseInteger(env.WAGGLE_BURN_ALERT_INTERVAL_SECONDS, 'WAGGLE_BURN_ALERT_INTERVAL_SECONDS', 1, 86_400);
+  }
   if (env.WAGGLE_BODY_LIMIT) s.bodyLimit = parseInteger(env.WAGGLE_BODY_LIMIT, 'WAGGLE_BODY_LIMIT', 1024, 1 << 30);
   if (env.WAGGLE_INGEST_BODY_LIMIT) s.ingestBodyLimit = parseInteger(env.WAGGLE_INGEST_BODY_LIMIT, 'WAGGLE_INGEST_BODY_LIMIT', 1024, 1 << 30);
   if (env.WAGGLE_INGEST_DECOMPRESSED_LIMIT) {

@@ -84,16 +84,27 @@ export async function checkCalculatedField(
 }
 
 /**
- * Hook for "a calculated field used by an SLO, trigger or board cannot be deleted (409)". Those
- * resources do not exist yet, so nothing uses a calculated field and this answers undefined; when
- * they arrive it returns a description of the first dependant (e.g. `SLO "checkout" (id …)`),
- * which the DELETE route turns into a 409.
+ * Hook for "a calculated field used by an SLO, trigger or board cannot be deleted (409)": returns
+ * a description of the first dependant (e.g. `SLO "checkout" (id …)`), which the DELETE route
+ * turns into a 409. SLOs (kind `slo`, body `sli.alias` and `dataset_ids`) use a dataset's field
+ * when they include the dataset, and an environment-wide field when one of their datasets has no
+ * field of its own by that alias (which would shadow it).
  */
-export async function calculatedFieldInUse(
-  _store: ConfigStore,
-  _env: Environment,
-  _field: CalculatedFieldObject,
-): Promise<string | undefined> {
+export async function calculatedFieldInUse(store: ConfigStore, env: Environment, field: CalculatedFieldObject): Promise<string | undefined> {
+  const slos = await store.listObjects<{ name?: unknown; sli?: { alias?: unknown }; dataset_ids?: unknown }>('slo', { environmentId: env.id });
+  for (const slo of slos) {
+    if (slo.body?.sli?.alias !== field.body.alias) continue;
+    const ids = Array.isArray(slo.body.dataset_ids) ? (slo.body.dataset_ids as string[]) : [];
+    let uses = false;
+    if (field.datasetId !== null) uses = ids.includes(field.datasetId);
+    else {
+      for (const id of ids) {
+        const own = await listCalculatedFieldObjects(store, env, id);
+        if (!own.some((o) => o.body.alias === field.body.alias)) uses = true;
+      }
+    }
+    if (uses) return `SLO ${JSON.stringify(String(slo.body.name))} (id ${slo.id})`;
+  }
   return undefined;
 }
 

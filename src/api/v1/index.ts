@@ -14,6 +14,9 @@ import { registerQueryAnnotations } from './query-annotations.js';
 import { registerQueryResults } from './query-results.js';
 import { registerRecipients } from './recipients.js';
 import { registerServiceMaps } from './service-maps.js';
+import { registerSlos } from './slos.js';
+import { registerBurnAlerts } from './burn-alerts.js';
+import { registerReporting } from './reporting.js';
 
 export async function registerV1(app: App, ctx: ApiContext): Promise<void> {
   registerAuth(app, ctx);
@@ -28,6 +31,9 @@ export async function registerV1(app: App, ctx: ApiContext): Promise<void> {
   registerServiceMaps(app, ctx);
   registerMarkers(app, ctx);
   registerMarkerSettings(app, ctx);
+  registerSlos(app, ctx);
+  registerBurnAlerts(app, ctx);
+  registerReporting(app, ctx);
   // Its own scope: ingest routes read raw bodies with their own content-type parser.
   await app.register(async (ingest) => {
     registerEvents(ingest as App, ctx);

@@ -20,6 +20,9 @@ export class DuckDbEventStore implements EventStore {
   private instance?: DuckDBInstance;
   private writer?: DuckDBConnection;
   private reader?: DuckDBConnection;
+  /** Connection of execute() (derived tables), opened on first use; calls run one at a time. */
+  private derived?: DuckDBConnection;
+  private derivedChain: Promise<unknown> = Promise.resolve();
   /** Table layouts, dropped whenever this store changes a table's columns. */
   private readonly layouts = new Map<string, PhysicalColumn[]>();
   /** Operations running now; close() waits for them and refuses new ones. */
@@ -56,6 +59,8 @@ export class DuckDbEventStore implements EventStore {
     } finally {
       this.writer!.closeSync();
       this.reader!.closeSync();
+      this.derived?.closeSync();
+      this.derived = undefined;
       this.instance.closeSync();
       this.instance = undefined;
       this.closing = false;
@@ -200,6 +205,29 @@ export class DuckDbEventStore implements EventStore {
         conn.closeSync();
       }
     });
+  }
+
+  execute(statements: { sql: string; params?: unknown[] }[]): Promise<Record<string, unknown>[]> {
+    // Its own connection, so these transactions never mix with the writer's appends, and a chain
+    // so that only one runs at a time.
+    const run = this.derivedChain.then(() =>
+      this.op(async () => {
+        this.derived ??= await this.instance!.connect();
+        const conn = this.derived;
+        await conn.run('BEGIN TRANSACTION');
+        try {
+          let rows: Record<string, unknown>[] = [];
+          for (const s of statements) rows = (await conn.runAndReadAll(s.sql, (s.params ?? []) as never)).getRowObjectsJS() as Record<string, unknown>[];
+          await conn.run('COMMIT');
+          return rows;
+        } catch (err) {
+          await conn.run('ROLLBACK').catch(() => undefined);
+          throw err;
+        }
+      }),
+    );
+    this.derivedChain = run.catch(() => undefined);
+    return run;
   }
 
   /** One statement on the writer connection, as a public operation. */

@@ -45,6 +45,12 @@ export interface EventStore {
    * `timeoutMs`: then it rejects with QueryTimeout.
    */
   analyse(sql: string, params: unknown[], timeoutMs: number): Promise<Record<string, unknown>[]>;
+  /**
+   * Read-write statements for tables the engine derives from events (SLO rollups; never the
+   * dataset tables), run in order in one transaction on a connection of their own, one call at a
+   * time; resolves with the last statement's rows.
+   */
+  execute(statements: { sql: string; params?: unknown[] }[]): Promise<Record<string, unknown>[]>;
 }
 
 export class QueryTimeout extends Error {

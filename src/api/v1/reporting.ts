@@ -1,0 +1,114 @@
+// POST /1/reporting/slos/historical: the history of up to 24 SLOs of the environment (Manage SLOs).
+//
+// Body `{ids, start_time, end_time}`: ids 1..24 SLO ids of this environment (an unknown one, or
+// another environment's → 422 on `ids[i]`; the contract has no 404 here); start_time and
+// end_time integers (Unix seconds), start no more than 365 days before now, end not after now
+// and after start.
+//
+// Answer: `{<slo id>: [{timestamp, compliance, budget_remaining}, …]}`. The range is cut into
+// intervals — an hour when it spans at most 7 days, a day up to 90 days, a week (starting Monday
+// 00:00 UTC) beyond — aligned to UTC boundaries, so the first interval may start before
+// start_time. Each entry's timestamp is its interval's start; its figures are the SLO's compliance
+// and budget remaining (percent, as in the detailed SLO) at the interval's end (or end_time, if
+// sooner): over the SLO's rolling window of whole minutes before that moment, from reset_at's
+// minute on after a reset. Intervals whose window holds no eligible events are left out, so an
+// SLO without data answers [] (as the contract says). Computed from raw events, since the range
+// may reach before what the rollups keep.
+import { Type } from '@sinclair/typebox';
+import type { App } from '../../http/app.js';
+import { envOf } from '../../http/auth.js';
+import { isSlo, SLO_KIND, sloMaths, type SloObject } from '../../engine/slo.js';
+import { sloEngineFor } from '../../engine/slo-registry.js';
+import type { ApiContext } from '../context.js';
+import { bodyObject, Problems } from './boards.js';
+
+const HOUR = 3600;
+const DAY = 86_400;
+const WEEK = 7 * DAY;
+const MONDAY_OFFSET = 4 * DAY; // the Unix epoch was a Thursday
+const MAX_IDS = 24;
+const MAX_AGE_SECONDS = 365 * DAY;
+
+const Entry = Type.Object({ timestamp: Type.Integer(), compliance: Type.Number(), budget_remaining: Type.Number() });
+const Request = Type.Object({
+  ids: Type.Array(Type.String(), { minItems: 1, maxItems: MAX_IDS }),
+  start_time: Type.Integer({ description: 'Unix seconds; at most a year ago.' }),
+  end_time: Type.Integer({ description: 'Unix seconds; after start_time, not in the future.' }),
+});
+
+/** Interval length for a range, in seconds (see the header). */
+export function historyInterval(seconds: number): number {
+  return seconds <= 7 * DAY ? HOUR : seconds <= 90 * DAY ? DAY : WEEK;
+}
+
+/** Interval starts covering [start, end). */
+export function intervalStarts(start: number, end: number): { step: number; starts: number[] } {
+  const step = historyInterval(end - start);
+  const offset = step === WEEK ? MONDAY_OFFSET : 0;
+  const first = Math.floor((start - offset) / step) * step + offset;
+  const starts: number[] = [];
+  for (let s = first; s < end; s += step) starts.push(s);
+  return { step, starts };
+}
+
+export function registerReporting(app: App, ctx: ApiContext): void {
+  const { store } = ctx;
+  const engine = sloEngineFor(ctx);
+  app.post(
+    '/1/reporting/slos/historical',
+    {
+      schema: {
+        tags: ['Reporting'],
+        security: [{ configuration_key: [] }],
+        body: Request,
+        description:
+          'SLO history: per SLO, compliance and budget remaining at the end of each interval (an hour for ranges up to 7 days, a day up to 90, a week beyond).',
+        response: { 200: Type.Record(Type.String(), Type.Array(Entry)) },
+      },
+      validatorCompiler: () => () => true,
+      config: { auth: { kind: 'team', permission: 'manage_slos' } },
+    },
+    async (request) => {
+      const env = envOf(request);
+      const input = bodyObject(request.body);
+      const p = new Problems();
+      const nowS = Math.floor(ctx.now().getTime() / 1000);
+      const ids: { i: number; id: string }[] = [];
+      if (input.ids === undefined || input.ids === null) p.add('ids', 'missing', 'is required');
+      else if (!Array.isArray(input.ids)) p.type('ids', 'an array', input.ids);
+      else if (input.ids.length < 1) p.add('ids', 'invalid', 'must name at least 1 SLO');
+      else if (input.ids.length > MAX_IDS) p.add('ids', 'invalid', `must name at most ${MAX_IDS} SLOs, not ${input.ids.length}`);
+      else input.ids.forEach((id, i) => p.string(`ids[${i}]`, id) && ids.push({ i, id }));
+      const time = (f: 'start_time' | 'end_time') => {
+        const v = input[f];
+        if (v === undefined || v === null) return p.add(f, 'missing', 'is required') || undefined;
+        return p.integer(f, v, 0) ? (v as number) : undefined;
+      };
+      const start = time('start_time');
+      const end = time('end_time');
+      if (start !== undefined && start < nowS - MAX_AGE_SECONDS) p.add('start_time', 'invalid', 'must not be more than a year ago');
+      if (end !== undefined && end > nowS) p.add('end_time', 'invalid', 'must not be in the future');
+      if (start !== undefined && end !== undefined && end <= start) p.add('end_time', 'invalid', 'must be after start_time');
+      const slos: SloObject[] = [];
+      for (const { i, id } of ids) {
+        const o = await store.getObject<unknown>(SLO_KIND, id);
+        if (!o || !isSlo(o) || o.environmentId !== env.id) p.add(`ids[${i}]`, 'invalid', `no SLO ${JSON.stringify(id)} in this environment`);
+        else if (!slos.some((s) => s.id === o.id)) slos.push(o);
+      }
+      p.throwIfAny();
+      const { step, starts } = intervalStarts(start!, end!);
+      const out: Record<string, { timestamp: number; compliance: number; budget_remaining: number }[]> = {};
+      for (const slo of slos) {
+        const ends = starts.map((s) => Math.min(s + step, end!));
+        const counts = await engine.history(env, slo, ends);
+        out[slo.id] = [];
+        counts.forEach((c, k) => {
+          if (c.good + c.bad <= 0) return;
+          const m = sloMaths(slo.body, c, { good: 0, bad: 0 });
+          out[slo.id].push({ timestamp: starts[k], compliance: m.compliance, budget_remaining: m.budgetRemaining });
+        });
+      }
+      return out;
+    },
+  );
+}
