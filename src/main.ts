@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `waggle` command.
 import { Command } from 'commander';
+import { registerDeliveriesCommand } from './cli/deliveries.js';
 import { registerKeysCommand } from './cli/keys.js';
 import { addStoreOptions, withStore } from './cli/store-options.js';
 import { AlreadyInitialised, initialise } from './domain/tenancy.js';
@@ -46,6 +47,7 @@ addStoreOptions(program.command('init').description('initialise an empty data di
   );
 
 registerKeysCommand(program, addStoreOptions);
+registerDeliveriesCommand(program, addStoreOptions);
 
 program.parseAsync().catch((err: unknown) => {
   console.error(`waggle: ${err instanceof AlreadyInitialised || err instanceof Error ? err.message : String(err)}`);

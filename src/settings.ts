@@ -33,6 +33,40 @@ export interface Settings {
   evaluationTickMs: number;
   /** How often burn alerts are evaluated (seconds of the app clock; each run also refreshes the SLO rollups). */
   burnAlertIntervalSeconds: number;
+  /** Notification delivery (src/notify/): most unfinished deliveries; past that new ones are refused. */
+  notifyQueueSize: number;
+  /** Notification requests in flight at once (across recipients). */
+  notifyConcurrency: number;
+  /** Attempts per delivery, the first included. */
+  notifyMaxAttempts: number;
+  /** Backoff before the second attempt (ms); doubles per attempt, with jitter. */
+  notifyRetryBaseMs: number;
+  /** Longest backoff between attempts (ms). */
+  notifyRetryMaxMs: number;
+  /** Timeout of one delivery request (HTTP answer, SMTP connection/greeting/socket), ms. */
+  notifyTimeoutMs: number;
+  /** Newest deliveries kept in the delivery log. */
+  deliveryLogSize: number;
+  /** PagerDuty Events API base URL (`/v2/enqueue` is appended). */
+  pagerdutyUrl: string;
+  /** Slack incoming-webhook URL used for `slack` recipients when no token is set. */
+  slackWebhookUrl?: string;
+  /** Slack bot token: `slack` recipients are posted with chat.postMessage to their channel. */
+  slackToken?: string;
+  /** Slack Web API base URL (`/chat.postMessage` is appended). */
+  slackApiUrl: string;
+  /** SMTP server for `email` recipients; unset: email deliveries fail as not configured. */
+  smtpHost?: string;
+  /** Default 465 with smtpSecure, else 587. */
+  smtpPort?: number;
+  /** Implicit TLS (SMTPS). */
+  smtpSecure: boolean;
+  /** STARTTLS on a plain connection. */
+  smtpStarttls: 'opportunistic' | 'required' | 'off';
+  smtpUser?: string;
+  smtpPassword?: string;
+  /** The From address of notification emails. */
+  smtpFrom: string;
 }
 
 export const DEFAULTS: Settings = {
@@ -53,6 +87,18 @@ export const DEFAULTS: Settings = {
   queryTimeoutMs: 10_000,
   evaluationTickMs: 10_000,
   burnAlertIntervalSeconds: 60,
+  notifyQueueSize: 1000,
+  notifyConcurrency: 8,
+  notifyMaxAttempts: 6,
+  notifyRetryBaseMs: 1000,
+  notifyRetryMaxMs: 60_000,
+  notifyTimeoutMs: 10_000,
+  deliveryLogSize: 10_000,
+  pagerdutyUrl: 'https://events.pagerduty.com',
+  slackApiUrl: 'https://slack.com/api',
+  smtpSecure: false,
+  smtpStarttls: 'opportunistic',
+  smtpFrom: 'Waggle <waggle@localhost>',
 };
 
 /** `N/S` = N requests per S seconds; `off` disables. */
@@ -67,6 +113,23 @@ function parseInteger(text: string, name: string, min: number, max: number): num
   const n = Number(text);
   if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be an integer from ${min} to ${max}`);
   return n;
+}
+
+function parseBoolean(text: string, name: string): boolean {
+  const v = text.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+  if (['0', 'false', 'no', 'off'].includes(v)) return false;
+  throw new Error(`${name} must be true or false`);
+}
+
+function parseUrl(text: string, name: string): string {
+  try {
+    const u = new URL(text.trim());
+    if (u.protocol === 'http:' || u.protocol === 'https:') return text.trim();
+  } catch {
+    // reported below
+  }
+  throw new Error(`${name} must be an http or https URL`);
 }
 
 export interface SettingOverrides {
@@ -102,6 +165,29 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Settin
     s.ingestDecompressedLimit = parseInteger(env.WAGGLE_INGEST_DECOMPRESSED_LIMIT, 'WAGGLE_INGEST_DECOMPRESSED_LIMIT', 1024, 1 << 30);
   }
   if (env.WAGGLE_MAX_COLUMNS) s.maxColumnsPerDataset = parseInteger(env.WAGGLE_MAX_COLUMNS, 'WAGGLE_MAX_COLUMNS', 1, 1_000_000);
+  const int = (name: string, min: number, max: number) => (env[name] ? parseInteger(env[name]!, name, min, max) : undefined);
+  s.notifyQueueSize = int('WAGGLE_NOTIFY_QUEUE_SIZE', 1, 1_000_000) ?? s.notifyQueueSize;
+  s.notifyConcurrency = int('WAGGLE_NOTIFY_CONCURRENCY', 1, 1000) ?? s.notifyConcurrency;
+  s.notifyMaxAttempts = int('WAGGLE_NOTIFY_MAX_ATTEMPTS', 1, 100) ?? s.notifyMaxAttempts;
+  s.notifyRetryBaseMs = int('WAGGLE_NOTIFY_RETRY_BASE_MS', 1, 3_600_000) ?? s.notifyRetryBaseMs;
+  s.notifyRetryMaxMs = int('WAGGLE_NOTIFY_RETRY_MAX_MS', 1, 86_400_000) ?? s.notifyRetryMaxMs;
+  s.notifyTimeoutMs = int('WAGGLE_NOTIFY_TIMEOUT_MS', 100, 600_000) ?? s.notifyTimeoutMs;
+  s.deliveryLogSize = int('WAGGLE_DELIVERY_LOG_SIZE', 1, 10_000_000) ?? s.deliveryLogSize;
+  if (env.WAGGLE_PAGERDUTY_URL) s.pagerdutyUrl = parseUrl(env.WAGGLE_PAGERDUTY_URL, 'WAGGLE_PAGERDUTY_URL');
+  if (env.WAGGLE_SLACK_WEBHOOK_URL) s.slackWebhookUrl = parseUrl(env.WAGGLE_SLACK_WEBHOOK_URL, 'WAGGLE_SLACK_WEBHOOK_URL');
+  if (env.WAGGLE_SLACK_TOKEN) s.slackToken = env.WAGGLE_SLACK_TOKEN;
+  if (env.WAGGLE_SLACK_API_URL) s.slackApiUrl = parseUrl(env.WAGGLE_SLACK_API_URL, 'WAGGLE_SLACK_API_URL');
+  if (env.WAGGLE_SMTP_HOST) s.smtpHost = env.WAGGLE_SMTP_HOST;
+  s.smtpPort = int('WAGGLE_SMTP_PORT', 1, 65535) ?? s.smtpPort;
+  if (env.WAGGLE_SMTP_SECURE) s.smtpSecure = parseBoolean(env.WAGGLE_SMTP_SECURE, 'WAGGLE_SMTP_SECURE');
+  if (env.WAGGLE_SMTP_STARTTLS) {
+    const v = env.WAGGLE_SMTP_STARTTLS.trim().toLowerCase();
+    if (v !== 'opportunistic' && v !== 'required' && v !== 'off') throw new Error('WAGGLE_SMTP_STARTTLS must be opportunistic, required or off');
+    s.smtpStarttls = v;
+  }
+  if (env.WAGGLE_SMTP_USER) s.smtpUser = env.WAGGLE_SMTP_USER;
+  if (env.WAGGLE_SMTP_PASSWORD) s.smtpPassword = env.WAGGLE_SMTP_PASSWORD;
+  if (env.WAGGLE_SMTP_FROM) s.smtpFrom = env.WAGGLE_SMTP_FROM;
   if (env.WAGGLE_RETENTION_DAYS) s.retentionDays = parseInteger(env.WAGGLE_RETENTION_DAYS, 'WAGGLE_RETENTION_DAYS', 0, 100_000);
   return s;
 }

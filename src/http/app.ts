@@ -141,7 +141,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     now,
   });
   const scheduler = new Scheduler(now, (job, err) => app.log.error({ err, job }, 'evaluation failed'));
-  const notifier = createNotifier();
+  const notifier = createNotifier({ store: deps.configStore, settings, log: app.log });
   app.decorate('engine', { scheduler, notifier });
   const ctx: ApiContext = { store: deps.configStore, events: deps.eventStore, writer, now, settings, scheduler, notifier };
   await app.register(async (v1) => registerV1(v1 as App, ctx));

@@ -25,6 +25,14 @@ export interface Notification {
     /** Link a human can follow (Waggle has no UI: the API URL of the object). */
     url?: string;
     datasetSlug?: string;
+    /**
+     * Optional: the kind of alert. Burn alerts: `exhaustion_time` or `budget_rate` (chooses the
+     * webhook payload template; when absent, `budget_rate` is assumed if `result.slo.burnRate` is
+     * set and `exhaustionMinutes` is not). Triggers: `on_change` or `on_true`.
+     */
+    alertType?: string;
+    /** Optional: the environment's name for messages and templates (looked up when absent). */
+    environmentName?: string;
   };
   /** What was measured: for triggers the query result per group, for burn alerts the SLO figures. */
   result: {
@@ -37,6 +45,8 @@ export interface Notification {
   };
   /** ISO time the evaluation happened (the app clock). */
   timestamp: string;
+  /** Optional: a test notification (shown as such in messages; `is_test` in webhook payloads). */
+  isTest?: boolean;
 }
 
 export interface Notifier {
@@ -44,4 +54,15 @@ export interface Notifier {
   enqueue(n: Notification): void;
   /** Stops delivery after what is in flight (called when the app closes). */
   close?(): Promise<void>;
+  /**
+   * Every notification handed to enqueue (the most recent 1,000), for tests that assert what
+   * alerting code enqueued without looking at the network.
+   */
+  readonly sent?: Notification[];
+  /**
+   * Resolves once delivery has nothing left to do: nothing queued or in flight, every delivery
+   * log write done, and no retry due within `within` ms (default: no retry pending at all).
+   * Rejects after `timeoutMs` (default 30,000).
+   */
+  idle?(opts?: { within?: number; timeoutMs?: number }): Promise<void>;
 }
