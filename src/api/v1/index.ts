@@ -17,6 +17,7 @@ import { registerServiceMaps } from './service-maps.js';
 import { registerSlos } from './slos.js';
 import { registerBurnAlerts } from './burn-alerts.js';
 import { registerReporting } from './reporting.js';
+import { registerTriggers } from './triggers.js';
 
 export async function registerV1(app: App, ctx: ApiContext): Promise<void> {
   registerAuth(app, ctx);
@@ -28,6 +29,7 @@ export async function registerV1(app: App, ctx: ApiContext): Promise<void> {
   registerQueryAnnotations(app, ctx);
   registerQueryResults(app, ctx);
   registerRecipients(app, ctx);
+  registerTriggers(app, ctx);
   registerServiceMaps(app, ctx);
   registerMarkers(app, ctx);
   registerMarkerSettings(app, ctx);

@@ -13,8 +13,7 @@
 //   `type`). Read-only fields in the body (`id`, `created_at`, `updated_at`) are ignored.
 // - A duplicate (same type and destination, see the domain module) → 409 on POST and PUT.
 // - DELETE while a trigger or burn alert of the team uses the recipient → 409.
-// - `/triggers` answers the triggers as stored (`id`, timestamps and the stored body); when the
-//   Triggers API lands it should map them through its own response function.
+// - `/triggers` answers the triggers as the Triggers API does (triggerResponses).
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import type { FastifyRequest } from 'fastify';
@@ -30,6 +29,7 @@ import {
   updateRecipient,
 } from '../../domain/recipients.js';
 import type { ApiContext } from '../context.js';
+import { triggerResponses } from './triggers.js';
 
 const tags = ['Recipients'];
 const security = [{ configuration_key: [] }];
@@ -141,12 +141,7 @@ export function registerRecipients(app: App, { store }: ApiContext): void {
       const teamId = teamOf(request);
       const { recipientId } = request.params;
       await getRecipient(store, teamId, recipientId);
-      return (await triggersUsingRecipient(store, teamId, recipientId)).map((o) => ({
-        ...(o.body as Record<string, unknown>),
-        id: o.id,
-        created_at: o.createdAt,
-        updated_at: o.updatedAt,
-      }));
+      return triggerResponses(store, await triggersUsingRecipient(store, teamId, recipientId));
     },
   );
 }

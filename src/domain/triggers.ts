@@ -1,0 +1,145 @@
+// Triggers: what is stored for a trigger and for its evaluation, and the rules that need no HTTP
+// and no SQL (threshold comparison, evaluation-schedule windows, the trigger query subset).
+// src/api/v1/triggers.ts is the HTTP face; src/engine/triggers.ts evaluates them.
+//
+// Storage (the generic object store, no tables of its own):
+// - kind `trigger` (TRIGGER_KIND of src/domain/recipients.ts): the trigger's configuration as the
+//   API accepted it. `recipients` are NotificationRecipients `{id, type, target, details}`, so the
+//   recipient in-use check (DELETE /1/recipients/{id} → 409) finds them. datasetId is null for
+//   environment-wide (`__all__`) triggers.
+// - kind `trigger_state` (id `<trigger id>.state`, unique key = the trigger id): the evaluation
+//   state, written by the engine only (and created with the trigger). Kept apart so that an
+//   evaluation never overwrites a concurrent PUT and never changes the trigger's `updated_at`.
+//   It lives under the same dataset, so deleting the dataset deletes both.
+import type { NotificationRecipient } from './recipients.js';
+import type { Tag } from './tags.js';
+import type { QueryOp, QuerySpec } from '../query/spec.js';
+
+export { TRIGGER_KIND } from './recipients.js';
+export const TRIGGER_STATE_KIND = 'trigger_state';
+export const stateIdOf = (triggerId: string) => `${triggerId}.state`;
+
+export const THRESHOLD_OPS = ['>', '>=', '<', '<='] as const;
+export type ThresholdOp = (typeof THRESHOLD_OPS)[number];
+export const ALERT_TYPES = ['on_change', 'on_true'] as const;
+export type AlertType = (typeof ALERT_TYPES)[number];
+export const SCHEDULE_TYPES = ['frequency', 'window'] as const;
+export type ScheduleType = (typeof SCHEDULE_TYPES)[number];
+export const DAYS_OF_WEEK = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'] as const;
+export type DayOfWeek = (typeof DAYS_OF_WEEK)[number];
+export const BASELINE_OFFSETS = [60, 1440, 10080, 40320] as const;
+export const BASELINE_TYPES = ['percentage', 'value'] as const;
+export type BaselineType = (typeof BASELINE_TYPES)[number];
+
+export const LIMITS = {
+  name: 120,
+  description: 1023,
+  minFrequency: 60,
+  maxFrequency: 86_400,
+  frequencyStep: 60,
+  defaultFrequency: 900,
+  /** The query's time range may be at most this many frequencies. */
+  durationPerFrequency: 4,
+  minExceededLimit: 1,
+  maxExceededLimit: 5,
+  maxHavings: 1,
+} as const;
+
+/** `HH:mm` (hours 0–23, optionally one digit), the contract's pattern. */
+export const TIME_OF_DAY = /^([0-1]?[0-9]|2[0-3]):[0-5][0-9]$/;
+/** Calculations a trigger may not use. */
+export const TRIGGER_FORBIDDEN_OPS: readonly QueryOp[] = ['HEATMAP', 'CONCURRENCY'];
+/** Calculations whose value over no events is 0 (the others have no value then). */
+export const ZERO_WHEN_EMPTY_OPS: readonly QueryOp[] = ['COUNT', 'SUM', 'COUNT_DISTINCT'];
+
+export interface Threshold {
+  op: ThresholdOp;
+  value: number;
+  exceeded_limit: number;
+}
+export interface ScheduleWindow {
+  days_of_week: DayOfWeek[];
+  start_time: string;
+  end_time: string;
+}
+export interface BaselineDetails {
+  offset_minutes: (typeof BASELINE_OFFSETS)[number];
+  type: BaselineType;
+}
+
+/** What the object store holds for a trigger (timestamps come from the object). */
+export interface StoredTrigger {
+  name: string;
+  description: string;
+  tags: Tag[];
+  /** The query the trigger runs (an inline query is saved as a query first). */
+  query_id: string;
+  /** That query's spec (queries are immutable, so the copy never goes stale). */
+  query: QuerySpec;
+  threshold: Threshold;
+  frequency: number;
+  alert_type: AlertType;
+  disabled: boolean;
+  recipients: NotificationRecipient[];
+  evaluation_schedule_type: ScheduleType;
+  evaluation_schedule?: { window: ScheduleWindow };
+  baseline_details?: BaselineDetails;
+}
+
+/** The evaluation state of a trigger (kind `trigger_state`). */
+export interface TriggerState {
+  triggerId: string;
+  /** ISO time of the next scheduled evaluation slot (app clock). */
+  nextRun: string;
+  /** ISO time of the slot last evaluated, if any. */
+  lastRun?: string;
+  /** Consecutive breaching evaluations, up to now. */
+  consecutive: number;
+  triggered: boolean;
+  /** When `triggered` last became true. */
+  triggeredAt?: string;
+  /** The last evaluation's outcome, for operators (not part of the API). */
+  last?: { value?: number; breaching: boolean; noData: boolean; error?: string };
+}
+
+/** `value op threshold`. */
+export function breaches(value: number, op: ThresholdOp, threshold: number): boolean {
+  switch (op) {
+    case '>':
+      return value > threshold;
+    case '>=':
+      return value >= threshold;
+    case '<':
+      return value < threshold;
+    case '<=':
+      return value <= threshold;
+  }
+}
+
+/** Minutes since midnight of an `HH:mm` time. */
+export function minutesOf(hhmm: string): number {
+  const [h, m] = hhmm.split(':');
+  return Number(h) * 60 + Number(m);
+}
+
+/**
+ * Whether `at` lies in the schedule window (UTC). The window opens at `start_time` on each listed
+ * day and closes at `end_time` the same day, or the next day when `end_time` ≤ `start_time` (so
+ * equal times make a 24-hour window). Start inclusive, end exclusive.
+ */
+export function inScheduleWindow(window: ScheduleWindow, at: Date): boolean {
+  const start = minutesOf(window.start_time);
+  const end = minutesOf(window.end_time);
+  const minute = at.getUTCHours() * 60 + at.getUTCMinutes() + at.getUTCSeconds() / 60 + at.getUTCMilliseconds() / 60_000;
+  const today = DAYS_OF_WEEK[at.getUTCDay()];
+  const yesterday = DAYS_OF_WEEK[(at.getUTCDay() + 6) % 7];
+  const days = new Set<string>(window.days_of_week);
+  if (end > start) return days.has(today) && minute >= start && minute < end;
+  // Crosses midnight: opened today at start, or opened yesterday and not yet closed.
+  return (days.has(today) && minute >= start) || (days.has(yesterday) && minute < end);
+}
+
+/** The time range, in seconds, a trigger's query covers: its `time_range`, else the frequency. */
+export function triggerDuration(query: QuerySpec, frequency: number): number {
+  return query.time_range ?? frequency;
+}
