@@ -13,7 +13,7 @@
 import { shortId } from '../domain/ids.js';
 import { notFound } from '../http/errors.js';
 import { UniqueViolation, type Column, type ColumnType, type ConfigStore, type Dataset } from '../stores/config/types.js';
-import type { AppendBatch, EventStore, Scalar, StoredEvent } from '../stores/events/types.js';
+import type { AppendBatch, EventStore, PhysicalColumn, Scalar, StoredEvent } from '../stores/events/types.js';
 import type { NormalisedEvent } from './normalise.js';
 
 export const DATASET_TOO_MANY_COLUMNS = 'Dataset has too many columns.';
@@ -38,21 +38,40 @@ interface Registry {
 
 /**
  * The fast path of placing an event: every field already has a column whose type holds the
- * value. Returns undefined when a column must be added or widened first (see place()).
+ * value, so the event is stored as it is (its values keyed by field name). False when a column
+ * must be added or widened first (see IngestWriter.plan()).
  */
-function placeInKnownColumns(reg: Registry, e: NormalisedEvent): StoredEvent | undefined {
-  const values = new Map<string, Scalar>();
+function fitsKnownColumns(reg: Registry, e: NormalisedEvent): boolean {
   for (const [k, v] of e.fields) {
     const col = reg.byName.get(k);
-    if (col === undefined) return undefined;
+    if (col === undefined) return false;
     const stored = col.storedType;
     if (stored !== 'string') {
       const type = inferType(v);
-      if (type !== stored && !(stored === 'float' && type === 'integer')) return undefined;
+      if (type !== stored && !(stored === 'float' && type === 'integer')) return false;
     }
-    values.set(col.physical, v);
   }
-  return { timeUs: e.timeUs, samplerate: e.samplerate, values };
+  return true;
+}
+
+/** An event as the event store takes it: its values keyed by field name (see AppendBatch.columns). */
+function stored(e: NormalisedEvent): StoredEvent {
+  return { timeUs: e.timeUs, samplerate: e.samplerate, values: e.fields };
+}
+
+/**
+ * The column changes one group commit needs for one dataset, planned in event order before any
+ * of them is made, so that they all go to the event store in one transaction.
+ */
+interface Plan {
+  dataset: Dataset;
+  reg: Registry;
+  /** New columns by field name, with the type that holds all of the group's values. */
+  add: Map<string, ColumnType>;
+  /** Existing columns to widen, by field name, to the type that holds all of the group's values. */
+  widen: Map<string, ColumnType>;
+  /** Events that wait for the changes: which request of the group, which event of the request. */
+  waiting: { request: number; index: number; event: NormalisedEvent }[];
 }
 
 /** How one request of a group commit ended: per-event results, or an error for the whole request. */
@@ -136,34 +155,65 @@ export class IngestWriter {
   }
 
   /**
-   * Places every request's events, then appends all of them in one transaction. A request whose
-   * events cannot be placed (its dataset was deleted meanwhile, a config-store error) fails
-   * alone; the others still commit. A failed append fails the whole group: nothing was stored.
+   * Places every request's events, then appends all of them in one transaction. Events whose
+   * fields all have columns of a fitting type are placed at once; the others wait while the
+   * columns they need are planned (in event order, so the column cap refuses the same events
+   * as placing them one at a time would) and then made, all of a dataset's in one event-store
+   * transaction. A request whose events cannot be placed (its dataset was deleted meanwhile, a
+   * config-store error) fails alone; the others still commit. A failed append fails the whole
+   * group: nothing was stored.
    */
   private async commit(group: Pending[]): Promise<Outcome[]> {
     const outcomes: Outcome[] = [];
-    const batches = new Map<string, AppendBatch>();
-    for (const { dataset, events } of group) {
+    /** Each request's events ready to store, by position (a refused or failed event leaves a hole). */
+    const placed: (StoredEvent | undefined)[][] = [];
+    /** Each request's column registry: what its placed events' field names resolve against. */
+    const registries: (Registry | undefined)[] = [];
+    const plans = new Map<string, Plan>();
+    for (let ri = 0; ri < group.length; ri++) {
+      const { dataset, events } = group[ri];
+      const results = events.map((): string | null => null);
+      const ready = new Array<StoredEvent | undefined>(events.length);
+      placed.push(ready);
       try {
         // A write that looked its dataset up before a concurrent delete: the dataset is gone.
         if (this.dropped.has(dataset.id)) throw notFound('dataset');
         const reg = await this.registry(dataset);
-        const results = events.map((): string | null => null);
-        const placed: StoredEvent[] = [];
+        registries[ri] = reg;
         for (let ei = 0; ei < events.length; ei++) {
-          // Most events fit the columns as they are: placed without awaiting anything.
-          const stored = placeInKnownColumns(reg, events[ei]) ?? (await this.place(dataset, reg, events[ei]));
-          if (typeof stored === 'string') results[ei] = stored;
-          else placed.push(stored);
+          const e = events[ei];
+          if (fitsKnownColumns(reg, e)) ready[ei] = stored(e);
+          else {
+            let plan = plans.get(dataset.id);
+            if (!plan) plans.set(dataset.id, (plan = { dataset, reg, add: new Map(), widen: new Map(), waiting: [] }));
+            const refused = this.plan(plan, e);
+            if (refused) results[ei] = refused;
+            else plan.waiting.push({ request: ri, index: ei, event: e });
+          }
         }
-        const batch = batches.get(dataset.id) ?? { datasetId: dataset.id, events: [] };
-        batches.set(dataset.id, batch);
-        for (const e of placed) batch.events.push(e);
         outcomes.push({ ok: true, results });
       } catch (error) {
         outcomes.push({ ok: false, error });
       }
     }
+    for (const plan of plans.values()) {
+      try {
+        await this.applyPlan(plan);
+        for (const w of plan.waiting) placed[w.request][w.index] = stored(w.event);
+      } catch (error) {
+        // The registry may no longer match the stores: reload (and reconcile) it on next use.
+        this.registries.delete(plan.dataset.id);
+        for (const w of plan.waiting) outcomes[w.request] = { ok: false, error };
+      }
+    }
+    const batches = new Map<string, AppendBatch>();
+    group.forEach(({ dataset }, ri) => {
+      const reg = registries[ri];
+      if (!outcomes[ri].ok || !reg) return;
+      let batch = batches.get(dataset.id);
+      if (!batch) batches.set(dataset.id, (batch = { datasetId: dataset.id, events: [], columns: reg.byName }));
+      for (const e of placed[ri]) if (e) batch.events.push(e);
+    });
     const nowDate = this.opts.now();
     await this.events.append([...batches.values()].filter((b) => b.events.length > 0), nowDate.getTime() * 1000);
     group.forEach(({ dataset, events }, i) => {
@@ -175,20 +225,53 @@ export class IngestWriter {
     return outcomes;
   }
 
-  /** Maps one event's fields to physical columns, creating and widening columns as needed. */
-  private async place(dataset: Dataset, reg: Registry, e: NormalisedEvent): Promise<StoredEvent | string> {
+  /**
+   * Plans the columns one event needs, on top of what the plan holds already; returns why the
+   * event is refused, if it is: its new fields would take the dataset past the column cap.
+   */
+  private plan(plan: Plan, e: NormalisedEvent): string | undefined {
+    const { reg, add, widen: widening } = plan;
     let fresh = 0;
-    for (const k of e.fields.keys()) if (!reg.byName.has(k)) fresh++;
-    if (fresh > 0 && reg.byName.size + fresh > this.opts.maxColumnsPerDataset) return DATASET_TOO_MANY_COLUMNS;
-    const values = new Map<string, Scalar>();
+    for (const k of e.fields.keys()) if (!reg.byName.has(k) && !add.has(k)) fresh++;
+    if (fresh > 0 && reg.byName.size + add.size + fresh > this.opts.maxColumnsPerDataset) return DATASET_TOO_MANY_COLUMNS;
     for (const [k, v] of e.fields) {
       const type = inferType(v);
-      let col = reg.byName.get(k);
-      if (!col) col = await this.addColumn(dataset, reg, k, type);
-      else if (widen(col.storedType, type) !== col.storedType) col = await this.widenColumn(dataset, reg, col, widen(col.storedType, type));
-      values.set(col.physical, v);
+      const col = reg.byName.get(k);
+      if (col) {
+        const current = widening.get(k) ?? col.storedType;
+        const to = widen(current, type);
+        if (to !== current) widening.set(k, to);
+      } else {
+        const planned = add.get(k);
+        add.set(k, planned === undefined ? type : widen(planned, type));
+      }
     }
-    return { timeUs: e.timeUs, samplerate: e.samplerate, values };
+    return undefined;
+  }
+
+  /** Makes a plan's columns: one event-store transaction, then the config store's entries. */
+  private async applyPlan(plan: Plan): Promise<void> {
+    const { dataset, reg } = plan;
+    const added = [...plan.add].map(([keyName, type]) => ({ keyName, physical: `c${reg.nextPhysical++}`, type }));
+    const widened = [...plan.widen].map(([keyName, type]) => ({ col: reg.byName.get(keyName)!, type }));
+    await this.events.changeColumns(dataset.id, {
+      add: added.map(({ physical, type }) => ({ physical, type })),
+      widen: widened.map(({ col, type }) => ({ physical: col.physical, type })),
+    });
+    for (const { keyName, physical, type } of added) {
+      const col = await this.config.createColumn({
+        id: shortId(),
+        datasetId: dataset.id,
+        keyName,
+        physical,
+        storedType: type,
+        type,
+        description: '',
+        hidden: false,
+      });
+      reg.byName.set(keyName, col);
+    }
+    for (const { col, type } of widened) await this.recordWidening(reg, col, type);
   }
 
   private async addColumn(
@@ -214,13 +297,12 @@ export class IngestWriter {
     return col;
   }
 
-  private async widenColumn(dataset: Dataset, reg: Registry, col: Column, to: ColumnType): Promise<Column> {
-    await this.events.changeColumnType(dataset.id, { physical: col.physical, type: to });
+  /** Records in the registry that the event store widened a column. */
+  private async recordWidening(reg: Registry, col: Column, to: ColumnType): Promise<void> {
     // The API type follows the stored type unless someone chose another type for the column.
     const patch = col.type === col.storedType ? { storedType: to, type: to } : { storedType: to };
-    const updated = (await this.config.updateColumn(dataset.id, col.id, patch)) ?? { ...col, ...patch };
+    const updated = (await this.config.updateColumn(col.datasetId, col.id, patch)) ?? { ...col, ...patch };
     reg.byName.set(col.keyName, updated);
-    return updated;
   }
 
   /** Loads a dataset's columns and reconciles the config store with the event-store table. */
@@ -230,15 +312,17 @@ export class IngestWriter {
     await this.events.ensureTable(dataset.id);
     const physical = new Map((await this.events.columns(dataset.id)).map((c) => [c.physical, c.type]));
     const reg: Registry = { byName: new Map(), nextPhysical: 1 };
+    const missing: PhysicalColumn[] = [];
     for (let col of await this.config.listColumns(dataset.id)) {
       const actual = physical.get(col.physical);
-      if (actual === undefined) await this.events.addColumn(dataset.id, { physical: col.physical, type: col.storedType });
+      if (actual === undefined) missing.push({ physical: col.physical, type: col.storedType });
       else if (actual !== col.storedType) {
         const patch = col.type === col.storedType ? { storedType: actual, type: actual } : { storedType: actual };
         col = (await this.config.updateColumn(dataset.id, col.id, patch)) ?? col;
       }
       reg.byName.set(col.keyName, col);
     }
+    await this.events.changeColumns(dataset.id, { add: missing, widen: [] });
     for (const p of [...physical.keys(), ...[...reg.byName.values()].map((c) => c.physical)]) {
       const n = Number(/^c(\d+)$/.exec(p)?.[1] ?? 0);
       if (n >= reg.nextPhysical) reg.nextPhysical = n + 1;

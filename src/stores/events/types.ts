@@ -21,6 +21,18 @@ export interface PhysicalColumn {
 export interface AppendBatch {
   datasetId: string;
   events: StoredEvent[];
+  /**
+   * When given, the events' values are keyed by field name, and this maps each name to its
+   * column (the ingest writer passes its column registry, saving a second map per event).
+   * Otherwise they are keyed by physical column name.
+   */
+  columns?: ReadonlyMap<string, { readonly physical: string }>;
+}
+
+/** Columns to add and columns to widen (existing values converted), applied together. */
+export interface ColumnChanges {
+  add: PhysicalColumn[];
+  widen: PhysicalColumn[];
 }
 
 export interface EventStore {
@@ -33,6 +45,8 @@ export interface EventStore {
   /** Widens a column's type; existing values are converted (integer → float → string). */
   changeColumnType(datasetId: string, column: PhysicalColumn): Promise<void>;
   dropColumn(datasetId: string, physical: string): Promise<void>;
+  /** Adds and widens several columns of a table in one transaction. */
+  changeColumns(datasetId: string, changes: ColumnChanges): Promise<void>;
   /** Appends all batches in one durable transaction: when it resolves, the events survive a crash. */
   append(batches: AppendBatch[], ingestedUs: number): Promise<void>;
   dropDataset(datasetId: string): Promise<void>;
