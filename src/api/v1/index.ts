@@ -1,6 +1,7 @@
 import type { App } from '../../http/app.js';
 import type { ApiContext } from '../context.js';
 import { registerAuth } from './auth.js';
+import { registerBoards } from './boards.js';
 import { registerColumns } from './columns.js';
 import { registerDatasets } from './datasets.js';
 import { registerDerivedColumns } from './derived-columns.js';
@@ -27,6 +28,7 @@ export async function registerV1(app: App, ctx: ApiContext): Promise<void> {
   registerDerivedColumns(app, ctx);
   registerQueries(app, ctx);
   registerQueryAnnotations(app, ctx);
+  registerBoards(app, ctx);
   registerQueryResults(app, ctx);
   registerRecipients(app, ctx);
   registerTriggers(app, ctx);
