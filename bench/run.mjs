@@ -39,7 +39,7 @@ async function measure(name, server, headers) {
   return { name, reqPerSec: ok / DURATION, cpuMicrosPerReq: (cpu / ok) * 1e6, p99ms: r.latency.p99 };
 }
 
-// BENCH_ONLY=auth or BENCH_ONLY=ingest runs one part.
+// BENCH_ONLY=auth, BENCH_ONLY=ingest or BENCH_ONLY=slo runs one part.
 const ONLY = process.env.BENCH_ONLY ?? '';
 
 async function authBench() {
@@ -78,3 +78,5 @@ async function authBench() {
 if (ONLY === '' || ONLY === 'auth') await authBench();
 // Ingest throughput and CPU against a raw JSON.parse + DuckDB baseline, and ingest-to-queryable latency.
 if (ONLY === '' || ONLY === 'ingest') await (await import('./ingest.mjs')).ingestBench();
+// SLO evaluation with per-minute rollups against a raw 30-day rescan (bench/slo.mjs).
+if (ONLY === '' || ONLY === 'slo') await (await import('./slo.mjs')).sloBench();
