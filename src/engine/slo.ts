@@ -323,7 +323,9 @@ export class SloEngine {
 
   /** Drops rollups of SLOs that no longer exist (deleted with their dataset or environment). */
   async collectGarbage(liveIds: Set<string>): Promise<void> {
-    await this.ensureState();
+    // Nothing to collect (and no table to create) in an event store that never had an SLO.
+    const exists = await this.events.query(`SELECT 1 FROM information_schema.tables WHERE table_name = '${STATE_TABLE}'`);
+    if (exists.length === 0) return;
     const rows = await this.events.query(`SELECT slo_id FROM ${STATE_TABLE}`);
     for (const r of rows) {
       const id = String(r.slo_id);
