@@ -117,6 +117,16 @@ export class DeliveryNotifier implements Notifier {
     }
   }
 
+  private lastIdMs = 0;
+  private idSeq = 0;
+  /** Time-ordered ids (ms, then a counter, then random), so the log lists same-millisecond deliveries in enqueue order. */
+  private newId(): string {
+    const ms = Date.now();
+    this.idSeq = ms === this.lastIdMs ? this.idSeq + 1 : 0;
+    this.lastIdMs = ms;
+    return `${ms.toString(16).padStart(12, '0')}-${this.idSeq.toString(16).padStart(4, '0')}-${randomUUID().slice(0, 13)}`;
+  }
+
   private get opts() {
     return this.deps.options;
   }
@@ -161,7 +171,7 @@ export class DeliveryNotifier implements Notifier {
       attempts: [],
       notification: n,
     };
-    const id = randomUUID();
+    const id = this.newId();
     if (this.active.size >= this.opts.queueSize) {
       const error = `delivery queue is full (${this.opts.queueSize} unfinished deliveries)`;
       this.deps.log.warn({ ...ctx, deliveryId: id }, `notification refused: ${error}`);
