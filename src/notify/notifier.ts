@@ -443,6 +443,7 @@ export class DeliveryNotifier implements Notifier {
   }
 
   idle(opts: { within?: number; timeoutMs?: number } = {}): Promise<void> {
+    if (this.closed && this.abandoned) return Promise.resolve(); // nothing more will happen
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiters.delete(w);
