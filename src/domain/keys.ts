@@ -15,6 +15,15 @@ export const KEY_PREFIX: Record<KeyType, string> = { ingest: 'hcxik', configurat
 const SECRET_LENGTH: Record<KeyType, number> = { ingest: 32, configuration: 22, management: 32 };
 const ID_LENGTH = 32; // prefix (5) + '_' + 26
 
+/**
+ * Waggle's own configuration-key permissions, for areas whose permission Honeycomb names but its
+ * API-key contract has no flag for: Manage Signals (`manage_signals`, anomaly detection). They
+ * are granted and revoked like the others, but a key's permissions list them only when granted,
+ * so a key without them reads exactly as Honeycomb's contract lists its flags. `GET /1/auth`
+ * never shows them (its `api_key_access` is a fixed set).
+ */
+export const EXTENSION_PERMISSIONS = ['manage_signals'] as const;
+
 /** Permission flags of configuration keys (v2 attribute names). */
 export const CONFIGURATION_PERMISSIONS = [
   'create_datasets',
@@ -29,6 +38,7 @@ export const CONFIGURATION_PERMISSIONS = [
   'manage_privateBoards',
   'read_service_maps',
   'visible_team_members',
+  ...EXTENSION_PERMISSIONS,
 ] as const;
 export type Permission = (typeof CONFIGURATION_PERMISSIONS)[number];
 export const INGEST_PERMISSIONS = ['create_datasets'] as const;
@@ -61,10 +71,11 @@ export function apiKeyAccess(key: ApiKey): Record<string, boolean> {
   return Object.fromEntries(Object.entries(AUTH_V1_ACCESS).map(([k, p]) => [k, !!key.permissions[p]]));
 }
 
-/** Normalises a permission object to exactly the flags of the key type, defaulting to false. */
+/** Normalises a permission object to exactly the flags of the key type, defaulting to false (extensions: absent unless granted). */
 export function normalisePermissions(keyType: KeyType, given: Record<string, boolean | undefined> = {}) {
   const names: readonly string[] = keyType === 'ingest' ? INGEST_PERMISSIONS : keyType === 'configuration' ? CONFIGURATION_PERMISSIONS : [];
-  return Object.fromEntries(names.map((n) => [n, given[n] === true]));
+  const extension: readonly string[] = EXTENSION_PERMISSIONS;
+  return Object.fromEntries(names.filter((n) => given[n] === true || !extension.includes(n)).map((n) => [n, given[n] === true]));
 }
 
 export const allPermissions = (keyType: KeyType) =>

@@ -18,6 +18,7 @@ import { registerServiceMaps } from './service-maps.js';
 import { registerSlos } from './slos.js';
 import { registerBurnAlerts } from './burn-alerts.js';
 import { registerReporting } from './reporting.js';
+import { registerSignals } from './signals.js';
 import { registerTriggers } from './triggers.js';
 
 export async function registerV1(app: App, ctx: ApiContext): Promise<void> {
@@ -33,6 +34,7 @@ export async function registerV1(app: App, ctx: ApiContext): Promise<void> {
   registerRecipients(app, ctx);
   registerTriggers(app, ctx);
   registerServiceMaps(app, ctx);
+  registerSignals(app, ctx);
   registerMarkers(app, ctx);
   registerMarkerSettings(app, ctx);
   registerSlos(app, ctx);
