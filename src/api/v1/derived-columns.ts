@@ -16,8 +16,8 @@
 // - An id of another dataset, scope or environment → 404. PUT is a full replacement: `alias` and
 //   `expression` are required, an omitted `description` becomes "". Read-only fields sent in a
 //   body (`id`, timestamps) are ignored.
-// - DELETE would answer 409 while an SLO, trigger or board uses the field: see
-//   calculatedFieldInUse (nothing can use one yet).
+// - DELETE answers 409 while something uses the field: see calculatedFieldInUse (SLOs today;
+//   triggers and boards to be added there).
 import { Type, type Static } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
@@ -237,7 +237,7 @@ export function registerDerivedColumns(app: App, { store }: ApiContext): void {
         tags,
         security,
         params: ItemParams,
-        description: 'Answers 204. A field in use by an SLO, trigger or board would answer 409 (none can use one yet).',
+        description: 'Answers 204; 409 while an SLO uses the field.',
         response: { 204: Type.Null({ description: 'Deleted' }), 409: conflictResponse },
       },
       config: { auth },
