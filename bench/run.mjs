@@ -39,7 +39,7 @@ async function measure(name, server, headers) {
   return { name, reqPerSec: ok / DURATION, cpuMicrosPerReq: (cpu / ok) * 1e6, p99ms: r.latency.p99 };
 }
 
-// BENCH_ONLY=auth, BENCH_ONLY=ingest or BENCH_ONLY=slo runs one part.
+// BENCH_ONLY=auth, BENCH_ONLY=ingest, BENCH_ONLY=slo or BENCH_ONLY=query runs one part.
 const ONLY = process.env.BENCH_ONLY ?? '';
 
 async function authBench() {
@@ -80,3 +80,5 @@ if (ONLY === '' || ONLY === 'auth') await authBench();
 if (ONLY === '' || ONLY === 'ingest') await (await import('./ingest.mjs')).ingestBench();
 // SLO evaluation with per-minute rollups against a raw 30-day rescan (bench/slo.mjs).
 if (ONLY === '' || ONLY === 'slo') await (await import('./slo.mjs')).sloBench();
+// Query results on 10M events against the same queries hand-written in DuckDB SQL, and time pruning.
+if (ONLY === '' || ONLY === 'query') await (await import('./query.mjs')).queryBench();
