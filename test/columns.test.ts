@@ -517,8 +517,10 @@ describe('/1/columns', () => {
       for (const res of [await get('__all__', colOne.id), await put('__all__', colOne.id, { key_name: 'a' }), await del('__all__', colOne.id)]) {
         expectLegacy(res, 404, 'dataset not found');
       }
-      // Nothing happened to it.
-      expect(await column(one, 'a')).toEqual(colOne);
+      // Nothing happened to it (last_written is bookkept in the background and may move meanwhile).
+      const { last_written: _before, ...kept } = colOne;
+      const { last_written: _after, ...now } = await column(one, 'a');
+      expect(now).toEqual(kept);
       expect((await column(two, 'a')).type).toBe('integer');
     });
   });

@@ -177,13 +177,78 @@ describe('/1/derived_columns', () => {
       expectProblem(await create(ALL(), { alias, expression: '1' }), 409, 'conflict');
     });
 
-    it('DELETE has no dependants to refuse yet (the in-use hook answers nothing): 204', async () => {
+    it('another calculated field reading it does not block DELETE (204); it reads null afterwards', async () => {
       const ds = fresh();
       await makeDataset(ds);
       const f = await created(ds, { alias: 'used', expression: '1' });
       await created(ds, { alias: 'user', expression: '$used + 1' });
-      // Another calculated field reading it is not a dependant that blocks deletion; it reads null afterwards.
       expect((await del(ds, f.id)).statusCode).toBe(204);
+    });
+
+    const postJson = (url: string, payload: unknown) => t.app.inject({ method: 'POST', url, headers: { ...t.config, 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
+
+    it('a trigger whose query reads the field (filter, calculation, or an inline field) → 409 until the trigger is gone', async () => {
+      const ds = fresh('inuse');
+      await makeDataset(ds);
+      const f = await created(ds, { alias: 'slow', expression: 'GT($duration_ms, 100)' });
+      const g = await created(ds, { alias: 'ms', expression: '$duration_ms' });
+      const h = await created(ds, { alias: 'unused', expression: '2' });
+      const trigger = await postJson(`/1/triggers/${ds}`, {
+        name: 'slow ones',
+        query: {
+          calculations: [{ op: 'MAX', column: 'doubled' }],
+          filters: [{ column: 'slow', op: '=', value: true }],
+          calculated_fields: [{ name: 'doubled', expression: 'MUL($ms, 2)' }],
+          time_range: 900,
+        },
+        threshold: { op: '>', value: 10 },
+      });
+      expect(trigger.statusCode, trigger.body).toBe(201);
+      for (const used of [f, g]) {
+        const res = expectProblem(await del(ds, used.id), 409, 'conflict');
+        expect(res.detail).toMatch(/trigger "slow ones"/);
+      }
+      expect((await del(ds, h.id)).statusCode).toBe(204);
+      const tid = json(trigger).id;
+      expect((await t.app.inject({ method: 'DELETE', url: `/1/triggers/${ds}/${tid}`, headers: t.config })).statusCode).toBe(204);
+      expect((await del(ds, f.id)).statusCode).toBe(204);
+      expect((await del(ds, g.id)).statusCode).toBe(204);
+    });
+
+    it('a board whose query panel breaks down by the field → 409 until the board is gone', async () => {
+      const ds = fresh('inuse');
+      await makeDataset(ds);
+      const f = await created(ALL(), { alias: `region${++n}`, expression: 'CONCAT("r-", $host)' });
+      const q = await postJson(`/1/queries/${ds}`, { calculations: [{ op: 'COUNT' }], breakdowns: [f.alias], time_range: 3600 });
+      expect(q.statusCode, q.body).toBe(200);
+      const a = await postJson(`/1/query_annotations/${ds}`, { name: 'by region', query_id: json(q).id });
+      expect(a.statusCode, a.body).toBe(201);
+      const b = await postJson('/1/boards', {
+        name: 'Regions',
+        type: 'flexible',
+        panels: [{ type: 'query', query_panel: { query_id: json(q).id, query_annotation_id: json(a).id } }],
+      });
+      expect(b.statusCode, b.body).toBe(201);
+      const res = expectProblem(await del(ALL(), f.id), 409, 'conflict');
+      expect(res.detail).toMatch(/board "Regions"/);
+      expect((await t.app.inject({ method: 'DELETE', url: `/1/boards/${json(b).id}`, headers: t.config })).statusCode).toBe(204);
+      expect((await del(ALL(), f.id)).statusCode).toBe(204);
+    });
+
+    it('a dataset field shadowing an environment-wide one takes the use: the environment-wide one can go', async () => {
+      const ds = fresh('inuse');
+      await makeDataset(ds);
+      const alias = `shadowed${++n}`;
+      const envWide = await created(ALL(), { alias, expression: '1' });
+      const own = await created(ds, { alias, expression: '2' });
+      const trigger = await postJson(`/1/triggers/${ds}`, {
+        name: 'shadow',
+        query: { calculations: [{ op: 'SUM', column: alias }], time_range: 900 },
+        threshold: { op: '>', value: 10 },
+      });
+      expect(trigger.statusCode, trigger.body).toBe(201);
+      expectProblem(await del(ds, own.id), 409, 'conflict');
+      expect((await del(ALL(), envWide.id)).statusCode).toBe(204);
     });
   });
 

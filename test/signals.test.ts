@@ -490,6 +490,16 @@ describe('signals: validation', () => {
     expect(s).not.toHaveProperty('color');
   });
 
+  it('a recipient a signal uses cannot be deleted (409) until the signal is gone', async () => {
+    const own = await createRecipient(t, 'pager@example.com');
+    const sig = await ok(api.create('shop', { service_name: 'inventory', kind: 'presence', recipients: [{ id: own }] }), 201);
+    const refused = await t.app.inject({ method: 'DELETE', url: `/1/recipients/${own}`, headers: t.config });
+    expect(refused.statusCode, refused.body).toBe(409);
+    expect(json(refused).detail).toMatch(/1 signal\b/);
+    expect((await t.app.inject({ method: 'DELETE', url: `/1/signals/shop/${sig.id}`, headers: t.config })).statusCode).toBe(204);
+    expect((await t.app.inject({ method: 'DELETE', url: `/1/recipients/${own}`, headers: t.config })).statusCode).toBe(204);
+  });
+
   it('one signal per service and kind in a dataset → 409; other kinds, services and datasets are fine', async () => {
     await ok(api.create('shop', { service_name: 'cart', kind: 'presence' }), 201);
     const res = await api.create('shop', { service_name: 'cart', kind: 'presence', name: 'again' });

@@ -1,7 +1,7 @@
 // Calculated fields (Honeycomb's "derived columns") as stored configuration objects, and the
 // checks a create or update runs: the expression parses and type-checks in every scope the field
 // is visible in, and no chain of calculated fields references itself.
-import { ExpressionError } from '../query/expr/index.js';
+import { ExpressionError, parseExpression, references } from '../query/expr/index.js';
 import { columnSources, FieldScope, type CalculatedSource } from '../query/fields.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../stores/config/types.js';
 
@@ -83,27 +83,89 @@ export async function checkCalculatedField(
   }
 }
 
+// Kinds of the objects that can use a calculated field (owned by their API modules).
+const SLO_KIND = 'slo';
+const TRIGGER_KIND = 'trigger';
+const BOARD_KIND = 'board';
+const QUERY_KIND = 'query';
+
+interface SpecLike {
+  calculations?: { column?: string | null }[];
+  filters?: { column?: string }[];
+  breakdowns?: string[];
+  orders?: { column?: string }[];
+  havings?: { column?: string }[];
+  calculated_fields?: { name?: string; expression?: string }[];
+}
+
+/** The field names a query spec reads (columns, and `$names` of its inline fields not defined inline). */
+function specReferences(spec: SpecLike | undefined): Set<string> {
+  const names = new Set<string>();
+  if (!spec) return names;
+  for (const c of spec.calculations ?? []) if (typeof c.column === 'string') names.add(c.column);
+  for (const f of spec.filters ?? []) if (typeof f.column === 'string') names.add(f.column);
+  for (const b of spec.breakdowns ?? []) if (typeof b === 'string') names.add(b);
+  for (const o of spec.orders ?? []) if (typeof o.column === 'string') names.add(o.column);
+  for (const h of spec.havings ?? []) if (typeof h.column === 'string') names.add(h.column);
+  const inline = new Set((spec.calculated_fields ?? []).map((f) => f.name));
+  for (const f of spec.calculated_fields ?? []) {
+    try {
+      for (const r of references(parseExpression(String(f.expression)))) names.add(r);
+    } catch {
+      // A stored spec was checked when saved; an unparsable one reads nothing.
+    }
+  }
+  for (const n of inline) if (typeof n === 'string') names.delete(n);
+  return names;
+}
+
+/**
+ * Whether something scoped to `datasetIds` (an empty list: an environment-wide user) resolves
+ * the alias to this field: a dataset's field serves that dataset; an environment-wide one serves
+ * environment-wide users and every dataset without a field of its own by that alias.
+ */
+async function resolvesTo(store: ConfigStore, env: Environment, field: CalculatedFieldObject, datasetIds: (string | null)[]): Promise<boolean> {
+  for (const id of datasetIds) {
+    if (field.datasetId !== null) {
+      if (id === field.datasetId) return true;
+    } else if (id === null) return true;
+    else if (!(await listCalculatedFieldObjects(store, env, id)).some((o) => o.body.alias === field.body.alias)) return true;
+  }
+  return false;
+}
+
 /**
  * Hook for "a calculated field used by an SLO, trigger or board cannot be deleted (409)": returns
  * a description of the first dependant (e.g. `SLO "checkout" (id …)`), which the DELETE route
- * turns into a 409. SLOs (kind `slo`, body `sli.alias` and `dataset_ids`) use a dataset's field
- * when they include the dataset, and an environment-wide field when one of their datasets has no
- * field of its own by that alias (which would shadow it).
+ * turns into a 409. Users: SLOs (`sli.alias` over their `dataset_ids`), triggers (their query)
+ * and boards (the queries of their query panels), each where the alias resolves to this field
+ * rather than to a shadowing one. Another calculated field reading it is not a user: it reads
+ * null once the field is gone, as it would for a column that never appeared.
  */
 export async function calculatedFieldInUse(store: ConfigStore, env: Environment, field: CalculatedFieldObject): Promise<string | undefined> {
-  const slos = await store.listObjects<{ name?: unknown; sli?: { alias?: unknown }; dataset_ids?: unknown }>('slo', { environmentId: env.id });
+  const alias = field.body.alias;
+  const slos = await store.listObjects<{ name?: unknown; sli?: { alias?: unknown }; dataset_ids?: unknown }>(SLO_KIND, { environmentId: env.id });
   for (const slo of slos) {
-    if (slo.body?.sli?.alias !== field.body.alias) continue;
+    if (slo.body?.sli?.alias !== alias) continue;
     const ids = Array.isArray(slo.body.dataset_ids) ? (slo.body.dataset_ids as string[]) : [];
-    let uses = false;
-    if (field.datasetId !== null) uses = ids.includes(field.datasetId);
-    else {
-      for (const id of ids) {
-        const own = await listCalculatedFieldObjects(store, env, id);
-        if (!own.some((o) => o.body.alias === field.body.alias)) uses = true;
-      }
+    if (await resolvesTo(store, env, field, ids)) return `SLO ${JSON.stringify(String(slo.body.name))} (id ${slo.id})`;
+  }
+
+  const triggers = await store.listObjects<{ name?: unknown; query?: SpecLike }>(TRIGGER_KIND, { environmentId: env.id });
+  for (const t of triggers) {
+    if (!specReferences(t.body?.query).has(alias)) continue;
+    if (await resolvesTo(store, env, field, [t.datasetId])) return `trigger ${JSON.stringify(String(t.body.name))} (id ${t.id})`;
+  }
+
+  const boards = await store.listObjects<{ name?: unknown; panels?: { query_panel?: { query_id?: unknown } }[] }>(BOARD_KIND, { environmentId: env.id });
+  for (const b of boards) {
+    for (const panel of b.body?.panels ?? []) {
+      const queryId = panel?.query_panel?.query_id;
+      if (typeof queryId !== 'string') continue;
+      const query = await store.getObject<SpecLike>(QUERY_KIND, queryId);
+      if (!query || query.environmentId !== env.id || !specReferences(query.body).has(alias)) continue;
+      if (await resolvesTo(store, env, field, [query.datasetId])) return `board ${JSON.stringify(String(b.body.name))} (id ${b.id})`;
     }
-    if (uses) return `SLO ${JSON.stringify(String(slo.body.name))} (id ${slo.id})`;
   }
   return undefined;
 }

@@ -22,9 +22,10 @@ import { UniqueViolation, type ConfigStore, type StoredObject } from '../stores/
 import { sha256, shortId } from './ids.js';
 
 export const RECIPIENT_KIND = 'recipient';
-/** Object kinds that reference recipients in `body.recipients[].id` (triggers, burn alerts). */
+/** Object kinds that reference recipients in `body.recipients[].id` (triggers, burn alerts, signals). */
 export const TRIGGER_KIND = 'trigger';
 export const BURN_ALERT_KIND = 'burn_alert';
+export const SIGNAL_KIND = 'signal';
 
 export const RECIPIENT_TYPES = ['pagerduty', 'email', 'slack', 'webhook', 'msteams', 'msteams_workflow'] as const;
 export type RecipientType = (typeof RECIPIENT_TYPES)[number];
@@ -527,28 +528,24 @@ export async function triggersUsingRecipient(store: ConfigStore, teamId: string,
   return (await store.listObjects<unknown>(TRIGGER_KIND, { teamId })).filter(usesRecipient(recipientId));
 }
 
-/** The team's triggers and burn alerts whose `recipients` name the recipient. */
+/** The team's triggers, burn alerts and signals whose `recipients` name the recipient. */
 export async function recipientUsage(
   store: ConfigStore,
   teamId: string,
   recipientId: string,
-): Promise<{ triggers: StoredObject<unknown>[]; burnAlerts: StoredObject<unknown>[] }> {
-  const [triggers, burnAlerts] = await Promise.all([
-    triggersUsingRecipient(store, teamId, recipientId),
-    store.listObjects<unknown>(BURN_ALERT_KIND, { teamId }).then((l) => l.filter(usesRecipient(recipientId))),
-  ]);
-  return { triggers, burnAlerts };
+): Promise<{ triggers: StoredObject<unknown>[]; burnAlerts: StoredObject<unknown>[]; signals: StoredObject<unknown>[] }> {
+  const using = (kind: string) => store.listObjects<unknown>(kind, { teamId }).then((l) => l.filter(usesRecipient(recipientId)));
+  const [triggers, burnAlerts, signals] = await Promise.all([triggersUsingRecipient(store, teamId, recipientId), using(BURN_ALERT_KIND), using(SIGNAL_KIND)]);
+  return { triggers, burnAlerts, signals };
 }
 
-/** 409 while a trigger or burn alert of the team uses the recipient. */
+/** 409 while a trigger, burn alert or signal of the team uses the recipient. */
 export async function assertRecipientNotInUse(store: ConfigStore, teamId: string, recipientId: string): Promise<void> {
-  const { triggers, burnAlerts } = await recipientUsage(store, teamId, recipientId);
-  if (triggers.length || burnAlerts.length) {
-    const parts = [
-      triggers.length ? `${triggers.length} trigger${triggers.length > 1 ? 's' : ''}` : '',
-      burnAlerts.length ? `${burnAlerts.length} burn alert${burnAlerts.length > 1 ? 's' : ''}` : '',
-    ].filter(Boolean);
-    throw new ApiError(409, 'Recipient is in use by triggers or burn alerts and cannot be deleted.', {
+  const { triggers, burnAlerts, signals } = await recipientUsage(store, teamId, recipientId);
+  const count = (n: number, what: string) => (n ? `${n} ${what}${n > 1 ? 's' : ''}` : '');
+  const parts = [count(triggers.length, 'trigger'), count(burnAlerts.length, 'burn alert'), count(signals.length, 'signal')].filter(Boolean);
+  if (parts.length) {
+    throw new ApiError(409, 'Recipient is in use by triggers, burn alerts or signals and cannot be deleted.', {
       detail: `the recipient is used by ${parts.join(' and ')}; remove it from them first`,
     });
   }

@@ -41,14 +41,14 @@ import { quoteIdent, tableName, type EventStore } from '../stores/events/types.j
 import { INGESTED_COLUMN, SAMPLERATE_COLUMN, TIME_COLUMN } from '../stores/events/duckdb.js';
 import { DEFINITION_DEFAULTS } from '../domain/datasets.js';
 import { shortId } from '../domain/ids.js';
-import { refreshNotificationRecipients, type NotificationRecipient } from '../domain/recipients.js';
+import { refreshNotificationRecipients, SIGNAL_KIND, type NotificationRecipient } from '../domain/recipients.js';
 import { FieldScope, columnSources } from '../query/fields.js';
 import { calculatedFieldsOf } from '../query/sources.js';
 import type { FieldInfo } from '../query/expr/index.js';
 import type { Notification, Notifier } from '../notify/types.js';
 import type { Job } from './scheduler.js';
 
-export const SIGNAL_KIND = 'signal';
+export { SIGNAL_KIND };
 export const SIGNAL_STATE_KIND = 'signal_state';
 export const ANOMALY_KIND = 'signal_anomaly';
 

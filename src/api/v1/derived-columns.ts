@@ -16,8 +16,8 @@
 // - An id of another dataset, scope or environment → 404. PUT is a full replacement: `alias` and
 //   `expression` are required, an omitted `description` becomes "". Read-only fields sent in a
 //   body (`id`, timestamps) are ignored.
-// - DELETE answers 409 while something uses the field: see calculatedFieldInUse (SLOs today;
-//   triggers and boards to be added there).
+// - DELETE answers 409 while something uses the field: see calculatedFieldInUse (an SLO,
+//   a trigger's query or a board's query panel reading it).
 import { Type, type Static } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
@@ -237,7 +237,7 @@ export function registerDerivedColumns(app: App, { store }: ApiContext): void {
         tags,
         security,
         params: ItemParams,
-        description: 'Answers 204; 409 while an SLO uses the field.',
+        description: 'Answers 204; 409 while an SLO, a trigger or a board (through a query panel) uses the field.',
         response: { 204: Type.Null({ description: 'Deleted' }), 409: conflictResponse },
       },
       config: { auth },

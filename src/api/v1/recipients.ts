@@ -46,7 +46,7 @@ const Conflict = Type.Object(
     detail: Type.Optional(Type.String()),
     instance: Type.Optional(Type.String()),
   },
-  { description: 'A duplicate recipient, or (DELETE) one in use by triggers or burn alerts' },
+  { description: 'A duplicate recipient, or (DELETE) one in use by triggers, burn alerts or signals' },
 );
 const conflictResponse = { description: 'Conflict', content: { 'application/problem+json': { schema: Conflict } } };
 const TriggerList = Type.Array(Type.Object({ id: Type.String() }, { additionalProperties: true }), {
