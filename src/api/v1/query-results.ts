@@ -151,7 +151,6 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
         });
         done = { ...body, complete: true, data };
       } catch (err) {
-        if (process.env.WAGGLE_DEBUG_QUERY) console.error(err);
         if (!(err instanceof QueryTimeout)) app.log.error({ err, queryResult: obj.id }, 'query result failed');
         const error = err instanceof QueryTimeout ? `query exceeded the ${settings.queryTimeoutMs / 1000} s run time` : 'the query failed';
         done = { ...body, complete: true, data: { series: [], results: [] }, error };
