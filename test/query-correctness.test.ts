@@ -223,6 +223,90 @@ describe('query results match the reference', { timeout: 120_000 }, () => {
     expect(plainRun.data.other_by_aggregate).toBeUndefined();
   });
 
+  it('decomposable ops in one statement: top groups, their series only, totals and other from one aggregation', async () => {
+    // COUNT, SUM, AVG, MIN, MAX and HEATMAP are answered by one statement that aggregates once per
+    // (group, bucket, HEATMAP cell) and merges those partials per part (src/query/plan.ts).
+    const ops = ['COUNT', 'SUM', 'AVG', 'MIN', 'MAX'];
+    const spec = {
+      calculations: [{ op: 'COUNT' }, ...ops.slice(1).map((op) => ({ op, column: 'duration_ms' })), { op: 'HEATMAP', column: 'duration_ms' }],
+      breakdowns: ['service', 'status'],
+      orders: [{ op: 'COUNT', order: 'descending' }],
+      havings: [{ calculate_op: 'MAX', column: 'duration_ms', op: '>', value: 100 }],
+      limit: 4,
+      granularity: 600,
+      time_range: 7200,
+    };
+    const body = await runQuery(t, 'sampled', spec, { disable_total_by_aggregate: false, disable_other_by_aggregate: false, disable_series: false });
+    const keyOf = (e: RefEvent) => `${e.fields.service}|${e.fields.status}`;
+    const values = sampled.map((e) => e.fields.duration_ms).filter((v): v is number => typeof v === 'number');
+    const lo = Math.min(...values);
+    const width = (Math.max(...values) - lo) / 50;
+    const cells = (evs: RefEvent[]) => {
+      const m = new Map<number, number>();
+      for (const e of evs) {
+        if (typeof e.fields.duration_ms !== 'number') continue;
+        const b = Math.min(Math.floor((e.fields.duration_ms - lo) / width), 49);
+        m.set(b, (m.get(b) ?? 0) + e.samplerate);
+      }
+      return [...m.entries()].sort((a, b) => a[0] - b[0]);
+    };
+    const expectAll = (data: Record<string, unknown>, evs: RefEvent[], what: string) => {
+      expect(data.COUNT, what).toBe(aggregate(evs, 'COUNT'));
+      for (const op of ops.slice(1)) expectClose(data[`${op}(duration_ms)`], aggregate(evs, op, 'duration_ms'), `${what} ${op}`);
+      const hist = JSON.parse(String(data['HEATMAP(duration_ms)'])) as { lower: number; count: number }[];
+      expect(hist.map((c) => [Math.round((c.lower - lo) / width), c.count]), `${what} HEATMAP`).toEqual(cells(evs));
+      for (const c of hist) expectClose(c.lower, lo + Math.round((c.lower - lo) / width) * width, `${what} HEATMAP lower`);
+    };
+    const groups = [...groupBy(sampled, keyOf).entries()]
+      .map(([k, evs]) => ({ k, evs, service: String(evs[0].fields.service), status: Number(evs[0].fields.status), count: aggregate(evs, 'COUNT')! }))
+      .filter((g) => aggregate(g.evs, 'MAX', 'duration_ms')! > 100)
+      .sort((a, b) => b.count - a.count || (a.service < b.service ? -1 : a.service > b.service ? 1 : a.status - b.status))
+      .slice(0, 4);
+    expect(body.data.results.map((r: any) => `${r.data.service}|${r.data.status}`)).toEqual(groups.map((g) => g.k));
+    for (const [i, g] of groups.entries()) expectAll(body.data.results[i].data, g.evs, g.k);
+
+    // The series: only the top groups, every (group, bucket) with events, in time order.
+    const shown = new Set(groups.map((g) => g.k));
+    const bucketOf = (e: RefEvent) => Math.floor(e.timeMs / 1000 / 600);
+    const expectedSeries = groupBy(sampled.filter((e) => shown.has(keyOf(e))), (e) => `${bucketOf(e)}|${keyOf(e)}`);
+    expect(body.data.series).toHaveLength(expectedSeries.size);
+    let lastTime = '';
+    for (const s of body.data.series) {
+      expect(s.time >= lastTime).toBe(true);
+      lastTime = s.time;
+      const evs = expectedSeries.get(`${Date.parse(s.time) / 600_000}|${s.data.service}|${s.data.status}`);
+      expect(evs, `series ${s.time} ${s.data.service} ${s.data.status}`).toBeDefined();
+      expectAll(s.data, evs!, `series ${s.time}`);
+    }
+    // Totals: every event, havings and limit ignored; the total series per bucket.
+    expectAll(body.data.total_by_aggregate.data, sampled, 'total');
+    const perBucket = groupBy(sampled, (e) => String(bucketOf(e)));
+    expect(body.data.total_by_aggregate_series).toHaveLength(perBucket.size);
+    for (const s of body.data.total_by_aggregate_series) expectAll(s.data, perBucket.get(String(Date.parse(s.time) / 600_000))!, `total series ${s.time}`);
+    // Other: the events outside the shown groups (the sum of the groups not shown).
+    const others = sampled.filter((e) => !shown.has(keyOf(e)));
+    expect(others.length).toBeGreaterThan(0);
+    expectAll(body.data.other_by_aggregate.data, others, 'other');
+
+    // No breakdowns, and a having no group passes: no results, no series; totals and other
+    // still cover every event.
+    const none = await runQuery(
+      t,
+      'sampled',
+      { calculations: [{ op: 'COUNT' }, { op: 'HEATMAP', column: 'duration_ms' }], havings: [{ calculate_op: 'COUNT', op: '<', value: 1 }], time_range: 7200 },
+      { disable_total_by_aggregate: false, disable_other_by_aggregate: false },
+    );
+    expect(none.data.results).toEqual([]);
+    expect(none.data.series).toEqual([]);
+    expect(none.data.total_by_aggregate.data.COUNT).toBe(aggregate(sampled, 'COUNT'));
+    expect(none.data.other_by_aggregate.data.COUNT).toBe(aggregate(sampled, 'COUNT'));
+    expect(none.data.total_by_aggregate_series.reduce((n: number, s: any) => n + s.data.COUNT, 0)).toBe(aggregate(sampled, 'COUNT'));
+    // Every group shown: "other" is empty.
+    const all = await runQuery(t, 'sampled', { breakdowns: ['service'], time_range: 7200 }, { disable_other_by_aggregate: false, disable_series: true });
+    expect(all.data.results).toHaveLength(SERVICES.length);
+    expect(all.data.other_by_aggregate).toEqual({ data: {} });
+  });
+
   it('RATE_AVG, RATE_SUM and RATE_MAX per group', async () => {
     const spec = {
       calculations: [{ op: 'RATE_AVG', column: 'counter' }, { op: 'RATE_SUM', column: 'counter' }, { op: 'RATE_MAX', column: 'counter' }],

@@ -83,6 +83,22 @@ function timestampSql(unixSeconds: number): string {
 
 /** The statement of one part (each part binds only the parameters it uses). */
 export function plan(input: PlanInput, part: Part): Plan {
+  return build(input).part(part);
+}
+
+/**
+ * One statement answering every part in `parts`, or undefined when the calculations are not all
+ * decomposable (COUNT, SUM, AVG, MIN, MAX and at most one HEATMAP). Rows carry `__part` (the
+ * index of their part in `parts`) and come ordered by part, then in the part's order.
+ */
+export function planCombined(input: PlanInput, parts: Part[]): Plan | undefined {
+  return build(input).combined(parts);
+}
+
+/** The ops whose aggregate over a group can be merged from aggregates over pieces of it. */
+const DECOMPOSABLE = new Set<QueryOp>(['COUNT', 'SUM', 'AVG', 'MIN', 'MAX', 'HEATMAP']);
+
+function build(input: PlanInput) {
   const { spec, sources } = input;
   const params: unknown[] = [];
   const bind = (v: unknown) => {
@@ -186,13 +202,119 @@ export function plan(input: PlanInput, part: Part): Plan {
       `${prelude},\n${top()},\n` +
       `fo AS (SELECT f.* FROM f ANTI JOIN top ON ${onKeys('f', 'top')}),\n${level.ctes('o', 'fo', [])}\nSELECT * FROM o`,
   };
-  const sql = statements[part]();
-  // Havings bind their values only in the parts that use them.
-  return {
-    sql,
-    params: part === 'totals' || part === 'totalSeries' ? params.slice(0, paramsBeforeHavings) : params,
+  const shape = {
     breakdowns: breakdowns.map((b) => ({ name: b.name, alias: b.field.alias })),
     calcs: calcs.map((c) => ({ key: c.key, alias: c.alias, op: c.op })),
+  };
+
+  /**
+   * The decomposable plan: one aggregation of `f` per (breakdowns, time bucket[, HEATMAP cell])
+   * holding mergeable partial aggregates (sums, minima, maxima, row counts), materialised once;
+   * every part merges those partials at its own level (results: per group; series: per group and
+   * bucket of the top groups; totals; total series; other: the groups outside the top). The top
+   * groups are ranked once, in `top`. HEATMAP bounds come from one pass over all matching events.
+   */
+  const combined = (parts: Part[]): Plan | undefined => {
+    if (!calcs.every((c) => DECOMPOSABLE.has(c.op))) return undefined;
+    const heat = calcs.filter((c) => c.op === 'HEATMAP');
+    if (heat.length > 1) return undefined;
+    type Merge = 'sum' | 'min' | 'max';
+    const partials: { name: string; expr: string; merge: Merge }[] = [{ name: '__rows', expr: 'count(*)', merge: 'sum' }];
+    const finals = new Map<string, string>();
+    for (const c of calcs) {
+      const n = c.field && numeric(c.field);
+      const p = (suffix: string, expr: string, merge: Merge) => {
+        const name = `__p_${c.alias}${suffix}`;
+        partials.push({ name, expr, merge });
+        return name;
+      };
+      if (c.op === 'COUNT') finals.set(c.alias, `coalesce(${p('', 'sum(__w)', 'sum')}, 0)`);
+      else if (c.op === 'SUM') finals.set(c.alias, `coalesce(${p('', `sum(${n} * __w)`, 'sum')}, 0)`);
+      else if (c.op === 'AVG')
+        finals.set(c.alias, `${p('_n', `sum(${n} * __w)`, 'sum')} / ${p('_d', `sum(CASE WHEN ${n} IS NOT NULL THEN __w END)`, 'sum')}`);
+      else if (c.op === 'MIN') finals.set(c.alias, p('', `min(${n})`, 'min'));
+      else if (c.op === 'MAX') finals.set(c.alias, p('', `max(${n})`, 'max'));
+      else if (c.op === 'HEATMAP') finals.set(c.alias, p('', 'sum(__w)', 'sum')); // replaced by the cell list below
+    }
+    const hm = heat[0];
+    const hmN = hm?.field && numeric(hm.field);
+    const grain = [...keyAliases, '__b', ...(hm ? ['__hb'] : [])];
+    const groupBy = (cols: string[]) => (cols.length ? ` GROUP BY ${cols.join(', ')}` : '');
+    const ctes: string[] = [];
+    if (hm) {
+      ctes.push(`hb_bounds AS MATERIALIZED (SELECT min(${hmN}) AS __lo, greatest((max(${hmN}) - min(${hmN})) / ${HEATMAP_BUCKETS}, 1e-9) AS __width FROM f)`);
+    }
+    ctes.push(
+      `m AS MATERIALIZED (SELECT ${[
+        ...keyAliases,
+        '__b',
+        // (least() skips nulls: an event without a value must get no cell, not the last one)
+        ...(hm ? [`CASE WHEN ${hmN} IS NOT NULL THEN least(floor((${hmN} - __lo) / __width), ${HEATMAP_BUCKETS - 1}) END AS __hb`] : []),
+        ...partials.map((x) => `${x.expr} AS ${x.name}`),
+      ].join(', ')} FROM f${hm ? ', hb_bounds' : ''}${groupBy(grain)})`,
+    );
+    /** The calculations over `src` (rows at the grain of m) per `levelKeys`; no row for no events. */
+    const level = (src: string, levelKeys: string[]) => {
+      const merged = (from: string, cols: string[]) =>
+        `SELECT ${[...cols, ...partials.map((x) => `${x.merge}(${x.name}) AS ${x.name}`)].join(', ')} FROM ${from}${groupBy(cols)}`;
+      let rows = merged(src, hm ? [...levelKeys, '__hb'] : levelKeys);
+      if (hm) {
+        const cell = `{'lower': __lo + __hb * __width, 'upper': __lo + (__hb + 1) * __width, 'count': __p_${hm.alias}}`;
+        rows =
+          `SELECT ${[
+            ...levelKeys,
+            // (the cell counts are not merged again: their name inside list() is the cell's)
+            ...partials.filter((x) => x.name !== `__p_${hm.alias}`).map((x) => `${x.merge}(${x.name}) AS ${x.name}`),
+            `to_json(list(${cell} ORDER BY __hb) FILTER (WHERE __hb IS NOT NULL))::VARCHAR AS __hm`,
+          ].join(', ')} FROM (${rows}) AS c, hb_bounds${groupBy(levelKeys)}`;
+        finals.set(hm.alias, '__hm');
+      }
+      return `SELECT ${[...levelKeys, '__rows', ...calcs.map((c) => `${finals.get(c.alias)} AS ${c.alias}`)].join(', ')} FROM (${rows}) AS l WHERE __rows > 0`;
+    };
+    ctes.push(`r AS (${level('m', keyAliases)})`, `top AS MATERIALIZED (${topSelect('r')})`);
+    const inTop = keyAliases.length
+      ? `(SELECT m.* FROM m SEMI JOIN top ON ${onKeys('m', 'top')})`
+      : '(SELECT * FROM m WHERE EXISTS (SELECT 1 FROM top))';
+    const notInTop = keyAliases.length
+      ? `(SELECT m.* FROM m ANTI JOIN top ON ${onKeys('m', 'top')})`
+      : '(SELECT * FROM m WHERE NOT EXISTS (SELECT 1 FROM top))';
+    const nullKey = (b: (typeof breakdowns)[number]) => `CAST(NULL AS ${DUCK_TYPE[b.field.type]}) AS ${b.field.alias}`;
+    const aliases = calcs.map((c) => c.alias);
+    const select = (i: number, rowOrder: string, withKeys: boolean, withBucket: boolean, from: string) =>
+      `SELECT ${[
+        `${i} AS __part`,
+        `row_number() OVER (ORDER BY ${rowOrder}) AS __rn`,
+        ...(withKeys ? keyAliases : breakdowns.map(nullKey)),
+        withBucket ? '__b' : 'CAST(NULL AS BIGINT) AS __b',
+        ...aliases,
+      ].join(', ')} FROM ${from}`;
+    const byBucket = ['__b', ...keyAliases].join(', ');
+    const selects = parts.map((part, i) => {
+      switch (part) {
+        case 'results':
+          return select(i, order, true, false, 'top');
+        case 'series':
+          return select(i, byBucket, true, true, `(${level(inTop, [...keyAliases, '__b'])}) AS s`);
+        case 'totals':
+          return select(i, '1', false, false, `(${level('m', [])}) AS t`);
+        case 'totalSeries':
+          return select(i, '__b', false, true, `(${level('m', ['__b'])}) AS ts`);
+        case 'other':
+          return select(i, '1', false, false, `(${level(notInTop, [])}) AS o`);
+      }
+    });
+    const sql = `${prelude},\n${ctes.join(',\n')}\nSELECT * FROM (\n${selects.join('\nUNION ALL\n')}\n) AS parts ORDER BY __part, __rn`;
+    return { sql, params, ...shape };
+  };
+
+  return {
+    part: (part: Part): Plan => ({
+      sql: statements[part](),
+      // Havings bind their values only in the parts that use them.
+      params: part === 'totals' || part === 'totalSeries' ? params.slice(0, paramsBeforeHavings) : params,
+      ...shape,
+    }),
+    combined,
   };
 }
 

@@ -3,7 +3,7 @@
 // `total_by_aggregate`, `total_by_aggregate_series` and `other_by_aggregate`.
 import { quoteIdent, tableName, type EventStore } from '../stores/events/types.js';
 import { SAMPLERATE_COLUMN, TIME_COLUMN } from '../stores/events/duckdb.js';
-import { PERCENTILES, plan, type Part, type Source } from './plan.js';
+import { PERCENTILES, plan, planCombined, type Part, type Source } from './plan.js';
 import type { QuerySpec } from './spec.js';
 
 export type ResultValue = string | number | boolean;
@@ -84,6 +84,33 @@ export async function runQuery(events: EventStore, allSources: Source[], spec: Q
     time: isoSeconds(Number(row.__b) * granularity),
     data: toData(row),
   });
+
+  // The parts asked for: with decomposable calculations, one statement answers them all from one
+  // aggregation per group and time bucket; otherwise one statement per part.
+  const parts: Part[] = ['results'];
+  if (!opts.disableSeries) parts.push('series');
+  if (!opts.disableTotalByAggregate) parts.push('totals', ...(opts.disableSeries ? [] : (['totalSeries'] as const)));
+  if (!opts.disableOtherByAggregate) parts.push('other');
+  const combined = planCombined(input, parts);
+  if (combined) {
+    const rows = await events.analyse(combined.sql, combined.params, remaining());
+    const of = (part: Part) => {
+      const i = parts.indexOf(part);
+      return rows.filter((r) => Number(r.__part) === i);
+    };
+    const out: QueryData = { series: [], results: of('results').map((r) => ({ data: toData(r) })) };
+    if (!opts.disableSeries) out.series = of('series').map(toSeries);
+    if (!opts.disableTotalByAggregate) {
+      const [total] = of('totals');
+      out.total_by_aggregate = { data: total ? toData(total) : {} };
+      if (!opts.disableSeries) out.total_by_aggregate_series = of('totalSeries').map(toSeries);
+    }
+    if (!opts.disableOtherByAggregate) {
+      const [other] = of('other');
+      out.other_by_aggregate = { data: other ? toData(other) : {} };
+    }
+    return out;
+  }
 
   const out: QueryData = { series: [], results: (await run('results')).map((r) => ({ data: toData(r) })) };
   if (!opts.disableSeries) out.series = (await run('series')).map(toSeries);
