@@ -26,7 +26,9 @@
 //
 // BENCH_QUERY_EVENTS (default 10,000,000), BENCH_QUERY_ITERATIONS (15), BENCH_QUERY_POLL_MS (5),
 // BENCH_QUERY_EXPLAIN=<dir>: writes each query's SQL (Waggle's statements and the hand-written
-// one) with EXPLAIN ANALYZE output there.
+// one) with EXPLAIN ANALYZE output there. BENCH_QUERY_DATA=<dir>: keeps the generated data there
+// and reuses it on the next run (the window is then the one of the first run; for development).
+// BENCH_QUERY_ONLY=<key,…>: only those queries (keys in QUERIES), no pruning table unless named.
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -42,6 +44,8 @@ const EVENTS = Number(process.env.BENCH_QUERY_EVENTS ?? 10_000_000);
 const ITERATIONS = Number(process.env.BENCH_QUERY_ITERATIONS ?? 15);
 const POLL_MS = Number(process.env.BENCH_QUERY_POLL_MS ?? 5);
 const EXPLAIN_DIR = process.env.BENCH_QUERY_EXPLAIN;
+const KEEP_DIR = process.env.BENCH_QUERY_DATA;
+const ONLY = process.env.BENCH_QUERY_ONLY?.split(',');
 const WARMUP = 2;
 const WATCHDOG_S = 1800;
 const HOUR = 3600;
@@ -404,7 +408,8 @@ async function inProcess(dataDir, eventsFile, envSlug) {
 }
 
 export async function queryBench() {
-  const tmp = mkdtempSync(join(tmpdir(), 'waggle-bench-query-'));
+  const tmp = KEEP_DIR ?? mkdtempSync(join(tmpdir(), 'waggle-bench-query-'));
+  const metaFile = join(tmp, 'meta.json');
   let server;
   let local;
   let phase = 'setup';
@@ -416,38 +421,50 @@ export async function queryBench() {
   watchdog.unref();
   try {
     const dataDir = join(tmp, 'data');
-    const init = JSON.parse(await run(['dist/main.js', 'init', '--data-dir', dataDir, '--json']));
-    const key = init.keys.configuration;
-    // The 2 h window ends a few minutes ago, on a minute (query results truncate to the minute).
-    const end = Math.floor(Date.now() / 60_000) * 60 - 5 * 60;
-    const window = { start: end - 2 * HOUR, end };
-
-    progress('creating the datasets through POST /1/batch');
-    server = await serve(dataDir);
-    for (const name of [DATASET, DATASET_7D]) {
-      const r = await api(server.port, init.keys.ingest, 'POST', `/1/batch/${name}`, seedEvents(window.start * 1000));
-      if (!r.every((x) => x.status === 202)) throw new Error(`seed batch refused: ${JSON.stringify(r).slice(0, 300)}`);
-    }
-    await server.stop();
-    server = undefined;
-    const datasets = readConfig(dataDir);
-
-    progress(`generating ${EVENTS.toLocaleString('en')} + ${(3 * EVENTS).toLocaleString('en')} events`);
-    const eventsFile = join(dataDir, 'events.duckdb');
-    const tGen = performance.now();
-    const gen = await generate(eventsFile, datasets, window);
-    gen.total = secs(tGen);
-    const tCopy = performance.now();
     const copyDir = join(tmp, 'copy');
-    mkdirSync(copyDir);
-    copyFileSync(eventsFile, join(copyDir, 'events.duckdb'));
-    copyFileSync(join(dataDir, 'config.sqlite'), join(copyDir, 'config.sqlite'));
-    gen.copy = secs(tCopy);
-    gen.bytes = statSync(eventsFile).size;
+    const eventsFile = join(dataDir, 'events.duckdb');
+    let meta;
+    try {
+      meta = KEEP_DIR ? JSON.parse(readFileSync(metaFile, 'utf8')) : undefined;
+    } catch {
+      meta = undefined;
+    }
+    if (!meta) {
+      if (KEEP_DIR) rmSync(tmp, { recursive: true, force: true });
+      mkdirSync(tmp, { recursive: true });
+      const init = JSON.parse(await run(['dist/main.js', 'init', '--data-dir', dataDir, '--json']));
+      // The 2 h window ends a few minutes ago, on a minute (query results truncate to the minute).
+      const end = Math.floor(Date.now() / 60_000) * 60 - 5 * 60;
+      const window = { start: end - 2 * HOUR, end };
+
+      progress('creating the datasets through POST /1/batch');
+      server = await serve(dataDir);
+      for (const name of [DATASET, DATASET_7D]) {
+        const r = await api(server.port, init.keys.ingest, 'POST', `/1/batch/${name}`, seedEvents(window.start * 1000));
+        if (!r.every((x) => x.status === 202)) throw new Error(`seed batch refused: ${JSON.stringify(r).slice(0, 300)}`);
+      }
+      await server.stop();
+      server = undefined;
+      const datasets = readConfig(dataDir);
+
+      progress(`generating ${EVENTS.toLocaleString('en')} + ${(3 * EVENTS).toLocaleString('en')} events`);
+      const tGen = performance.now();
+      const gen = await generate(eventsFile, datasets, window);
+      gen.total = secs(tGen);
+      const tCopy = performance.now();
+      mkdirSync(copyDir);
+      copyFileSync(eventsFile, join(copyDir, 'events.duckdb'));
+      copyFileSync(join(dataDir, 'config.sqlite'), join(copyDir, 'config.sqlite'));
+      gen.copy = secs(tCopy);
+      gen.bytes = statSync(eventsFile).size;
+      meta = { key: init.keys.configuration, envSlug: init.environment.slug, window, datasets, gen };
+      if (KEEP_DIR) writeFileSync(metaFile, JSON.stringify(meta));
+    }
+    const { key, window, datasets, gen } = meta;
 
     progress('measuring');
     server = await serve(dataDir);
-    local = await inProcess(copyDir, join(copyDir, 'events.duckdb'), init.environment.slug);
+    local = await inProcess(copyDir, join(copyDir, 'events.duckdb'), meta.envSlug);
     const where = `__time >= make_timestamp(${window.start * 1e6}::BIGINT) AND __time < make_timestamp(${window.end * 1e6}::BIGINT)`;
     if (EXPLAIN_DIR) mkdirSync(EXPLAIN_DIR, { recursive: true });
 
@@ -493,14 +510,16 @@ export async function queryBench() {
     const load0 = loadavg()[0];
     const results = [];
     for (const q of QUERIES) {
+      if (ONLY && !ONLY.includes(q.key)) continue;
       progress(`query: ${q.title}`);
       results.push({ q, r: await measure(q, DATASET) });
     }
     const pruning = [];
     for (const key of PRUNING) {
+      if (ONLY && !ONLY.includes(`pruning-${key}`)) continue;
       const q = QUERIES.find((x) => x.key === key);
       progress(`pruning: ${q.title} on the window inside 7 days`);
-      pruning.push({ q, alone: results.find((x) => x.q === q).r, week: await measure(q, DATASET_7D) });
+      pruning.push({ q, alone: results.find((x) => x.q === q)?.r ?? (await measure(q, DATASET)), week: await measure(q, DATASET_7D) });
     }
 
     const load1 = loadavg()[0];
@@ -542,7 +561,7 @@ export async function queryBench() {
   } finally {
     await local?.close().catch(() => undefined);
     await server?.stop();
-    rmSync(tmp, { recursive: true, force: true });
+    if (!KEEP_DIR) rmSync(tmp, { recursive: true, force: true });
   }
 }
 
