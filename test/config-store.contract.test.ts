@@ -642,6 +642,18 @@ describe.each([sqlite, postgres])('ConfigStore contract: $kind', (impl) => {
       });
     });
 
+    describe('objects', () => {
+      it('lists objects in creation order, even when many share a millisecond and their ids sort otherwise', async () => {
+        const { team, env } = await teamWithEnvironment();
+        const ids = Array.from({ length: 30 }, (_, i) => `obj-${rnd()}-${String(30 - i).padStart(2, '0')}`);
+        const createdAt = new Date().toISOString();
+        for (const id of ids) {
+          await store.createObject({ id, kind: 'thing', teamId: team.id, environmentId: env.id, datasetId: null, scope: env.id, uniqueKey: null, body: { id }, createdAt });
+        }
+        expect((await store.listObjects('thing', { environmentId: env.id })).map((o) => o.id)).toEqual(ids);
+      });
+    });
+
     describe('concurrency', () => {
       it('20 parallel creates of one dataset slug: exactly one wins, the rest raise UniqueViolation', async () => {
         const { env } = await teamWithEnvironment();

@@ -137,6 +137,13 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('objects_kind_team').on('objects').columns(['kind', 'team_id']).execute();
     },
   },
+  // Objects created in the same millisecond list in creation order: `seq` is a per-process
+  // monotonic number (microseconds since the epoch, bumped on ties) ordered after created_at.
+  '0005_objects_seq': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('objects').addColumn('seq', 'bigint').execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -98,6 +98,8 @@ interface ObjectRow {
   body: string;
   created_at: string;
   updated_at: string;
+  /** Creation order within created_at (see migration 0005); null on rows older than it. */
+  seq: number | string | null;
 }
 interface Tables {
   objects: ObjectRow;
@@ -109,6 +111,9 @@ interface Tables {
 }
 
 const now = () => new Date().toISOString();
+let lastSeq = 0;
+/** Strictly increasing within the process: microseconds since the epoch, bumped on ties. */
+const nextSeq = () => (lastSeq = Math.max(Date.now() * 1000, lastSeq + 1));
 const bool = (v: unknown) => v === true || v === 1 || v === '1';
 
 const toTeam = (r: Selectable<TeamRow>): Team => ({ id: r.id, slug: r.slug, name: r.name, createdAt: r.created_at });
@@ -516,6 +521,7 @@ class KyselyConfigStore implements ConfigStore {
       body: JSON.stringify(o.body),
       created_at: t,
       updated_at: t,
+      seq: nextSeq(),
     };
     await uniquely(o.kind, () => this.db.insertInto('objects').values(row).execute());
     return toObject<T>(row);
@@ -530,7 +536,7 @@ class KyselyConfigStore implements ConfigStore {
     if (filter.environmentId !== undefined) q = q.where('environment_id', '=', filter.environmentId);
     if (filter.datasetId === null) q = q.where('dataset_id', 'is', null);
     else if (filter.datasetId !== undefined) q = q.where('dataset_id', '=', filter.datasetId);
-    const rows = await q.orderBy('created_at').orderBy('id').execute();
+    const rows = await q.orderBy('created_at').orderBy('seq').orderBy('id').execute();
     return rows.map((r) => toObject<T>(r));
   }
   async updateObject<T>(kind: string, id: string, change: { body: T; uniqueKey?: string | null; touch?: boolean }) {
