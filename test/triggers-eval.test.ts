@@ -81,7 +81,7 @@ describe('trigger evaluation', () => {
       source: 'trigger',
       status: 'triggered',
       recipient: { id: email.id, type: 'email', target: 'oncall@example.com' },
-      alert: { id: trig.id, name: trig.name, description: 'too many', dedupKey: `trigger:${trig.id}`, datasetSlug: ds },
+      alert: { id: trig.id, name: trig.name, description: 'too many', dedupKey: `trigger:${trig.id}`, alertType: 'on_change', datasetSlug: ds },
       result: { value: 10, threshold: { op: '>', value: 5 }, groups: [{ group: {}, value: 10 }] },
       timestamp: iso(0),
     });
@@ -122,6 +122,7 @@ describe('trigger evaluation', () => {
     const trig = await create(ds, count({ op: '>=', value: 10 }, { alert_type: 'on_true' }));
     for (const s of [0, 60, 120, 180]) await at(s);
     expect(sentFor(trig.id).map((n) => n.status)).toEqual(['triggered', 'triggered', 'triggered', 'resolved']);
+    expect(sentFor(trig.id).map((n) => n.alert.alertType)).toEqual(['on_true', 'on_true', 'on_true', 'on_true']);
     await remove(ds, trig.id);
   });
 

@@ -309,6 +309,7 @@ async function notifyAll(
         name: t.body.name,
         description: t.body.description,
         dedupKey: `trigger:${t.id}`,
+        alertType: t.body.alert_type,
         url: `/1/triggers/${encodeURIComponent(datasetSlug)}/${t.id}`,
         datasetSlug,
       },
