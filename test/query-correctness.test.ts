@@ -223,7 +223,9 @@ describe('query results match the reference', { timeout: 120_000 }, () => {
     expect(plainRun.data.other_by_aggregate).toBeUndefined();
   });
 
-  it('decomposable ops in one statement: top groups, their series only, totals and other from one aggregation', async () => {
+  it.each(['sampled', 'plain'])('decomposable ops in one statement (%s): top groups, their series only, totals and other from one aggregation', async (dataset) => {
+    // (`sampled` has sample rates above 1, so the weighted forms run; `plain` has none.)
+    const events = dataset === 'sampled' ? sampled : plain;
     // COUNT, SUM, AVG, MIN, MAX and HEATMAP are answered by one statement that aggregates once per
     // (group, bucket, HEATMAP cell) and merges those partials per part (src/query/plan.ts).
     const ops = ['COUNT', 'SUM', 'AVG', 'MIN', 'MAX'];
@@ -236,9 +238,9 @@ describe('query results match the reference', { timeout: 120_000 }, () => {
       granularity: 600,
       time_range: 7200,
     };
-    const body = await runQuery(t, 'sampled', spec, { disable_total_by_aggregate: false, disable_other_by_aggregate: false, disable_series: false });
+    const body = await runQuery(t, dataset, spec, { disable_total_by_aggregate: false, disable_other_by_aggregate: false, disable_series: false });
     const keyOf = (e: RefEvent) => `${e.fields.service}|${e.fields.status}`;
-    const values = sampled.map((e) => e.fields.duration_ms).filter((v): v is number => typeof v === 'number');
+    const values = events.map((e) => e.fields.duration_ms).filter((v): v is number => typeof v === 'number');
     const lo = Math.min(...values);
     const width = (Math.max(...values) - lo) / 50;
     const cells = (evs: RefEvent[]) => {
@@ -257,7 +259,7 @@ describe('query results match the reference', { timeout: 120_000 }, () => {
       expect(hist.map((c) => [Math.round((c.lower - lo) / width), c.count]), `${what} HEATMAP`).toEqual(cells(evs));
       for (const c of hist) expectClose(c.lower, lo + Math.round((c.lower - lo) / width) * width, `${what} HEATMAP lower`);
     };
-    const groups = [...groupBy(sampled, keyOf).entries()]
+    const groups = [...groupBy(events, keyOf).entries()]
       .map(([k, evs]) => ({ k, evs, service: String(evs[0].fields.service), status: Number(evs[0].fields.status), count: aggregate(evs, 'COUNT')! }))
       .filter((g) => aggregate(g.evs, 'MAX', 'duration_ms')! > 100)
       .sort((a, b) => b.count - a.count || (a.service < b.service ? -1 : a.service > b.service ? 1 : a.status - b.status))
@@ -268,7 +270,7 @@ describe('query results match the reference', { timeout: 120_000 }, () => {
     // The series: only the top groups, every (group, bucket) with events, in time order.
     const shown = new Set(groups.map((g) => g.k));
     const bucketOf = (e: RefEvent) => Math.floor(e.timeMs / 1000 / 600);
-    const expectedSeries = groupBy(sampled.filter((e) => shown.has(keyOf(e))), (e) => `${bucketOf(e)}|${keyOf(e)}`);
+    const expectedSeries = groupBy(events.filter((e) => shown.has(keyOf(e))), (e) => `${bucketOf(e)}|${keyOf(e)}`);
     expect(body.data.series).toHaveLength(expectedSeries.size);
     let lastTime = '';
     for (const s of body.data.series) {
@@ -279,12 +281,12 @@ describe('query results match the reference', { timeout: 120_000 }, () => {
       expectAll(s.data, evs!, `series ${s.time}`);
     }
     // Totals: every event, havings and limit ignored; the total series per bucket.
-    expectAll(body.data.total_by_aggregate.data, sampled, 'total');
-    const perBucket = groupBy(sampled, (e) => String(bucketOf(e)));
+    expectAll(body.data.total_by_aggregate.data, events, 'total');
+    const perBucket = groupBy(events, (e) => String(bucketOf(e)));
     expect(body.data.total_by_aggregate_series).toHaveLength(perBucket.size);
     for (const s of body.data.total_by_aggregate_series) expectAll(s.data, perBucket.get(String(Date.parse(s.time) / 600_000))!, `total series ${s.time}`);
     // Other: the events outside the shown groups (the sum of the groups not shown).
-    const others = sampled.filter((e) => !shown.has(keyOf(e)));
+    const others = events.filter((e) => !shown.has(keyOf(e)));
     expect(others.length).toBeGreaterThan(0);
     expectAll(body.data.other_by_aggregate.data, others, 'other');
 
@@ -292,17 +294,17 @@ describe('query results match the reference', { timeout: 120_000 }, () => {
     // still cover every event.
     const none = await runQuery(
       t,
-      'sampled',
+      dataset,
       { calculations: [{ op: 'COUNT' }, { op: 'HEATMAP', column: 'duration_ms' }], havings: [{ calculate_op: 'COUNT', op: '<', value: 1 }], time_range: 7200 },
       { disable_total_by_aggregate: false, disable_other_by_aggregate: false },
     );
     expect(none.data.results).toEqual([]);
     expect(none.data.series).toEqual([]);
-    expect(none.data.total_by_aggregate.data.COUNT).toBe(aggregate(sampled, 'COUNT'));
-    expect(none.data.other_by_aggregate.data.COUNT).toBe(aggregate(sampled, 'COUNT'));
-    expect(none.data.total_by_aggregate_series.reduce((n: number, s: any) => n + s.data.COUNT, 0)).toBe(aggregate(sampled, 'COUNT'));
+    expect(none.data.total_by_aggregate.data.COUNT).toBe(aggregate(events, 'COUNT'));
+    expect(none.data.other_by_aggregate.data.COUNT).toBe(aggregate(events, 'COUNT'));
+    expect(none.data.total_by_aggregate_series.reduce((n: number, s: any) => n + s.data.COUNT, 0)).toBe(aggregate(events, 'COUNT'));
     // Every group shown: "other" is empty.
-    const all = await runQuery(t, 'sampled', { breakdowns: ['service'], time_range: 7200 }, { disable_other_by_aggregate: false, disable_series: true });
+    const all = await runQuery(t, dataset, { breakdowns: ['service'], time_range: 7200 }, { disable_other_by_aggregate: false, disable_series: true });
     expect(all.data.results).toHaveLength(SERVICES.length);
     expect(all.data.other_by_aggregate).toEqual({ data: {} });
   });

@@ -38,7 +38,11 @@ export interface PlanInput {
   granularity: number;
   /** Most result groups. */
   limit: number;
-  /** Whether any event in the window has a sample rate other than 1 (percentiles then weigh). */
+  /**
+   * Whether any event in the window has a sample rate other than 1. When none has, every weight
+   * is 1 and the plain aggregates (count(*), sum, avg, quantile_disc) give the same answers
+   * with less work, so the statements use those.
+   */
   weighted: boolean;
 }
 
@@ -228,16 +232,21 @@ function build(input: PlanInput) {
         partials.push({ name, expr, merge });
         return name;
       };
-      if (c.op === 'COUNT') finals.set(c.alias, `coalesce(${p('', 'sum(__w)', 'sum')}, 0)`);
-      else if (c.op === 'SUM') finals.set(c.alias, `coalesce(${p('', `sum(${n} * __w)`, 'sum')}, 0)`);
+      const w = input.weighted;
+      if (c.op === 'COUNT') finals.set(c.alias, w ? `coalesce(${p('', 'sum(__w)', 'sum')}, 0)` : 'coalesce(__rows, 0)');
+      else if (c.op === 'SUM') finals.set(c.alias, `coalesce(${p('', w ? `sum(${n} * __w)` : `sum(${n})`, 'sum')}, 0)`);
       else if (c.op === 'AVG')
-        finals.set(c.alias, `${p('_n', `sum(${n} * __w)`, 'sum')} / ${p('_d', `sum(CASE WHEN ${n} IS NOT NULL THEN __w END)`, 'sum')}`);
+        finals.set(
+          c.alias,
+          `${p('_n', w ? `sum(${n} * __w)` : `sum(${n})`, 'sum')} / ${p('_d', w ? `sum(CASE WHEN ${n} IS NOT NULL THEN __w END)` : `count(${n})`, 'sum')}`,
+        );
       else if (c.op === 'MIN') finals.set(c.alias, p('', `min(${n})`, 'min'));
       else if (c.op === 'MAX') finals.set(c.alias, p('', `max(${n})`, 'max'));
-      else if (c.op === 'HEATMAP') finals.set(c.alias, p('', 'sum(__w)', 'sum')); // replaced by the cell list below
     }
     const hm = heat[0];
     const hmN = hm?.field && numeric(hm.field);
+    // A HEATMAP cell's count: the weight of its events (at m's grain, one row is one cell).
+    const cellCount = hm && input.weighted ? (partials.push({ name: '__p_cell', expr: 'sum(__w)', merge: 'sum' }), '__p_cell') : '__rows';
     const grain = [...keyAliases, '__b', ...(hm ? ['__hb'] : [])];
     const groupBy = (cols: string[]) => (cols.length ? ` GROUP BY ${cols.join(', ')}` : '');
     const ctes: string[] = [];
@@ -259,12 +268,11 @@ function build(input: PlanInput) {
         `SELECT ${[...cols, ...partials.map((x) => `${x.merge}(${x.name}) AS ${x.name}`)].join(', ')} FROM ${from}${groupBy(cols)}`;
       let rows = merged(src, hm ? [...levelKeys, '__hb'] : levelKeys);
       if (hm) {
-        const cell = `{'lower': __lo + __hb * __width, 'upper': __lo + (__hb + 1) * __width, 'count': __p_${hm.alias}}`;
+        const cell = `{'lower': __lo + __hb * __width, 'upper': __lo + (__hb + 1) * __width, 'count': c.${cellCount}}`;
         rows =
           `SELECT ${[
             ...levelKeys,
-            // (the cell counts are not merged again: their name inside list() is the cell's)
-            ...partials.filter((x) => x.name !== `__p_${hm.alias}`).map((x) => `${x.merge}(${x.name}) AS ${x.name}`),
+            ...partials.map((x) => `${x.merge}(c.${x.name}) AS ${x.name}`),
             `to_json(list(${cell} ORDER BY __hb) FILTER (WHERE __hb IS NOT NULL))::VARCHAR AS __hm`,
           ].join(', ')} FROM (${rows}) AS c, hb_bounds${groupBy(levelKeys)}`;
         finals.set(hm.alias, '__hm');
@@ -353,9 +361,10 @@ class LevelBuilder {
     for (const c of this.calcs) {
       const n = c.field && numeric(c.field);
       const p = PERCENTILES[c.op];
-      if (c.op === 'COUNT') plain.push(`coalesce(sum(__w), 0) AS ${c.alias}`);
-      else if (c.op === 'SUM') plain.push(`coalesce(sum(${n} * __w), 0) AS ${c.alias}`);
-      else if (c.op === 'AVG') plain.push(`sum(${n} * __w) / sum(CASE WHEN ${n} IS NOT NULL THEN __w END) AS ${c.alias}`);
+      const w = this.input.weighted;
+      if (c.op === 'COUNT') plain.push(w ? `coalesce(sum(__w), 0) AS ${c.alias}` : `count(*) AS ${c.alias}`);
+      else if (c.op === 'SUM') plain.push(`coalesce(sum(${w ? `${n} * __w` : n}), 0) AS ${c.alias}`);
+      else if (c.op === 'AVG') plain.push(w ? `sum(${n} * __w) / sum(CASE WHEN ${n} IS NOT NULL THEN __w END) AS ${c.alias}` : `avg(${n}) AS ${c.alias}`);
       else if (c.op === 'MAX') plain.push(`max(${n}) AS ${c.alias}`);
       else if (c.op === 'MIN') plain.push(`min(${n}) AS ${c.alias}`);
       else if (c.op === 'COUNT_DISTINCT') plain.push(`count(DISTINCT ${c.field!.alias}) AS ${c.alias}`);

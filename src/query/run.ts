@@ -3,7 +3,7 @@
 // `total_by_aggregate`, `total_by_aggregate_series` and `other_by_aggregate`.
 import { quoteIdent, tableName, type EventStore } from '../stores/events/types.js';
 import { SAMPLERATE_COLUMN, TIME_COLUMN } from '../stores/events/duckdb.js';
-import { PERCENTILES, plan, planCombined, type Part, type Source } from './plan.js';
+import { plan, planCombined, type Part, type Source } from './plan.js';
 import type { QuerySpec } from './spec.js';
 
 export type ResultValue = string | number | boolean;
@@ -56,10 +56,11 @@ export async function runQuery(events: EventStore, allSources: Source[], spec: Q
   const remaining = () => Math.max(1, deadline - Date.now());
   const granularity = granularityFor(spec, opts.start, opts.end);
 
-  // Percentiles weigh by sample rate only when some event in the window was sampled: the
-  // unweighted nearest rank is the same answer, computed without sorting each group.
-  const wantsPercentile = (spec.calculations ?? []).some((c) => PERCENTILES[c.op] !== undefined);
-  const weighted = wantsPercentile && sources.length > 0 && (await maxSamplerate(events, sources, opts, remaining())) > 1;
+  // Calculations weigh by sample rate only when some event in the window was sampled (sample
+  // rates are positive integers): with every weight 1, count(*), sum, avg and the unweighted
+  // nearest rank are the same answers with less work (no sort per group for percentiles). The
+  // check reads one column of the window and costs about a millisecond on 10M events.
+  const weighted = sources.length > 0 && (await maxSamplerate(events, sources, opts, remaining())) > 1;
 
   const input = { sources, spec, start: opts.start, end: opts.end, granularity, limit: opts.limit, weighted };
   const p = plan(input, 'results');
