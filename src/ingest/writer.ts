@@ -5,7 +5,9 @@
 // type is widened: integer → float → string, and any other mix → string, so no value is ever
 // lost), and appends all datasets' events in ONE event-store transaction. Only after that
 // commit do the requests get their answers: an acknowledged event is durable. While a commit
-// runs, new requests queue up and share the next one.
+// runs, new requests queue up and share the next one, which is staged (placed and written into
+// its own transaction) meanwhile and commits right after it: one group commits while the next
+// is prepared, so the JavaScript thread and DuckDB's commit work side by side.
 //
 // Every change of a dataset's columns (ingest, the Columns API, dataset deletion) runs under
 // one lock, so the registry, the config store and the event-store table stay in step. On first
@@ -17,6 +19,9 @@ import type { AppendBatch, EventStore, PhysicalColumn, Scalar, StoredEvent } fro
 import type { NormalisedEvent } from './normalise.js';
 
 export const DATASET_TOO_MANY_COLUMNS = 'Dataset has too many columns.';
+
+/** Groups committing at once while the next one is staged (the event store has an append connection per group in flight, plus one). */
+const MAX_COMMITTING = 1;
 
 export function inferType(v: Scalar): ColumnType {
   if (typeof v === 'string') return 'string';
@@ -102,6 +107,8 @@ export interface WriterOptions {
 export class IngestWriter {
   private queue: Pending[] = [];
   private draining?: Promise<void>;
+  /** Groups staged and committing; each settles once its requests have their answers. */
+  private readonly committing = new Set<Promise<void>>();
   private readonly lock = new Lock();
   private readonly registries = new Map<string, Registry>();
   /** Datasets and field names written since the last bookkeeping flush (last_written). */
@@ -137,14 +144,24 @@ export class IngestWriter {
   private async drain(): Promise<void> {
     try {
       while (this.queue.length > 0) {
+        // One group commits while the next is staged; a third waits (and grows) meanwhile.
+        while (this.committing.size >= MAX_COMMITTING) await Promise.race(this.committing);
         const group = this.queue.splice(0);
         try {
-          const outcomes = await this.lock.run(() => this.commit(group));
-          group.forEach((p, i) => {
-            const o = outcomes[i];
-            if (o.ok) p.resolve(o.results);
-            else p.reject(o.error);
-          });
+          const { outcomes, committed } = await this.lock.run(() => this.commit(group));
+          const answered = committed.then(
+            () =>
+              group.forEach((p, i) => {
+                const o = outcomes[i];
+                if (o.ok) p.resolve(o.results);
+                else p.reject(o.error);
+              }),
+            (err: unknown) => {
+              for (const p of group) p.reject(err);
+            },
+          );
+          this.committing.add(answered);
+          void answered.finally(() => this.committing.delete(answered));
         } catch (err) {
           for (const p of group) p.reject(err);
         }
@@ -161,9 +178,10 @@ export class IngestWriter {
    * as placing them one at a time would) and then made, all of a dataset's in one event-store
    * transaction. A request whose events cannot be placed (its dataset was deleted meanwhile, a
    * config-store error) fails alone; the others still commit. A failed append fails the whole
-   * group: nothing was stored.
+   * group: nothing was stored. Resolves once the events are staged; `committed` once they are
+   * durable.
    */
-  private async commit(group: Pending[]): Promise<Outcome[]> {
+  private async commit(group: Pending[]): Promise<{ outcomes: Outcome[]; committed: Promise<void> }> {
     const outcomes: Outcome[] = [];
     /** Each request's events ready to store, by position (a refused or failed event leaves a hole). */
     const placed: (StoredEvent | undefined)[][] = [];
@@ -215,14 +233,16 @@ export class IngestWriter {
       for (const e of placed[ri]) if (e) batch.events.push(e);
     });
     const nowDate = this.opts.now();
-    await this.events.append([...batches.values()].filter((b) => b.events.length > 0), nowDate.getTime() * 1000);
-    group.forEach(({ dataset, events }, i) => {
-      if (!outcomes[i].ok) return;
-      const t = this.touched.get(dataset.id) ?? { dataset, names: new Set<string>() };
-      this.touched.set(dataset.id, t);
-      for (const e of events) for (const k of e.fields.keys()) t.names.add(k);
-    });
-    return outcomes;
+    const { committed } = await this.events.stage([...batches.values()].filter((b) => b.events.length > 0), nowDate.getTime() * 1000);
+    const touched = committed.then(() =>
+      group.forEach(({ dataset, events }, i) => {
+        if (!outcomes[i].ok) return;
+        const t = this.touched.get(dataset.id) ?? { dataset, names: new Set<string>() };
+        this.touched.set(dataset.id, t);
+        for (const e of events) for (const k of e.fields.keys()) t.names.add(k);
+      }),
+    );
+    return { outcomes, committed: touched };
   }
 
   /**
@@ -391,6 +411,7 @@ export class IngestWriter {
   async close(): Promise<void> {
     this.closed = true;
     while (this.draining) await this.draining;
+    await Promise.all(this.committing);
     await this.lock.run(async () => undefined);
     await this.flushBookkeeping();
   }

@@ -1,7 +1,9 @@
-// The embedded event store: one DuckDB file in the data directory. One connection writes
-// (DDL and appends, one at a time: the ingest writer serialises them), another reads.
-// DuckDB commits write its WAL before returning, so a resolved append survives a crash of
-// this process; the WAL is folded into the file at checkpoints.
+// The embedded event store: one DuckDB file in the data directory. One connection runs DDL
+// and retention, two more take appends, another reads. Appends are pipelined: a transaction's
+// events are staged (data chunks filled on the JavaScript thread) while the previous one
+// commits on a DuckDB thread; DDL waits until no append transaction is open. DuckDB commits
+// write its WAL before returning, so a committed append survives a crash of this process; the
+// WAL is folded into the file at checkpoints.
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { endianness } from 'node:os';
@@ -27,6 +29,18 @@ const FIXED = new Set([TIME_COLUMN, SAMPLERATE_COLUMN, INGESTED_COLUMN]);
 export class DuckDbEventStore implements EventStore {
   private instance?: DuckDBInstance;
   private writer?: DuckDBConnection;
+  /** Connections appends run on, each one transaction at a time. */
+  private appendConns: DuckDBConnection[] = [];
+  /** Each append connection's open transaction, until it has committed or rolled back. */
+  private readonly busy = new Map<DuckDBConnection, Promise<void>>();
+  /**
+   * Append connections whose next transaction is begun already (or being begun) right after
+   * their commit: DuckDB cannot start a transaction while another commits, so beginning at
+   * staging time would wait for the previous group's commit, and no staging would overlap it.
+   */
+  private readonly begun = new Map<DuckDBConnection, Promise<void>>();
+  /** Staging and DDL take turns through this chain; DDL also waits for every open append transaction. */
+  private gate: Promise<unknown> = Promise.resolve();
   private reader?: DuckDBConnection;
   /** Connection of execute() (derived tables), opened on first use; calls run one at a time. */
   private derived?: DuckDBConnection;
@@ -49,6 +63,7 @@ export class DuckDbEventStore implements EventStore {
     // at the cost of up to 64 MB of WAL to replay after a crash (about 1.3 s here).
     this.instance = await DuckDBInstance.create(this.file, { checkpoint_threshold: '64MB' });
     this.writer = await this.instance.connect();
+    this.appendConns = [await this.instance.connect(), await this.instance.connect()];
     this.reader = await this.instance.connect();
   }
 
@@ -63,15 +78,53 @@ export class DuckDbEventStore implements EventStore {
     this.closing = true;
     if (this.active > 0) await new Promise<void>((resolve) => (this.whenIdle = resolve));
     try {
+      await this.settleAppends();
       await this.writer!.run('CHECKPOINT');
     } finally {
       this.writer!.closeSync();
+      for (const c of this.appendConns) c.closeSync();
+      this.appendConns = [];
+      this.busy.clear();
       this.reader!.closeSync();
       this.derived?.closeSync();
       this.derived = undefined;
       this.instance.closeSync();
       this.instance = undefined;
       this.closing = false;
+    }
+  }
+
+  /** Runs `fn` when the operations queued on the gate before it are done. */
+  private gated<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.gate.then(fn, fn);
+    this.gate = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * A table-changing operation on the writer connection: runs once no append transaction is
+   * open (DuckDB refuses to commit appends to a table altered meanwhile), and none opens until
+   * it is done.
+   */
+  private exclusive<T>(fn: (w: DuckDBConnection) => Promise<T>): Promise<T> {
+    return this.op(() =>
+      this.gated(async () => {
+        await this.settleAppends();
+        return fn(this.writer!);
+      }),
+    );
+  }
+
+  /**
+   * Waits for every append transaction to commit and rolls back the (empty) ones begun ahead:
+   * a transaction begun before a table change would append to the table as it was.
+   */
+  private async settleAppends(): Promise<void> {
+    await Promise.all(this.busy.values());
+    for (const [conn, begin] of this.begun) {
+      this.begun.delete(conn);
+      await begin.catch(() => undefined);
+      await conn.run('ROLLBACK').catch(() => undefined);
     }
   }
 
@@ -105,30 +158,29 @@ export class DuckDbEventStore implements EventStore {
   }
 
   async ensureTable(datasetId: string): Promise<void> {
-    this.layouts.delete(datasetId);
     await this.write(
+      datasetId,
       `CREATE TABLE IF NOT EXISTS ${quoteIdent(tableName(datasetId))} (` +
         `${TIME_COLUMN} TIMESTAMP NOT NULL, ${SAMPLERATE_COLUMN} BIGINT NOT NULL, ${INGESTED_COLUMN} TIMESTAMP NOT NULL)`,
     );
   }
 
   async addColumn(datasetId: string, column: PhysicalColumn): Promise<void> {
-    this.layouts.delete(datasetId);
     await this.write(
+      datasetId,
       `ALTER TABLE ${quoteIdent(tableName(datasetId))} ADD COLUMN IF NOT EXISTS ${quoteIdent(column.physical)} ${SQL_TYPE[column.type]}`,
     );
   }
 
   async changeColumnType(datasetId: string, column: PhysicalColumn): Promise<void> {
-    this.layouts.delete(datasetId);
     await this.write(
+      datasetId,
       `ALTER TABLE ${quoteIdent(tableName(datasetId))} ALTER COLUMN ${quoteIdent(column.physical)} TYPE ${SQL_TYPE[column.type]}`,
     );
   }
 
   async dropColumn(datasetId: string, physical: string): Promise<void> {
-    this.layouts.delete(datasetId);
-    await this.write(`ALTER TABLE ${quoteIdent(tableName(datasetId))} DROP COLUMN IF EXISTS ${quoteIdent(physical)}`);
+    await this.write(datasetId, `ALTER TABLE ${quoteIdent(tableName(datasetId))} DROP COLUMN IF EXISTS ${quoteIdent(physical)}`);
   }
 
   /**
@@ -137,14 +189,12 @@ export class DuckDbEventStore implements EventStore {
    */
   async changeColumns(datasetId: string, changes: ColumnChanges): Promise<void> {
     if (changes.add.length === 0 && changes.widen.length === 0) return;
-    this.layouts.delete(datasetId);
     const t = quoteIdent(tableName(datasetId));
     const statements = [
       ...changes.add.map((c) => `ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS ${quoteIdent(c.physical)} ${SQL_TYPE[c.type]}`),
       ...changes.widen.map((c) => `ALTER TABLE ${t} ALTER COLUMN ${quoteIdent(c.physical)} TYPE ${SQL_TYPE[c.type]}`),
     ];
-    await this.op(async () => {
-      const w = this.writer!;
+    await this.exclusive(async (w) => {
       await w.run('BEGIN TRANSACTION');
       try {
         for (const sql of statements) await w.run(sql);
@@ -158,38 +208,77 @@ export class DuckDbEventStore implements EventStore {
     });
   }
 
-  append(batches: AppendBatch[], ingestedUs: number): Promise<void> {
-    return this.op(() => this.appendAll(batches, ingestedUs));
+  async append(batches: AppendBatch[], ingestedUs: number): Promise<void> {
+    await (await this.stage(batches, ingestedUs)).committed;
   }
 
-  private async appendAll(batches: AppendBatch[], ingestedUs: number): Promise<void> {
-    const w = this.writer!;
-    await w.run('BEGIN TRANSACTION');
+  stage(batches: AppendBatch[], ingestedUs: number): Promise<{ committed: Promise<void> }> {
+    return this.op(() => this.gated(() => this.stageAll(batches, ingestedUs)));
+  }
+
+  /**
+   * Writes the batches into a new transaction on a free append connection and starts its
+   * commit. (Called through the gate: no DDL runs meanwhile, and the transaction is registered
+   * in `busy` before the gate opens again.)
+   */
+  private async stageAll(batches: AppendBatch[], ingestedUs: number): Promise<{ committed: Promise<void> }> {
+    if (batches.length === 0) return { committed: Promise.resolve() };
+    let w = this.appendConns.find((c) => !this.busy.has(c));
+    while (!w) {
+      await Promise.race(this.busy.values());
+      w = this.appendConns.find((c) => !this.busy.has(c));
+    }
+    const layouts = [];
+    for (const batch of batches) layouts.push(shapeOf(await this.layout(batch.datasetId)));
+    const begin = this.begun.get(w);
+    this.begun.delete(w);
+    if (!begin || !(await begin.then(() => true, () => false))) await w.run('BEGIN TRANSACTION');
     try {
-      for (const batch of batches) {
-        const shape = shapeOf(await this.layout(batch.datasetId));
-        const appender = await w.createAppender(tableName(batch.datasetId));
+      for (let i = 0; i < batches.length; i++) {
+        const appender = await w.createAppender(tableName(batches[i].datasetId));
         try {
-          appendChunks(appender, shape, batch, Math.trunc(ingestedUs));
+          appendChunks(appender, layouts[i], batches[i], Math.trunc(ingestedUs));
           appender.flushSync();
         } finally {
           appender.closeSync();
         }
       }
-      await w.run('COMMIT');
     } catch (err) {
       await w.run('ROLLBACK').catch(() => undefined);
       throw err;
     }
+    const conn = w;
+    // The commit counts as a running operation: close() waits for it.
+    this.active++;
+    const committed = conn
+      .run('COMMIT')
+      .then(
+        () => {
+          // The connection's next transaction, begun now, before another commit can start.
+          if (!this.closing) this.begun.set(conn, conn.run('BEGIN TRANSACTION').then(() => undefined));
+        },
+        async (err: unknown) => {
+          await conn.run('ROLLBACK').catch(() => undefined);
+          throw err;
+        },
+      )
+      .finally(() => {
+        this.busy.delete(conn);
+        if (--this.active === 0) this.whenIdle?.();
+      });
+    this.busy.set(
+      conn,
+      committed.catch(() => undefined),
+    );
+    return { committed };
   }
 
   async dropDataset(datasetId: string): Promise<void> {
-    this.layouts.delete(datasetId);
-    await this.write(`DROP TABLE IF EXISTS ${quoteIdent(tableName(datasetId))}`);
+    await this.write(datasetId, `DROP TABLE IF EXISTS ${quoteIdent(tableName(datasetId))}`);
   }
 
   deleteBefore(cutoffUs: number): Promise<number> {
-    return this.op(() => this.deleteAllBefore(cutoffUs));
+    return this.exclusive(() => this.deleteAllBefore(cutoffUs));
   }
 
   private async deleteAllBefore(cutoffUs: number): Promise<number> {
@@ -258,10 +347,14 @@ export class DuckDbEventStore implements EventStore {
     return run;
   }
 
-  /** One statement on the writer connection, as a public operation. */
-  private write(sql: string): Promise<void> {
-    return this.op(async () => {
-      await this.writer!.run(sql);
+  /** One table-changing statement on the writer connection, as a public operation. */
+  private write(datasetId: string, sql: string): Promise<void> {
+    return this.exclusive(async (w) => {
+      try {
+        await w.run(sql);
+      } finally {
+        this.layouts.delete(datasetId);
+      }
     });
   }
 }

@@ -49,6 +49,13 @@ export interface EventStore {
   changeColumns(datasetId: string, changes: ColumnChanges): Promise<void>;
   /** Appends all batches in one durable transaction: when it resolves, the events survive a crash. */
   append(batches: AppendBatch[], ingestedUs: number): Promise<void>;
+  /**
+   * The same in two steps, so that a caller can stage its next batches while one transaction
+   * commits: resolves once the batches are written into a transaction of their own (the events
+   * are copied: the caller may reuse them); `committed` resolves when that transaction is durable
+   * (or rejects: then nothing of it was stored).
+   */
+  stage(batches: AppendBatch[], ingestedUs: number): Promise<{ committed: Promise<void> }>;
   dropDataset(datasetId: string): Promise<void>;
   /** Deletes events older than the cutoff from every dataset; returns how many. */
   deleteBefore(cutoffUs: number): Promise<number>;
