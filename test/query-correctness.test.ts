@@ -389,4 +389,68 @@ describe('query results match the reference', { timeout: 120_000 }, () => {
     const missing = await runQuery(t, 'plain', { calculations: [{ op: 'COUNT' }, { op: 'MAX', column: 'no_such_column' }], breakdowns: ['nope'], time_range: 7200 }, { disable_series: true });
     expect(missing.data.results).toEqual([{ data: { COUNT: plain.length } }]);
   });
+
+  // (last: it adds a dataset, which __all__ above would read)
+  it('non-decomposable ops: series and other of the shown groups, passed as parameters (quotes, nulls, booleans, numbers as keys)', async () => {
+    // P50 and COUNT_DISTINCT take one statement per part; the series and "other" statements get
+    // the groups `results` answered as bound VALUES, so these keys must survive the round trip.
+    const names = ["it's", 'a"b', '$1', 'x); DROP TABLE t; --', 'plain'];
+    const r = rng(7);
+    const startMs = (windowEndS - 100 * 60) * 1000;
+    const evs: RefEvent[] = Array.from({ length: 600 }, (_, i) => {
+      const fields: Record<string, string | number | boolean | null> = { flag: r() < 0.5, code: [200, 404, 500][Math.floor(r() * 3)], d: Math.round(r() * 1000) / 10, who: `u${Math.floor(r() * 40)}` };
+      if (i % 3 !== 0) fields.name = names[Math.floor(r() * names.length)]; // some events have no name: a null group
+      return { timeMs: startMs + i * 9000, samplerate: 1 + (i % 3), fields };
+    });
+    await ingest(t, 'keys', evs.map((e) => ({ time: new Date(e.timeMs).toISOString(), samplerate: e.samplerate, data: e.fields })));
+    const spec = {
+      calculations: [{ op: 'COUNT' }, { op: 'P50', column: 'd' }, { op: 'COUNT_DISTINCT', column: 'who' }],
+      breakdowns: ['name', 'flag', 'code'],
+      havings: [{ calculate_op: 'COUNT', op: '>', value: 10 }],
+      limit: 7,
+      granularity: 1200,
+      time_range: 7200,
+    };
+    const body = await runQuery(t, 'keys', spec, { disable_other_by_aggregate: false });
+    const keyOf = (e: { name?: unknown; flag?: unknown; code?: unknown }) => JSON.stringify([e.name ?? null, e.flag, e.code]);
+    const expectGroup = (data: Record<string, unknown>, group: RefEvent[], what: string) => {
+      expect(data.COUNT, what).toBe(aggregate(group, 'COUNT'));
+      expectClose(data['P50(d)'], aggregate(group, 'P50', 'd'), `${what} P50`);
+      expect(data['COUNT_DISTINCT(who)'], what).toBe(aggregate(group, 'COUNT_DISTINCT', 'who'));
+    };
+    const groups = [...groupBy(evs, (e) => keyOf(e.fields)).entries()]
+      .map(([k, g]) => ({ k, g, count: aggregate(g, 'COUNT')! }))
+      .filter((x) => x.count > 10)
+      .sort((a, b) => b.count - a.count || (a.k < b.k ? -1 : 1))
+      .slice(0, 7);
+    expect(new Set(body.data.results.map((x: any) => keyOf(x.data)))).toEqual(new Set(groups.map((g) => g.k)));
+    expect(body.data.results.map((x: any) => x.data.COUNT)).toEqual(groups.map((g) => g.count));
+    for (const x of body.data.results) expectGroup(x.data, groups.find((g) => g.k === keyOf(x.data))!.g, keyOf(x.data));
+    expect(groups.some((g) => JSON.parse(g.k)[0] === null)).toBe(true); // the null group is among the shown ones
+    // Series: only the shown groups, every (group, bucket) with events.
+    const shown = new Set(groups.map((g) => g.k));
+    const expected = groupBy(evs.filter((e) => shown.has(keyOf(e.fields))), (e) => `${Math.floor(e.timeMs / 1_200_000)}|${keyOf(e.fields)}`);
+    expect(body.data.series).toHaveLength(expected.size);
+    for (const x of body.data.series) expectGroup(x.data, expected.get(`${Date.parse(x.time) / 1_200_000}|${keyOf(x.data)}`)!, `series ${x.time}`);
+    // Other: every event outside the shown groups.
+    expectGroup(body.data.other_by_aggregate.data, evs.filter((e) => !shown.has(keyOf(e.fields))), 'other');
+    // No group passes the havings: no series, and "other" is every event.
+    const none = await runQuery(t, 'keys', { ...spec, havings: [{ calculate_op: 'COUNT', op: '>', value: 1e9 }] }, { disable_other_by_aggregate: false });
+    expect(none.data.results).toEqual([]);
+    expect(none.data.series).toEqual([]);
+    expectGroup(none.data.other_by_aggregate.data, evs, 'other of none');
+    // Without breakdowns: the one group shown, so "other" is empty; hidden by a having, "other" is everything.
+    const one = await runQuery(t, 'keys', { calculations: [{ op: 'P50', column: 'd' }], time_range: 7200 }, { disable_other_by_aggregate: false });
+    expect(one.data.series.length).toBeGreaterThan(0);
+    expect(one.data.other_by_aggregate).toEqual({ data: {} });
+    const hidden = await runQuery(
+      t,
+      'keys',
+      { calculations: [{ op: 'COUNT' }, { op: 'P50', column: 'd' }], havings: [{ calculate_op: 'COUNT', op: '<', value: 1 }], time_range: 7200 },
+      { disable_other_by_aggregate: false },
+    );
+    expect(hidden.data.results).toEqual([]);
+    expect(hidden.data.series).toEqual([]);
+    expect(hidden.data.other_by_aggregate.data.COUNT).toBe(aggregate(evs, 'COUNT'));
+  });
 });

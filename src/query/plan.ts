@@ -1,15 +1,21 @@
 // The query planner: a validated query spec over one dataset (or every dataset of an
-// environment, `__all__`) becomes DuckDB SQL statements, one per part of the answer.
+// environment, `__all__`) becomes DuckDB SQL.
 //
-// Shape of every statement:
+// Every statement starts with:
 //   base   one SELECT per dataset, UNION ALL: the event time, the sample rate, and each field the
 //          query reads (columns and calculated fields, compiled per dataset), restricted to the
 //          time window inside each SELECT so DuckDB prunes row groups by their `__time` min/max;
-//   f      base with the query's filters and the event's time bucket (`__b`);
-//   level  the aggregates grouped by some keys: the breakdowns (results), breakdowns + bucket
-//          (series), nothing (totals) or the bucket (total series). Plain aggregates come from one
-//          GROUP BY; the ops that need ordering or expansion (sample-weighted percentiles,
-//          HEATMAP, CONCURRENCY, RATE_*) each come from their own CTE joined on the keys.
+//   f      base with the query's filters and the event's time bucket (`__b`).
+// Two plans:
+//   combined  (planCombined) every calculation decomposable (COUNT, SUM, AVG, MIN, MAX, at most one
+//          HEATMAP): one statement for all parts; f is aggregated once per (breakdowns, bucket[,
+//          HEATMAP cell]) into mergeable partials, and each part merges those at its own level.
+//   per part  (plan, planOfGroups) otherwise: one statement per part; `level` computes the
+//          aggregates grouped by the breakdowns (results), breakdowns + bucket (series), nothing
+//          (totals, other) or the bucket (total series). Plain aggregates come from one GROUP BY;
+//          the ops that need ordering or expansion (sample-weighted percentiles, HEATMAP,
+//          CONCURRENCY, RATE_*) each come from their own CTE joined on the keys. The series and
+//          "other" statements take the groups `results` answered as bound parameters.
 // Values the user typed (filter values, expression literals) are bound parameters. The only
 // numbers written into the SQL text are ones the planner computed itself (time bounds,
 // granularity, percentiles), and identifiers are quoted by quoteIdent or are planner aliases.
@@ -86,7 +92,7 @@ function timestampSql(unixSeconds: number): string {
 }
 
 /** The statement of one part (each part binds only the parameters it uses). */
-export function plan(input: PlanInput, part: Part): Plan {
+export function plan(input: PlanInput, part: 'results' | 'totals' | 'totalSeries'): Plan {
   return build(input).part(part);
 }
 
@@ -95,6 +101,11 @@ export function plan(input: PlanInput, part: Part): Plan {
  * decomposable (COUNT, SUM, AVG, MIN, MAX and at most one HEATMAP). Rows carry `__part` (the
  * index of their part in `parts`) and come ordered by part, then in the part's order.
  */
+/** Series or "other" of the given result groups (rows of the `results` statement), see build(). */
+export function planOfGroups(input: PlanInput, part: 'series' | 'other', groups: Record<string, unknown>[]): Plan {
+  return build(input).ofGroups(part, groups);
+}
+
 export function planCombined(input: PlanInput, parts: Part[]): Plan | undefined {
   return build(input).combined(parts);
 }
@@ -190,21 +201,11 @@ function build(input: PlanInput) {
   const onKeys = (a: string, b: string) => keyAliases.map((k) => `${a}.${k} IS NOT DISTINCT FROM ${b}.${k}`).join(' AND ') || 'true';
   const top = () => `${level.ctes('r', 'f', keyAliases)},\ntop AS (${topSelect('r')})`;
   const keysThenBucket = [...keyAliases, '__b'].join(', ');
-  const statements: Record<Part, () => string> = {
+  // The per-part statements of non-decomposable calculations (series and "other" of those: ofGroups).
+  const statements: Record<'results' | 'totals' | 'totalSeries', () => string> = {
     results: () => `${prelude},\n${top()}\nSELECT * FROM top ORDER BY ${order}`,
-    series: () =>
-      // Without breakdowns or havings, the one group is in `top` whenever there are events: the
-      // series reads `f` directly (a semi join on `true` is a nested loop over every event).
-      keyAliases.length === 0 && havingSql.length === 0 && input.limit >= 1
-        ? `${prelude},\n${level.ctes('s', 'f', ['__b'])}\nSELECT * FROM s ORDER BY __b, ${keysThenBucket}`
-        : `${prelude},\n${top()},\n` +
-      `ft AS (SELECT f.* FROM f SEMI JOIN top ON ${onKeys('f', 'top')}),\n${level.ctes('s', 'ft', [...keyAliases, '__b'])}\n` +
-      `SELECT * FROM s ORDER BY __b, ${keysThenBucket}`,
     totals: () => `${prelude},\n${level.ctes('t', 'f', [])}\nSELECT * FROM t`,
     totalSeries: () => `${prelude},\n${level.ctes('ts', 'f', ['__b'])}\nSELECT * FROM ts ORDER BY __b`,
-    other: () =>
-      `${prelude},\n${top()},\n` +
-      `fo AS (SELECT f.* FROM f ANTI JOIN top ON ${onKeys('f', 'top')}),\n${level.ctes('o', 'fo', [])}\nSELECT * FROM o`,
   };
   const shape = {
     breakdowns: breakdowns.map((b) => ({ name: b.name, alias: b.field.alias })),
@@ -315,8 +316,43 @@ function build(input: PlanInput) {
     return { sql, params, ...shape };
   };
 
+  /**
+   * Series or "other" of the groups `results` answered (rows with the breakdown aliases): the
+   * groups come in as bound parameters (a VALUES list), so the ranking is not computed again.
+   * Without breakdowns there is one group, shown when `groups` has a row.
+   */
+  const ofGroups = (part: 'series' | 'other', groups: Record<string, unknown>[]): Plan => {
+    const ps = params.slice(0, paramsBeforeHavings);
+    const bindKey = (v: unknown) => {
+      ps.push(v ?? null);
+      return `$${ps.length}`;
+    };
+    let sql: string;
+    if (keyAliases.length === 0) {
+      const shown = groups.length > 0;
+      sql =
+        part === 'series'
+          ? `${prelude},\n${level.ctes('s', shown ? 'f' : '(SELECT * FROM f WHERE false)', ['__b'])}\nSELECT * FROM s ORDER BY __b`
+          : `${prelude},\n${level.ctes('o', shown ? '(SELECT * FROM f WHERE false)' : 'f', [])}\nSELECT * FROM o`;
+    } else {
+      const values = groups.length
+        ? `SELECT * FROM (VALUES ${groups
+            .map((g) => `(${breakdowns.map((b) => `CAST(${bindKey(g[b.field.alias])} AS ${DUCK_TYPE[b.field.type]})`).join(', ')})`)
+            .join(', ')}) AS v(${keyAliases.join(', ')})`
+        : `SELECT ${breakdowns.map((b) => `CAST(NULL AS ${DUCK_TYPE[b.field.type]}) AS ${b.field.alias}`).join(', ')} WHERE false`;
+      const top = `top AS MATERIALIZED (${values})`;
+      sql =
+        part === 'series'
+          ? `${prelude},\n${top},\nft AS (SELECT f.* FROM f SEMI JOIN top ON ${onKeys('f', 'top')}),\n${level.ctes('s', 'ft', [...keyAliases, '__b'])}\n` +
+            `SELECT * FROM s ORDER BY __b, ${keysThenBucket}`
+          : `${prelude},\n${top},\nfo AS (SELECT f.* FROM f ANTI JOIN top ON ${onKeys('f', 'top')}),\n${level.ctes('o', 'fo', [])}\nSELECT * FROM o`;
+    }
+    return { sql, params: ps, ...shape };
+  };
+
   return {
-    part: (part: Part): Plan => ({
+    ofGroups,
+    part: (part: 'results' | 'totals' | 'totalSeries'): Plan => ({
       sql: statements[part](),
       // Havings bind their values only in the parts that use them.
       params: part === 'totals' || part === 'totalSeries' ? params.slice(0, paramsBeforeHavings) : params,

@@ -3,7 +3,7 @@
 // `total_by_aggregate`, `total_by_aggregate_series` and `other_by_aggregate`.
 import { quoteIdent, tableName, type EventStore } from '../stores/events/types.js';
 import { SAMPLERATE_COLUMN, TIME_COLUMN } from '../stores/events/duckdb.js';
-import { plan, planCombined, type Part, type Source } from './plan.js';
+import { plan, planCombined, planOfGroups, type Part, type Source } from './plan.js';
 import type { QuerySpec } from './spec.js';
 
 export type ResultValue = string | number | boolean;
@@ -64,7 +64,7 @@ export async function runQuery(events: EventStore, allSources: Source[], spec: Q
 
   const input = { sources, spec, start: opts.start, end: opts.end, granularity, limit: opts.limit, weighted };
   const p = plan(input, 'results');
-  const run = (part: Part) => {
+  const run = (part: 'results' | 'totals' | 'totalSeries') => {
     const { sql, params } = part === 'results' ? p : plan(input, part);
     return events.analyse(sql, params, remaining());
   };
@@ -113,15 +113,21 @@ export async function runQuery(events: EventStore, allSources: Source[], spec: Q
     return out;
   }
 
-  const out: QueryData = { series: [], results: (await run('results')).map((r) => ({ data: toData(r) })) };
-  if (!opts.disableSeries) out.series = (await run('series')).map(toSeries);
+  // Otherwise the series and "other" statements take the result groups as parameters.
+  const groups = await run('results');
+  const ofGroups = (part: 'series' | 'other') => {
+    const { sql, params } = planOfGroups(input, part, groups);
+    return events.analyse(sql, params, remaining());
+  };
+  const out: QueryData = { series: [], results: groups.map((r) => ({ data: toData(r) })) };
+  if (!opts.disableSeries && groups.length > 0) out.series = (await ofGroups('series')).map(toSeries);
   if (!opts.disableTotalByAggregate) {
     const [total] = await run('totals');
     out.total_by_aggregate = { data: total ? toData(total) : {} };
     if (!opts.disableSeries) out.total_by_aggregate_series = (await run('totalSeries')).map(toSeries);
   }
   if (!opts.disableOtherByAggregate) {
-    const [other] = await run('other');
+    const [other] = await ofGroups('other');
     out.other_by_aggregate = { data: other ? toData(other) : {} };
   }
   return out;
