@@ -126,6 +126,17 @@ describe('/1/query_results', { timeout: 60_000 }, () => {
     expect(wrongDataset.statusCode).toBe(404);
   });
 
+  it('a GET of a pending result waits for it to complete (long poll) instead of answering at once', async () => {
+    const id = await saveQuery(t, 'lifecycle', { calculations: [{ op: 'COUNT' }], time_range: 7200 });
+    const created = json(await create('lifecycle', { query_id: id }));
+    expect(created.complete).toBe(false);
+    const res = await t.app.inject({ method: 'GET', url: `/1/query_results/lifecycle/${created.id}`, headers: t.config });
+    expect(res.statusCode).toBe(200);
+    expect(json(res).complete).toBe(true);
+    expect(json(res).data.results).toHaveLength(1);
+    expect(res.headers['cache-control']).toBe('private, max-age=86400');
+  });
+
   it('a result left pending (e.g. by a restart) runs on its next GET', async () => {
     const id = await saveQuery(t, 'lifecycle', { calculations: [{ op: 'MAX', column: 'n' }], time_range: 7200 });
     const created = json(await create('lifecycle', { query_id: id }));

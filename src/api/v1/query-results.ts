@@ -37,6 +37,12 @@ import { QuerySchema, datasetOrAll, getQueryObject } from './queries.js';
 import { SlugParams } from './schemas.js';
 
 export const QUERY_RESULT_KIND = 'query_result';
+/**
+ * A GET of a pending result waits up to this long for it to complete before answering
+ * `complete: false` (a long poll): a client polling every few ms would otherwise spend the
+ * server's CPU on answers that say "not yet" while the query needs it (bench/query.mjs).
+ */
+const PENDING_WAIT_MS = 1000;
 const tags = ['Query Data'];
 const security = [{ configuration_key: [] }];
 const auth = { kind: 'team', permission: ['manage_columns', 'run_queries'] } as const;
@@ -246,9 +252,16 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
     async (request, reply) => {
       const env = envOf(request);
       const dataset = await datasetOrAll(store, env, request.params.datasetSlug);
-      const obj = await store.getObject<ResultBody>(QUERY_RESULT_KIND, request.params.queryResultId);
+      let obj = await store.getObject<ResultBody>(QUERY_RESULT_KIND, request.params.queryResultId);
       if (!obj || obj.environmentId !== env.id || obj.datasetId !== (dataset?.id ?? null)) throw notFound('query result');
-      if (!obj.body.complete && !running.has(obj.id)) void start(env, obj);
+      if (!obj.body.complete) {
+        // Runs it if nothing does (a result left pending by a restart), then waits a while for it.
+        const job = start(env, obj);
+        let timer: NodeJS.Timeout | undefined;
+        const done = await Promise.race([job.then(() => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), PENDING_WAIT_MS)))]);
+        clearTimeout(timer);
+        if (done) obj = (await store.getObject<ResultBody>(QUERY_RESULT_KIND, obj.id)) ?? obj;
+      }
       if (obj.body.complete) {
         reply.header('cache-control', 'private, max-age=86400');
         reply.header('last-modified', new Date(obj.body.completedAt ?? obj.updatedAt).toUTCString());
