@@ -358,6 +358,35 @@ describe('query results match the reference', { timeout: 120_000 }, () => {
     }
   });
 
+  it('HEATMAP beside a percentile (one statement per part): the series and other use the bounds of every matching event', async () => {
+    const spec = { calculations: [{ op: 'HEATMAP', column: 'duration_ms' }, { op: 'P50', column: 'duration_ms' }], breakdowns: ['service'], limit: 2, granularity: 1800, time_range: 7200 };
+    const body = await runQuery(t, 'sampled', spec, { disable_other_by_aggregate: false });
+    const values = sampled.map((e) => e.fields.duration_ms).filter((v): v is number => typeof v === 'number');
+    const lo = Math.min(...values);
+    const width = (Math.max(...values) - lo) / 50;
+    const cells = (evs: RefEvent[]) => {
+      const m = new Map<number, number>();
+      for (const e of evs) {
+        if (typeof e.fields.duration_ms !== 'number') continue;
+        const b = Math.min(Math.floor((e.fields.duration_ms - lo) / width), 49);
+        m.set(b, (m.get(b) ?? 0) + e.samplerate);
+      }
+      return [...m.entries()].sort((a, b) => a[0] - b[0]);
+    };
+    const check = (json: string, evs: RefEvent[], what: string) => {
+      const hist = JSON.parse(json) as { lower: number; upper: number; count: number }[];
+      expect(hist.map((c) => [Math.round((c.lower - lo) / width), c.count]), what).toEqual(cells(evs));
+      for (const c of hist) expectClose(c.lower, lo + Math.round((c.lower - lo) / width) * width, `${what} lower`);
+    };
+    expect(body.data.results).toHaveLength(2);
+    const shown = new Set(body.data.results.map((r: any) => r.data.service));
+    for (const s of body.data.series) {
+      const evs = sampled.filter((e) => e.fields.service === s.data.service && Math.floor(e.timeMs / 1_800_000) === Date.parse(s.time) / 1_800_000);
+      check(s.data['HEATMAP(duration_ms)'], evs, `series ${s.time} ${s.data.service}`);
+    }
+    check(body.data.other_by_aggregate.data['HEATMAP(duration_ms)'], sampled.filter((e) => !shown.has(e.fields.service)), 'other');
+  });
+
   it('CONCURRENCY: spans overlapping each bucket, and the busiest bucket per group', async () => {
     const body = await runQuery(t, 'plain', { calculations: [{ op: 'CONCURRENCY' }], breakdowns: ['endpoint'], time_range: 7200, granularity: 10 });
     for (const r of body.data.results) {

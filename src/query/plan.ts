@@ -418,7 +418,9 @@ class LevelBuilder {
         const cte = `${name}_${c.alias}`;
         const bounds = `${cte}_bounds`;
         ctes.push(
-          `${bounds} AS (SELECT min(${n}) AS lo, greatest((max(${n}) - min(${n})) / ${HEATMAP_BUCKETS}, 1e-9) AS width FROM ${from})`,
+          // Bounds over every matching event (f), whatever the level reads: the same buckets in
+          // results, series, totals and other.
+          `${bounds} AS (SELECT min(${n}) AS lo, greatest((max(${n}) - min(${n})) / ${HEATMAP_BUCKETS}, 1e-9) AS width FROM f)`,
           `${cte}_cells AS (SELECT ${select([`least(floor((${n} - lo) / width), ${HEATMAP_BUCKETS - 1}) AS __hb`, 'any_value(lo) AS lo', 'any_value(width) AS width', 'sum(__w) AS __n'])} ` +
             `FROM ${from}, ${bounds} WHERE ${n} IS NOT NULL GROUP BY ${[...keys, '__hb'].join(', ')})`,
           `${cte} AS (SELECT ${select([`to_json(list({'lower': lo + __hb * width, 'upper': lo + (__hb + 1) * width, 'count': __n} ORDER BY __hb))::VARCHAR AS ${c.alias}`])} ` +
