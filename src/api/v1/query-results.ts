@@ -121,7 +121,7 @@ function usesRelationalFields(q: StoredQuery): boolean {
 export function registerQueryResults(app: App, ctx: ApiContext): void {
   const { store, events, settings, now } = ctx;
   const limiter = new RateLimiter(() => now().getTime());
-  const running = new Map<string, Promise<void>>();
+  const running = new Map<string, Promise<ResultBody | undefined>>();
 
   const baseUrl = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
   const respond = (request: FastifyRequest, env: Environment, body: ResultBody): Static<typeof QueryResult> => {
@@ -136,8 +136,11 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
     };
   };
 
-  /** Runs a stored result once per process; the stored copy is updated when it completes. */
-  const start = (env: Environment, obj: StoredObject<ResultBody>): Promise<void> => {
+  /**
+   * Runs a stored result once per process; the stored copy is updated when it completes. Resolves
+   * with the completed body once stored (undefined if storing failed).
+   */
+  const start = (env: Environment, obj: StoredObject<ResultBody>): Promise<ResultBody | undefined> => {
     const existing = running.get(obj.id);
     if (existing) return existing;
     const body = obj.body;
@@ -163,8 +166,12 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
       }
       done.completedAt = now().toISOString();
       await store.updateObject<ResultBody>(QUERY_RESULT_KIND, obj.id, { body: done });
+      return done;
     })()
-      .catch((err) => app.log.error({ err, queryResult: obj.id }, 'storing a query result failed'))
+      .catch((err) => {
+        app.log.error({ err, queryResult: obj.id }, 'storing a query result failed');
+        return undefined;
+      })
       .finally(() => running.delete(obj.id));
     running.set(obj.id, job);
     return job;
@@ -258,9 +265,10 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
         // Runs it if nothing does (a result left pending by a restart), then waits a while for it.
         const job = start(env, obj);
         let timer: NodeJS.Timeout | undefined;
-        const done = await Promise.race([job.then(() => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), PENDING_WAIT_MS)))]);
+        const done = await Promise.race([job, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), PENDING_WAIT_MS)))]);
         clearTimeout(timer);
-        if (done) obj = (await store.getObject<ResultBody>(QUERY_RESULT_KIND, obj.id)) ?? obj;
+        // (the completed body as stored, without reading and parsing it back)
+        if (done) obj = { ...obj, body: done };
       }
       if (obj.body.complete) {
         reply.header('cache-control', 'private, max-age=86400');
