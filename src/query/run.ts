@@ -81,8 +81,11 @@ export async function runQuery(events: EventStore, allSources: Source[], spec: Q
     }
     return data;
   };
+  // (a series has a row per group and bucket: each bucket's time is formatted once)
+  const times = new Map<number, string>();
+  const timeOf = (b: number) => times.get(b) ?? times.set(b, isoSeconds(b * granularity)).get(b)!;
   const toSeries = (row: Record<string, unknown>): SeriesRow => ({
-    time: isoSeconds(Number(row.__b) * granularity),
+    time: timeOf(Number(row.__b)),
     data: toData(row),
   });
 
