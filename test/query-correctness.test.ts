@@ -309,6 +309,20 @@ describe('query results match the reference', { timeout: 120_000 }, () => {
     expect(all.data.other_by_aggregate).toEqual({ data: {} });
   });
 
+  it('only ops that do not weigh (MIN, MAX, COUNT_DISTINCT) on sampled data: the sample-rate check is skipped, answers unchanged', async () => {
+    const spec = { calculations: [{ op: 'MIN', column: 'duration_ms' }, { op: 'MAX', column: 'duration_ms' }, { op: 'COUNT_DISTINCT', column: 'user' }], breakdowns: ['service'], time_range: 7200 };
+    const body = await runQuery(t, 'sampled', spec, { disable_series: true, disable_other_by_aggregate: false });
+    const groups = groupBy(sampled, (e) => String(e.fields.service));
+    expect(body.data.results).toHaveLength(groups.size);
+    for (const r of body.data.results) {
+      const evs = groups.get(r.data.service)!;
+      expectClose(r.data['MIN(duration_ms)'], aggregate(evs, 'MIN', 'duration_ms'), 'MIN');
+      expectClose(r.data['MAX(duration_ms)'], aggregate(evs, 'MAX', 'duration_ms'), 'MAX');
+      expect(r.data['COUNT_DISTINCT(user)']).toBe(aggregate(evs, 'COUNT_DISTINCT', 'user'));
+    }
+    expect(body.data.other_by_aggregate).toEqual({ data: {} });
+  });
+
   it('RATE_AVG, RATE_SUM and RATE_MAX per group', async () => {
     const spec = {
       calculations: [{ op: 'RATE_AVG', column: 'counter' }, { op: 'RATE_SUM', column: 'counter' }, { op: 'RATE_MAX', column: 'counter' }],

@@ -4,7 +4,7 @@
 import { quoteIdent, tableName, type EventStore } from '../stores/events/types.js';
 import { SAMPLERATE_COLUMN, TIME_COLUMN } from '../stores/events/duckdb.js';
 import { plan, planCombined, planOfGroups, type Part, type Source } from './plan.js';
-import type { QuerySpec } from './spec.js';
+import type { QueryOp, QuerySpec } from './spec.js';
 
 export type ResultValue = string | number | boolean;
 export interface ResultRow {
@@ -31,6 +31,9 @@ export interface RunOptions {
   disableOtherByAggregate: boolean;
   timeoutMs: number;
 }
+
+/** The ops whose answer does not depend on sample rates. */
+const UNWEIGHTED = new Set<QueryOp>(['MIN', 'MAX', 'COUNT_DISTINCT', 'RATE_AVG', 'RATE_SUM', 'RATE_MAX']);
 
 /** Series bucket widths the automatic granularity picks from, seconds. */
 const STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400];
@@ -59,8 +62,11 @@ export async function runQuery(events: EventStore, allSources: Source[], spec: Q
   // Calculations weigh by sample rate only when some event in the window was sampled (sample
   // rates are positive integers): with every weight 1, count(*), sum, avg and the unweighted
   // nearest rank are the same answers with less work (no sort per group for percentiles). The
-  // check reads one column of the window and costs about a millisecond on 10M events.
-  const weighted = sources.length > 0 && (await maxSamplerate(events, sources, opts, remaining())) > 1;
+  // check reads one column of the window and costs about a millisecond on 10M events; it is left
+  // out when no calculation weighs (MIN, MAX, COUNT_DISTINCT and RATE_* only).
+  const calculations = spec.calculations && spec.calculations.length > 0 ? spec.calculations : [{ op: 'COUNT' as const }];
+  const weighs = calculations.some((c) => !UNWEIGHTED.has(c.op));
+  const weighted = weighs && sources.length > 0 && (await maxSamplerate(events, sources, opts, remaining())) > 1;
 
   const input = { sources, spec, start: opts.start, end: opts.end, granularity, limit: opts.limit, weighted };
   const p = plan(input, 'results');
