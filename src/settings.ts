@@ -29,6 +29,8 @@ export interface Settings {
   queryResultRateLimit: RatePolicy | null;
   /** Longest a query result may run (ms); Honeycomb: 10 s. */
   queryTimeoutMs: number;
+  /** How long creating a service-map request waits for it to finish before answering 201 pending (ms). */
+  serviceMapWaitMs: number;
   /** How often the background evaluation (triggers, burn alerts, signals) looks for due work (ms); 0 = never (tests tick by hand). */
   evaluationTickMs: number;
   /** How often burn alerts are evaluated (seconds of the app clock; each run also refreshes the SLO rollups). */
@@ -85,6 +87,7 @@ export const DEFAULTS: Settings = {
   retentionDays: 60,
   queryResultRateLimit: { limit: 10, windowSeconds: 60 },
   queryTimeoutMs: 10_000,
+  serviceMapWaitMs: 200,
   evaluationTickMs: 10_000,
   burnAlertIntervalSeconds: 60,
   notifyQueueSize: 1000,
@@ -155,6 +158,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Settin
     s.queryResultRateLimit = parseRate(env.WAGGLE_QUERY_RESULT_RATE_LIMIT, 'WAGGLE_QUERY_RESULT_RATE_LIMIT');
   }
   if (env.WAGGLE_QUERY_TIMEOUT_MS) s.queryTimeoutMs = parseInteger(env.WAGGLE_QUERY_TIMEOUT_MS, 'WAGGLE_QUERY_TIMEOUT_MS', 100, 3_600_000);
+  if (env.WAGGLE_SERVICE_MAP_WAIT_MS) s.serviceMapWaitMs = parseInteger(env.WAGGLE_SERVICE_MAP_WAIT_MS, 'WAGGLE_SERVICE_MAP_WAIT_MS', 0, 60_000);
   if (env.WAGGLE_EVALUATION_TICK_MS) s.evaluationTickMs = parseInteger(env.WAGGLE_EVALUATION_TICK_MS, 'WAGGLE_EVALUATION_TICK_MS', 0, 3_600_000);
   if (env.WAGGLE_BURN_ALERT_INTERVAL_SECONDS) {
     s.burnAlertIntervalSeconds = parseInteger(env.WAGGLE_BURN_ALERT_INTERVAL_SECONDS, 'WAGGLE_BURN_ALERT_INTERVAL_SECONDS', 1, 86_400);

@@ -5,6 +5,7 @@
 // tenancy, the pending state, and the contract.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, json, type TestApp } from './helpers.js';
+import { loadSettings } from '../src/settings.js';
 import { expectContract } from './contract.js';
 import { addKey, initialTenancy, secondEnvironment } from './tenancy-fixtures.js';
 import { allPermissions } from '../src/domain/keys.js';
@@ -290,6 +291,40 @@ describe('/1/maps/dependencies/requests', { timeout: 60_000 }, () => {
     expect(fresh).toEqual([['late', 'late', 1]]);
   });
 
+  it('answers 201 pending with Location when the map is not done within the wait (WAGGLE_SERVICE_MAP_WAIT_MS=0), then 200 ready', async () => {
+    const t2 = await makeApp({ settings: { serviceMapWaitMs: 0 } });
+    try {
+      const s = nowS;
+      await ingest(t2, 'web', [
+        { time: new Date((s - 60) * 1000).toISOString(), data: { 'trace.trace_id': 'x', 'trace.span_id': 'p', 'service.name': 'front' } },
+        { time: new Date((s - 60) * 1000).toISOString(), data: { 'trace.trace_id': 'x', 'trace.span_id': 'c', 'trace.parent_id': 'p', 'service.name': 'back' } },
+      ]);
+      const res = await t2.app.inject({ method: 'POST', url: CREATE, headers: t2.config });
+      expect(res.statusCode, res.body).toBe(201);
+      expectContract(CREATE, 'post', res);
+      const body = json(res);
+      expect(body).toEqual({ request_id: expect.any(String), status: 'pending' });
+      expect(String(res.headers.location)).toMatch(new RegExp(`/1/maps/dependencies/requests/${body.request_id}$`));
+      let ready: any;
+      for (let i = 0; i < 500; i++) {
+        const got = await t2.app.inject({ method: 'GET', url: `${CREATE}/${body.request_id}`, headers: t2.config });
+        ready = json(got);
+        if (ready.status !== 'pending') break;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(ready.status).toBe('ready');
+      expect(ready.dependencies.map((d: any) => [d.parent_node.name, d.child_node.name, d.call_count])).toEqual([['front', 'back', 1]]);
+    } finally {
+      await t2.close();
+    }
+  });
+
+  it('reads WAGGLE_SERVICE_MAP_WAIT_MS (default 200, 0 … 60000)', () => {
+    expect(loadSettings({}).serviceMapWaitMs).toBe(200);
+    expect(loadSettings({ WAGGLE_SERVICE_MAP_WAIT_MS: '0' }).serviceMapWaitMs).toBe(0);
+    expect(() => loadSettings({ WAGGLE_SERVICE_MAP_WAIT_MS: '60001' })).toThrow(/WAGGLE_SERVICE_MAP_WAIT_MS/);
+  });
+
   it('reports a stored pending request as pending, then computes it (as after a restart)', async () => {
     const { team, environment } = await initialTenancy(t);
     const id = 'pendingReq01';
@@ -307,12 +342,12 @@ describe('/1/maps/dependencies/requests', { timeout: 60_000 }, () => {
     expect(res.statusCode).toBe(200);
     expectContract(GET, 'get', res);
     const body = json(res);
-    if (body.status === 'pending') {
-      expect(body.dependencies).toBeNull();
-      expect(body.links).toEqual({ next: null });
-      expect(res.headers['cache-control']).toBe('no-store');
-      expect(Date.parse(String(res.headers['last-modified']))).not.toBeNaN();
-    }
+    // The first GET answers the stored state (and starts the computation): pending.
+    expect(body.status).toBe('pending');
+    expect(body.dependencies).toBeNull();
+    expect(body.links).toEqual({ next: null });
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(Date.parse(String(res.headers['last-modified']))).not.toBeNaN();
     const done = json(await settle(id));
     expect(done.status).toBe('ready');
     expect(done.dependencies.map((d: any) => [d.parent_node.name, d.child_node.name, d.call_count])).toEqual([['api', 'db', 9]]);

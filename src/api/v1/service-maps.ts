@@ -47,8 +47,6 @@ const DEFAULT_LIMIT = 10_000;
 const MAX_LIMIT = 64_000;
 const DEFAULT_PAGE = 20;
 const MAX_PAGE = 100;
-/** How long POST waits for a request to finish before answering 201 pending. */
-const CREATE_WAIT_MS = 200;
 const BASE_PATH = '/1/maps/dependencies/requests';
 
 const MapNode = Type.Object({
@@ -219,12 +217,16 @@ export function registerServiceMaps(app: App, ctx: ApiContext): void {
         body,
       });
       const job = start(env, obj);
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const waited = new Promise<undefined>((resolve) => {
-        timer = setTimeout(() => resolve(undefined), CREATE_WAIT_MS);
-      });
-      const settled = await Promise.race([job, waited]);
-      clearTimeout(timer);
+      // Wait a little (settings.serviceMapWaitMs) so that small maps answer 200 ready at once.
+      let settled: RequestBody | undefined;
+      if (settings.serviceMapWaitMs > 0) {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const waited = new Promise<undefined>((resolve) => {
+          timer = setTimeout(() => resolve(undefined), settings.serviceMapWaitMs);
+        });
+        settled = await Promise.race([job, waited]);
+        clearTimeout(timer);
+      }
       const state = settled ?? body;
       reply.header('location', location(request, id));
       reply.header('last-modified', lastModified(obj, state));
