@@ -150,6 +150,21 @@ describe('/1/burn_alerts', () => {
       }
     });
 
+    it("an SLO's period cannot shrink below a budget_rate alert's window (422 on the SLO PUT)", async () => {
+      const sloBody = (days: number) => ({ name: 'three days', sli: { alias: 'ok' }, time_period_days: days, target_per_million: 990000 });
+      const res = await send('POST', '/1/slos/calm', sloBody(3));
+      expect(res.statusCode, res.body).toBe(201);
+      const slo = json(res).id as string;
+      const a = await created('calm', budgetRate({ slo: { id: slo }, budget_rate_window_minutes: 2880 }));
+      const shrunk = await send('PUT', `/1/slos/calm/${slo}`, sloBody(1));
+      expectValidation(shrunk, 'time_period_days');
+      expect(json(shrunk).type_detail[0].description).toMatch(/2880-minute window/);
+      expect((await send('PUT', `/1/slos/calm/${slo}`, sloBody(2))).statusCode).toBe(200);
+      await del('calm', a.id);
+      expect((await send('PUT', `/1/slos/calm/${slo}`, sloBody(1))).statusCode).toBe(200);
+      expect((await t.app.inject({ method: 'DELETE', url: `/1/slos/calm/${slo}`, headers: t.config })).statusCode).toBe(204);
+    });
+
     it('recipients required (≥ 1, of the team) on create and update; description ≤ 1023; slo.id required on create', async () => {
       expectValidation(await create('burn', exhaustion({ recipients: undefined })), 'recipients', 'missing');
       expectValidation(await create('burn', exhaustion({ recipients: [] })), 'recipients', 'missing');

@@ -129,6 +129,16 @@ describe('/1/slos', () => {
       expectValidation(await create('__all__', slo({ sli: { alias: 'env_ok' }, dataset_slugs: [] })), 'dataset_slugs');
       expectValidation(await create('__all__', slo({ sli: { alias: 'env_ok' }, dataset_slugs: 'healthy' })), 'dataset_slugs', 'incorrect_type');
       expectValidation(await create('__all__', slo({ sli: { alias: 'env_ok' }, dataset_slugs: Array(11).fill('healthy') })), 'dataset_slugs');
+      // Exactly 10 datasets are fine.
+      const names = ['healthy', 'failing', 'mixed', 'other'];
+      for (let i = names.length; i < 10; i++) {
+        const name = `slo-limit-${i}`;
+        expect((await t.app.inject({ method: 'POST', url: '/1/datasets', headers: t.config, payload: { name } })).statusCode).toBe(201);
+        names.push(name);
+      }
+      const tenSlugs = await created('__all__', slo({ sli: { alias: 'env_ok' }, dataset_slugs: names }));
+      expect(tenSlugs.dataset_slugs).toEqual(names);
+      await del('__all__', tenSlugs.id);
       expectValidation(await create('__all__', slo({ sli: { alias: 'env_ok' }, dataset_slugs: ['healthy', 'nope'] })), 'dataset_slugs[1]');
       expectValidation(await create('__all__', slo({ sli: { alias: 'env_ok' }, dataset_slugs: ['healthy', 'healthy'] })), 'dataset_slugs[1]');
       expectValidation(await create('__all__', slo({ sli: { alias: 'env_ok' }, dataset_slugs: [3] })), 'dataset_slugs[0]', 'incorrect_type');
@@ -205,6 +215,9 @@ describe('/1/slos', () => {
     it('tags: at most 10, the Tag rules; several problems in one 422; PUT checks the same', async () => {
       const tags = Array.from({ length: 11 }, (_, i) => ({ key: `k${'abcdefghijk'[i]}`.replace(/\d/g, ''), value: 'v' }));
       expectValidation(await create('healthy', slo({ tags })), 'tags');
+      const ten = await created('healthy', slo({ tags: tags.slice(0, 10) }));
+      expect(ten.tags).toHaveLength(10);
+      await del('healthy', ten.id);
       expectValidation(await create('healthy', slo({ tags: [{ key: 'Team', value: 'blue' }] })), 'tags[0].key');
       expectValidation(await create('healthy', slo({ tags: [{ key: 'team', value: '1blue' }] })), 'tags[0].value');
       const res = await create('healthy', slo({ name: '', target_per_million: -5, tags: [{ key: 'team' }] }));
@@ -442,6 +455,13 @@ describe('/1/slos', () => {
       expectValidation(await history({ ...ok, ids: undefined }), 'ids', 'missing');
       expectValidation(await history({ ...ok, ids: [] }), 'ids');
       expectValidation(await history({ ...ok, ids: Array(25).fill(s.id) }), 'ids');
+      // Exactly 24 SLOs are fine: one series each.
+      const more = [s.id];
+      for (let i = 1; i < 24; i++) more.push((await created('healthy', slo({ name: `limit ${i}` }))).id);
+      const all24 = await history({ ...ok, ids: more });
+      expect(all24.statusCode, all24.body).toBe(200);
+      expect(Object.keys(json(all24)).sort()).toEqual([...more].sort());
+      for (const id of more.slice(1)) await del('healthy', id);
       expectValidation(await history({ ...ok, ids: s.id }), 'ids', 'incorrect_type');
       expectValidation(await history({ ...ok, ids: [s.id, 'nope'] }), 'ids[1]');
       expectValidation(await history({ ...ok, start_time: undefined }), 'start_time', 'missing');

@@ -349,6 +349,14 @@ export function registerSlos(app: App, ctx: ApiContext): void {
       const slugs = await slugsById(store, scope.env);
       const datasets = (await store.listDatasets(scope.env.id)).filter((d) => current.body.dataset_ids.includes(d.id));
       if (draft.alias && datasets.length > 0) await checkSli(p, engine, scope.env, datasets, draft.alias);
+      if (draft.time_period_days) {
+        // A budget_rate alert's window must stay within the period (as on the alert's own create).
+        const alerts = await store.listObjects<BurnAlertBody>(BURN_ALERT_KIND, { environmentId: scope.env.id });
+        const widest = Math.max(0, ...alerts.filter((a) => a.body.slo_id === sloId && a.body.alert_type === 'budget_rate').map((a) => a.body.budget_rate_window_minutes ?? 0));
+        if (widest > draft.time_period_days * 1440) {
+          p.add('time_period_days', 'invalid', `must be at least ${Math.ceil(widest / 1440)}: a budget_rate burn alert of this SLO has a ${widest}-minute window`);
+        }
+      }
       p.throwIfAny();
       const updated = await store.updateObject<SloBody>(SLO_KIND, sloId, {
         body: {
