@@ -11,6 +11,8 @@ import { expectContract, expectSchema } from './contract.js';
 import { addKey, initialTenancy, secondEnvironment } from './tenancy-fixtures.js';
 import { allPermissions } from '../src/domain/keys.js';
 import type { Notification } from '../src/notify/types.js';
+import { getAlertState } from '../src/engine/burn-alerts.js';
+import { loadSettings } from '../src/settings.js';
 
 type Res = { statusCode: number; headers: Record<string, unknown>; body: string };
 const T0 = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3_600_000;
@@ -274,6 +276,33 @@ describe('/1/burn_alerts', () => {
       expect(json(await t.app.inject({ method: 'GET', url: `/1/slos/burn/${sloId}?detailed=true`, headers: t.config })).status).toBe('normal');
       for (const a of [exhaust, rate, quiet]) await del('burn', a.id);
       t.clock.ms = T0;
+    });
+
+    it('evaluates every burnAlertIntervalSeconds of the app clock (WAGGLE_BURN_ALERT_INTERVAL_SECONDS)', async () => {
+      t.clock.ms = T0;
+      const a = await created('burn', exhaustion());
+      const slow = await createApp({ configStore: t.store, eventStore: t.events, settings: { evaluationTickMs: 0, burnAlertIntervalSeconds: 300 }, now: t.clock.now, logger: false });
+      await slow.ready();
+      try {
+        const lastAt = async () => (await getAlertState(t.store, a.id)).last?.at;
+        await slow.engine.scheduler.tick();
+        expect(await lastAt()).toBe(new Date(T0).toISOString());
+        for (const step of [60, 120, 119]) {
+          t.clock.advance(step);
+          await slow.engine.scheduler.tick();
+          expect(await lastAt(), `${step}`).toBe(new Date(T0).toISOString());
+        }
+        t.clock.advance(1); // T0 + 300 s
+        await slow.engine.scheduler.tick();
+        expect(await lastAt()).toBe(new Date(T0 + 300_000).toISOString());
+      } finally {
+        await slow.close();
+        await del('burn', a.id);
+        t.clock.ms = T0;
+      }
+      expect(loadSettings({ WAGGLE_BURN_ALERT_INTERVAL_SECONDS: '300' }).burnAlertIntervalSeconds).toBe(300);
+      expect(loadSettings({}).burnAlertIntervalSeconds).toBe(60);
+      expect(() => loadSettings({ WAGGLE_BURN_ALERT_INTERVAL_SECONDS: '0' })).toThrow(/WAGGLE_BURN_ALERT_INTERVAL_SECONDS/);
     });
   });
 });
