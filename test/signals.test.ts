@@ -314,6 +314,38 @@ describe('signals: lifecycle, error-rate spike, silence', { timeout: 120_000 }, 
     expect((await ok(api.anomalies('shop', presSig.id)))[0].status).toBe('open');
   });
 
+  it('an open anomaly closes when the signal goes back to training or becomes ineligible', async () => {
+    // The presence anomaly of the silence is open (previous test).
+    expect((await get(presSig.id)).anomalous).toBe(true);
+    const body = { service_name: 'checkout', kind: 'presence', training_period_hours: 1, recipients: [{ id: recipientA }], name: 'Checkout alive' };
+    const anomalyCount = (await ok(api.anomalies('shop', presSig.id))).length;
+    let before = sent(t).length;
+    // A longer training period than the service's history: training again.
+    await ok(api.put('shop', presSig.id, { ...body, training_period_hours: 168 }));
+    await minute([]);
+    expect(await get(presSig.id)).toMatchObject({ status: 'training', anomalous: false });
+    let [a] = await ok(api.anomalies('shop', presSig.id));
+    expect(a).toMatchObject({ status: 'resolved', ended_at: iso(nowS(t)), ended_reason: 'training' });
+    expect(sent(t).slice(before).map((n) => [n.status, n.alert.id])).toEqual([['resolved', presSig.id]]);
+    // Back to 1 hour: active, and the silence goes on: a new anomaly.
+    await ok(api.put('shop', presSig.id, body));
+    await minute([]);
+    expect(await get(presSig.id)).toMatchObject({ status: 'active', anomalous: true });
+    // The service_name definition now names a column the dataset lacks: ineligible, closed.
+    before = sent(t).length;
+    await ok(t.app.inject({ method: 'PATCH', url: '/1/dataset_definitions/shop', headers: t.config, payload: { service_name: { name: 'no.such.column' } } }));
+    await minute([]);
+    expect(await get(presSig.id)).toMatchObject({ status: 'ineligible', anomalous: false });
+    [a] = await ok(api.anomalies('shop', presSig.id));
+    expect(a).toMatchObject({ status: 'resolved', ended_reason: 'ineligible' });
+    expect(sent(t).slice(before).filter((n) => n.alert.id === presSig.id).map((n) => n.status)).toEqual(['resolved']);
+    expect(await ok(api.anomalies('shop', presSig.id))).toHaveLength(anomalyCount + 1);
+    // Restored: active again, the silence an open anomaly again (the next test deletes it).
+    await ok(t.app.inject({ method: 'PATCH', url: '/1/dataset_definitions/shop', headers: t.config, payload: { service_name: { name: 'service.name' } } }));
+    await minute([]);
+    expect(await get(presSig.id)).toMatchObject({ status: 'active', anomalous: true });
+  });
+
   it('deleting a signal resolves its open anomaly and deletes it with its anomalies', async () => {
     const before = sent(t).length;
     expect(await ok(api.del('shop', presSig.id), 204)).toBeUndefined();
