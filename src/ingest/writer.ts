@@ -379,10 +379,18 @@ export class IngestWriter {
     });
   }
 
-  /** Drops the registry's copy after an API edit of a column (type, description, hidden). */
-  forget(datasetId: string): Promise<void> {
+  /**
+   * Runs an API edit of a column (type, description, hidden) under the writer's lock, so no
+   * commit that widens the column can interleave with it, then drops the registry's copy (the
+   * next write reloads it).
+   */
+  editColumn<T>(datasetId: string, edit: () => Promise<T>): Promise<T> {
     return this.lock.run(async () => {
-      this.registries.delete(datasetId);
+      try {
+        return await edit();
+      } finally {
+        this.registries.delete(datasetId);
+      }
     });
   }
 

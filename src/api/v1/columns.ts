@@ -216,12 +216,8 @@ export function registerColumns(app: App, { store, writer }: ApiContext): void {
       const body = request.body;
       if (body.key_name !== undefined && body.key_name !== col.keyName) throw invalidField('key_name', 'is read-only and cannot be changed');
       const type = apiType(body.type);
-      const updated = await store.updateColumn(ds.id, col.id, { type, description: body.description ?? '', hidden: body.hidden ?? false });
-      // The writer's registry holds a copy of the column; the next write reloads it. A commit that
-      // widens this column between the update and forget() still works from the old copy and can
-      // reset `type` to the widened stored type (a narrow window; closing it needs the update
-      // itself under the writer's lock).
-      await writer.forget(ds.id);
+      // Under the writer's lock: a concurrent commit widening this column cannot interleave.
+      const updated = await writer.editColumn(ds.id, () => store.updateColumn(ds.id, col.id, { type, description: body.description ?? '', hidden: body.hidden ?? false }));
       if (!updated) throw notFound('column');
       return columnResponse(updated);
     },
