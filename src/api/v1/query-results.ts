@@ -15,7 +15,8 @@
 // - A run longer than WAGGLE_QUERY_TIMEOUT_MS (10 s) is interrupted; the result is then complete
 //   with empty data and an `error` text, as is a run that fails.
 // - Creation is limited per key (WAGGLE_QUERY_RESULT_RATE_LIMIT, 10/min); a query using relational
-//   fields (`root.`, `parent.`, `any.`, `none.` prefixes) counts against a 1/min bucket. Their 429
+//   fields (`root.`, `parent.`, `any.`, `none.` prefixes; also read by its inline calculated
+//   fields) counts against a 1/min bucket. Their 429
 //   has no Retry-After, as documented. Waggle reads relational names as ordinary column names.
 // - `limit` (≤ 10,000) is honoured only with `disable_series: true`; otherwise the query's own
 //   `limit` (default 1000) caps the result groups. `disable_total_by_aggregate` and
@@ -28,6 +29,7 @@ import { ApiError, invalidField, notFound } from '../../http/errors.js';
 import { RateLimiter } from '../../http/rate-limit.js';
 import { shortId } from '../../domain/ids.js';
 import { timeWindow, type StoredQuery } from '../../query/spec.js';
+import { parseExpression, references } from '../../query/expr/index.js';
 import { runQuery, type QueryData } from '../../query/run.js';
 import { querySources } from '../../query/sources.js';
 import { QueryTimeout } from '../../stores/events/types.js';
@@ -114,12 +116,24 @@ export function resultWindow(query: StoredQuery, nowSeconds: number): { start: n
   return { start, end: Math.max(end, start) };
 }
 
+/**
+ * Whether the query names a relational field: in a breakdown, calculation, filter or order
+ * (havings name calculations), or as a `$name` its inline calculated fields read. Stored
+ * calculated fields the query uses are not expanded.
+ */
 function usesRelationalFields(q: StoredQuery): boolean {
   const names = [
     ...(q.breakdowns ?? []),
     ...(q.calculations ?? []).map((c) => c.column),
     ...(q.filters ?? []).map((f) => f.column),
     ...(q.orders ?? []).map((o) => o.column),
+    ...(q.calculated_fields ?? []).flatMap((c) => {
+      try {
+        return references(parseExpression(c.expression));
+      } catch {
+        return []; // (validated when the query was saved)
+      }
+    }),
   ];
   return names.some((n) => typeof n === 'string' && RELATIONAL.test(n));
 }
