@@ -1,5 +1,6 @@
 // Every setting of the server, read in one place. Flags (CLI) override environment variables,
 // which override the defaults. The README's settings table lists the same names.
+import { accessSync, constants } from 'node:fs';
 import type { RatePolicy } from './http/rate-limit.js';
 
 export interface Settings {
@@ -67,6 +68,11 @@ export interface Settings {
   smtpStarttls: 'opportunistic' | 'required' | 'off';
   smtpUser?: string;
   smtpPassword?: string;
+  /**
+   * PEM file of the CA certificate(s) that sign the SMTP server's certificate (a private CA or a
+   * self-signed certificate): trusted instead of the system CAs. Certificates are always verified.
+   */
+  smtpCaFile?: string;
   /** The From address of notification emails. */
   smtpFrom: string;
 }
@@ -123,6 +129,16 @@ function parseBoolean(text: string, name: string): boolean {
   if (['1', 'true', 'yes', 'on'].includes(v)) return true;
   if (['0', 'false', 'no', 'off'].includes(v)) return false;
   throw new Error(`${name} must be true or false`);
+}
+
+function readableFile(text: string, name: string): string {
+  const path = text.trim();
+  try {
+    accessSync(path, constants.R_OK);
+  } catch {
+    throw new Error(`${name} must name a readable file (${path})`);
+  }
+  return path;
 }
 
 function parseUrl(text: string, name: string): string {
@@ -192,6 +208,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Settin
   if (env.WAGGLE_SMTP_USER) s.smtpUser = env.WAGGLE_SMTP_USER;
   if (env.WAGGLE_SMTP_PASSWORD) s.smtpPassword = env.WAGGLE_SMTP_PASSWORD;
   if (env.WAGGLE_SMTP_FROM) s.smtpFrom = env.WAGGLE_SMTP_FROM;
+  if (env.WAGGLE_SMTP_CA_FILE) s.smtpCaFile = readableFile(env.WAGGLE_SMTP_CA_FILE, 'WAGGLE_SMTP_CA_FILE');
   if (env.WAGGLE_RETENTION_DAYS) s.retentionDays = parseInteger(env.WAGGLE_RETENTION_DAYS, 'WAGGLE_RETENTION_DAYS', 0, 100_000);
   return s;
 }

@@ -5,6 +5,8 @@
 // headers and signatures, templates with variables, retries and their limits, isolation between
 // recipients, the bounded queue, the delivery log, resuming after a restart and the CLI.
 import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { simpleParser, type ParsedMail } from 'mailparser';
@@ -74,6 +76,8 @@ interface Mail {
   from: string;
   to: string[];
   user?: string;
+  /** The SMTP session ran over TLS (implicit, or upgraded with STARTTLS). */
+  secure?: boolean;
 }
 
 async function startSmtp(mails: Mail[], rcptFailures: Map<string, number>) {
@@ -104,6 +108,7 @@ async function startSmtp(mails: Mail[], rcptFailures: Map<string, number>) {
             from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
             to: session.envelope.rcptTo.map((r) => r.address),
             user: session.user as string | undefined,
+            secure: (session as { secure?: boolean }).secure,
           });
           cb();
         },
@@ -114,6 +119,37 @@ async function startSmtp(mails: Mail[], rcptFailures: Map<string, number>) {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.server.address() as AddressInfo).port;
   return { server, port };
+}
+
+/** TEST-ONLY certificates (test/fixtures/smtp-tls/README.md): a CA and a server certificate for 127.0.0.1 it signed. */
+const TLS_DIR = fileURLToPath(new URL('./fixtures/smtp-tls/', import.meta.url));
+const CA_FILE = `${TLS_DIR}ca.crt`;
+
+/** An SMTP server with TLS: implicit (`secure`) or STARTTLS offered on a plain connection. */
+async function startTlsSmtp(mails: Mail[], mode: 'implicit' | 'starttls') {
+  const server = new SMTPServer({
+    logger: false,
+    secure: mode === 'implicit',
+    key: readFileSync(`${TLS_DIR}server.key`),
+    cert: readFileSync(`${TLS_DIR}server.crt`),
+    authOptional: true,
+    onAuth(auth, _session, cb) {
+      if (auth.username === 'waggle' && auth.password === 'smtp-pass') return cb(null, { user: auth.username });
+      return cb(new Error('bad credentials'));
+    },
+    onData(stream, session, cb) {
+      simpleParser(stream).then(
+        (parsed) => {
+          mails.push({ user: session.user as string | undefined, parsed, from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address), secure: (session as { secure?: boolean }).secure });
+          cb();
+        },
+        (err: Error) => cb(err),
+      );
+    },
+  });
+  server.on('error', () => {}); // failed handshakes (the untrusted-certificate cases) are expected
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, port: (server.server.address() as AddressInfo).port };
 }
 
 // --- fixtures
@@ -370,7 +406,7 @@ describe('Slack, MS Teams, PagerDuty', () => {
     expect(ok.headers.authorization).toBe('Bearer xoxb-test-token');
     expect(ok.headers['content-type']).toBe('application/json; charset=utf-8');
     const msg = JSON.parse(ok.body);
-    expect(msg.text).toBe('Triggered: High latency — P99(duration_ms) > 500: 740');
+    expect(msg.text).toBe('Triggered: High latency — P99(duration_ms) &gt; 500: 740');
     expect(msg.attachments[0]).toMatchObject({ color: 'danger', title: 'Triggered: High latency', title_link: 'http://waggle.test/1/triggers/api/trg-1', footer: 'Waggle' });
     expect(msg.attachments[0].fields).toContainEqual({ title: 'Threshold', value: '&gt; 500', short: true });
     expect(msg.attachments[0].fields).toContainEqual({ title: 'Groups', value: 'endpoint=/checkout: 740', short: true });
@@ -731,5 +767,276 @@ describe('waggle deliveries (CLI) and settings', { timeout: 60_000 }, () => {
     expect(() => loadSettings({ WAGGLE_NOTIFY_MAX_ATTEMPTS: '0' })).toThrow(/WAGGLE_NOTIFY_MAX_ATTEMPTS/);
     expect(() => loadSettings({ WAGGLE_PAGERDUTY_URL: 'ftp://x' })).toThrow(/WAGGLE_PAGERDUTY_URL/);
     expect(() => loadSettings({ WAGGLE_SMTP_STARTTLS: 'maybe' })).toThrow(/WAGGLE_SMTP_STARTTLS/);
+  });
+});
+
+// --- delivery paths the tests above do not take: Slack's incoming webhook, SMTP over TLS, and
+// the retry timing (backoff formula, Retry-After).
+
+const silent = { info() {}, warn() {}, error() {} };
+type DirectDeps = ConstructorParameters<typeof DeliveryNotifier>[0];
+/** A DeliveryNotifier over the shared store with its own options/transport (no resume of others' deliveries). */
+function direct(options: Partial<DirectDeps['options']>, transport: Partial<DirectDeps['transport']>, extra: Partial<DirectDeps> = {}) {
+  return new DeliveryNotifier({
+    store: t.store,
+    log: silent,
+    resume: false,
+    options: { queueSize: 100, concurrency: 8, maxAttempts: 2, retryBaseMs: 5, retryMaxMs: 10, logSize: 10_000, closeGraceMs: 100, ...options },
+    transport: { timeoutMs: 2000, pagerdutyUrl: http.url, slackApiUrl: `${http.url}/slack/api`, smtp: { secure: false, starttls: 'off', from: 'alerts@waggle.test' }, ...transport },
+    ...extra,
+  });
+}
+async function deliverWith(nf: DeliveryNotifier, ...ns: Notification[]) {
+  try {
+    for (const n of ns) nf.enqueue(n);
+    await nf.idle({ timeoutMs: 15_000 });
+  } finally {
+    await nf.close();
+  }
+}
+
+describe('Slack incoming webhook (WAGGLE_SLACK_WEBHOOK_URL, no token)', () => {
+  it('posts the incoming-webhook message to the configured URL; 5xx and 429 are retried, other 4xx fail at once', async () => {
+    const hook = `/slack-hook/${uniq()}`;
+    const app = await makeApp({ settings: { ...baseSettings(), slackToken: undefined, slackWebhookUrl: `${http.url}${hook}` } });
+    try {
+      const { team: tm, environment: env } = await initialTenancy(app);
+      const r = await createRecipient(app, 'slack', { slack_channel: '#alerts' });
+      const own = (n: Notification): Notification => ({ ...n, teamId: tm.id, environmentId: env.id });
+      // Slack answers 500 `rollup_error`, 429 with Retry-After, then `200 ok` (text/html).
+      http.script.set(hook, [{ status: 500, body: 'rollup_error' }, { status: 429, headers: { 'retry-after': '0' }, body: 'rate limited' }]);
+      http.fallback.set(hook, () => ({ status: 200, headers: { 'content-type': 'text/html' }, body: 'ok' }));
+      const n = own(notification(r, { alert: { ...notification(r).alert, name: 'Errors <5xx> & co' } }));
+      notifier(app).enqueue(n);
+      await notifier(app).idle({ timeoutMs: 15_000 });
+
+      const reqs = http.at(hook);
+      expect(reqs).toHaveLength(3);
+      expect(http.at('/slack/api/chat.postMessage').filter((q) => q.body.includes(n.alert.name))).toHaveLength(0);
+      for (const q of reqs) {
+        expect(q.method).toBe('POST');
+        expect(q.headers['content-type']).toBe('application/json');
+        expect(q.headers.authorization).toBeUndefined();
+        expect(q.body).toBe(reqs[0].body);
+      }
+      const msg = JSON.parse(reqs[0].body);
+      // Slack's incoming-webhook JSON: `text` (mrkdwn: &, < and > escaped) plus legacy attachments.
+      expect(msg).toEqual({
+        channel: '#alerts',
+        text: 'Triggered: Errors &lt;5xx&gt; &amp; co — P99(duration_ms) &gt; 500: 740',
+        attachments: [
+          {
+            color: 'danger',
+            title: 'Triggered: Errors <5xx> & co',
+            title_link: 'http://waggle.test/1/triggers/api/trg-1',
+            text: 'P99(duration_ms) &gt; 500: 740\np99 "checkout" latency\nover 500 ms',
+            fields: [
+              { title: 'Status', value: 'Triggered', short: true },
+              { title: 'Value', value: '740', short: true },
+              { title: 'Threshold', value: '&gt; 500', short: true },
+              { title: 'Groups', value: 'endpoint=/checkout: 740', short: true },
+              { title: 'Environment', value: env.name, short: true },
+              { title: 'Dataset', value: 'api', short: true },
+              { title: 'Time', value: '2030-01-02T03:04:05.000Z', short: true },
+            ],
+            footer: 'Waggle',
+            ts: Date.parse('2030-01-02T03:04:05.000Z') / 1000,
+          },
+        ],
+      });
+      const log = await logOf(n, app);
+      expect(log).toMatchObject({ state: 'delivered', attemptCount: 3, recipient: { type: 'slack', target: '#alerts' } });
+      expect(log.attempts.map((a) => [a.outcome, a.httpStatus])).toEqual([
+        ['retry', 500],
+        ['retry', 429],
+        ['delivered', 200],
+      ]);
+
+      // A resolve is green; a 404 (`no_service`: the webhook was removed) fails at once.
+      http.script.set(hook, [{ status: 404, body: 'no_service' }]);
+      const resolved = own(notification(r, { status: 'resolved' }));
+      notifier(app).enqueue(resolved);
+      await notifier(app).idle({ timeoutMs: 15_000 });
+      expect(http.at(hook)).toHaveLength(4);
+      expect(JSON.parse(http.at(hook)[3].body).attachments[0]).toMatchObject({ color: 'good', title: 'Resolved: High latency' });
+      expect(await logOf(resolved, app)).toMatchObject({ state: 'failed', attemptCount: 1, error: 'HTTP 404: no_service' });
+    } finally {
+      http.fallback.delete(hook);
+      await app.close();
+    }
+  });
+
+  it('with both a token and a webhook URL the token is used; with neither, Slack fails at once as not configured', async () => {
+    const hook = `/slack-hook/${uniq()}`;
+    http.fallback.set('/slack/api/chat.postMessage', () => ({ status: 200, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' }));
+    const r = await createRecipient(t, 'slack', { slack_channel: `#both-${uniq()}` });
+    const n = notification(r);
+    await deliverWith(direct({}, { slackToken: 'xoxb-both', slackWebhookUrl: `${http.url}${hook}` }), n);
+    expect(http.at(hook)).toHaveLength(0);
+    expect(http.at('/slack/api/chat.postMessage').filter((q) => q.headers.authorization === 'Bearer xoxb-both')).toHaveLength(1);
+    expect(await logOf(n)).toMatchObject({ state: 'delivered' });
+
+    const none = notification(r);
+    await deliverWith(direct({}, {}), none);
+    expect(await logOf(none)).toMatchObject({ state: 'failed', attemptCount: 1, error: expect.stringMatching(/^Slack is not configured/) });
+  });
+});
+
+describe('email over TLS (STARTTLS and implicit TLS, a private CA)', () => {
+  const tlsMails: Mail[] = [];
+  let starttls: Awaited<ReturnType<typeof startTlsSmtp>>;
+  let implicit: Awaited<ReturnType<typeof startTlsSmtp>>;
+  beforeAll(async () => {
+    starttls = await startTlsSmtp(tlsMails, 'starttls');
+    implicit = await startTlsSmtp(tlsMails, 'implicit');
+  });
+  afterAll(async () => {
+    for (const s of [starttls, implicit]) if (s) await new Promise<void>((resolve) => s.server.close(() => resolve()));
+  });
+  const mailTo = (address: string) => tlsMails.filter((m) => m.to.includes(address));
+  const emailRecipient = async (what: string) => {
+    const address = `${what}+${uniq()}@example.com`;
+    return { address, r: await createRecipient(t, 'email', { email_address: address }) };
+  };
+
+  it('STARTTLS required: upgrades before logging in, trusting the server through WAGGLE_SMTP_CA_FILE (app settings)', async () => {
+    const app = await makeApp({ settings: { ...baseSettings(), smtpPort: starttls.port, smtpStarttls: 'required', smtpCaFile: CA_FILE } });
+    try {
+      const { team: tm, environment: env } = await initialTenancy(app);
+      const address = `tls+${uniq()}@example.com`;
+      const r = await createRecipient(app, 'email', { email_address: address });
+      const n = { ...notification(r), teamId: tm.id, environmentId: env.id };
+      notifier(app).enqueue(n);
+      await notifier(app).idle({ timeoutMs: 15_000 });
+      const log = await logOf(n, app);
+      expect(log, log.error).toMatchObject({ state: 'delivered', attemptCount: 1 });
+      const [mail] = mailTo(address);
+      expect(mail).toMatchObject({ secure: true, user: 'waggle', from: 'alerts@waggle.test' });
+      expect(mail.parsed.subject).toBe('[Waggle] Triggered: High latency');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('implicit TLS (WAGGLE_SMTP_SECURE) with the CA file; opportunistic STARTTLS upgrades when offered', async () => {
+    const a = await emailRecipient('smtps');
+    const b = await emailRecipient('opportunistic');
+    const na = notification(a.r);
+    const nb = notification(b.r);
+    await deliverWith(direct({}, { smtp: { host: '127.0.0.1', port: implicit.port, secure: true, starttls: 'opportunistic', from: 'alerts@waggle.test', caFile: CA_FILE } }), na);
+    await deliverWith(direct({}, { smtp: { host: '127.0.0.1', port: starttls.port, secure: false, starttls: 'opportunistic', from: 'alerts@waggle.test', caFile: CA_FILE } }), nb);
+    expect(await logOf(na)).toMatchObject({ state: 'delivered', attemptCount: 1 });
+    expect(await logOf(nb)).toMatchObject({ state: 'delivered', attemptCount: 1 });
+    expect(mailTo(a.address)).toMatchObject([{ secure: true }]);
+    expect(mailTo(b.address)).toMatchObject([{ secure: true }]);
+  });
+
+  it('certificates are verified: without the CA file both TLS modes fail (retried, then given up); nothing is sent', async () => {
+    const a = await emailRecipient('untrusted-starttls');
+    const b = await emailRecipient('untrusted-smtps');
+    const na = notification(a.r);
+    const nb = notification(b.r);
+    await deliverWith(direct({}, { smtp: { host: '127.0.0.1', port: starttls.port, secure: false, starttls: 'required', from: 'alerts@waggle.test' } }), na);
+    await deliverWith(direct({}, { smtp: { host: '127.0.0.1', port: implicit.port, secure: true, starttls: 'opportunistic', from: 'alerts@waggle.test' } }), nb);
+    for (const n of [na, nb]) {
+      const log = await logOf(n);
+      expect(log).toMatchObject({ state: 'failed', attemptCount: 2 });
+      expect(log.attempts[0].error).toMatch(/certificate/i);
+    }
+    expect(mailTo(a.address)).toHaveLength(0);
+    expect(mailTo(b.address)).toHaveLength(0);
+  });
+
+  it('STARTTLS required against a server that does not offer it fails at once, sending nothing in the clear; an unreadable CA file fails at once', async () => {
+    const a = await emailRecipient('no-starttls');
+    const na = notification(a.r);
+    const before = mails.length;
+    await deliverWith(direct({}, { smtp: { host: '127.0.0.1', port: smtp.port, secure: false, starttls: 'required', from: 'alerts@waggle.test', caFile: CA_FILE } }), na);
+    const refused = await logOf(na);
+    // The server refuses STARTTLS (500): a permanent SMTP answer, so no retry; nothing sent in the clear.
+    expect(refused).toMatchObject({ state: 'failed', attemptCount: 1 });
+    expect(refused.error).toMatch(/^SMTP 500/);
+    expect(mails.slice(before).filter((m) => m.to.includes(a.address))).toHaveLength(0);
+
+    const b = await emailRecipient('bad-ca');
+    const nb = notification(b.r);
+    await deliverWith(direct({}, { smtp: { host: '127.0.0.1', port: starttls.port, secure: false, starttls: 'required', from: 'alerts@waggle.test', caFile: `${TLS_DIR}missing.crt` } }), nb);
+    const log = await logOf(nb);
+    expect(log).toMatchObject({ state: 'failed', attemptCount: 1 });
+    expect(log.error).toMatch(/^could not read WAGGLE_SMTP_CA_FILE: ENOENT/);
+  });
+
+  it('WAGGLE_SMTP_CA_FILE is read from the environment and must name a readable file', () => {
+    expect(loadSettings({ WAGGLE_SMTP_CA_FILE: CA_FILE }).smtpCaFile).toBe(CA_FILE);
+    expect(loadSettings({}).smtpCaFile).toBeUndefined();
+    expect(() => loadSettings({ WAGGLE_SMTP_CA_FILE: `${TLS_DIR}missing.crt` })).toThrow(/WAGGLE_SMTP_CA_FILE must name a readable file/);
+  });
+});
+
+describe('retry timing', () => {
+  /** Gaps (ms) between the requests a path received. */
+  const gaps = (path: string) => http.at(path).map((q, i, all) => (i ? q.at - all[i - 1].at : 0)).slice(1);
+
+  it('waits min(MAX, BASE·2^(k−1)) with equal jitter before attempt k+1', async () => {
+    // random() = 0.5: each wait is exactly ¾ of min(MAX, BASE·2^(k−1)) = 60, 120, 240, 240 (capped) ms.
+    const path = `/hook/${uniq()}`;
+    http.fallback.set(path, () => ({ status: 503 }));
+    const r = await createRecipient(t, 'webhook', { webhook_name: `backoff ${uniq()}`, webhook_url: hookUrl(path) });
+    const n = notification(r);
+    await deliverWith(direct({ maxAttempts: 5, retryBaseMs: 80, retryMaxMs: 320 }, {}, { random: () => 0.5 }), n);
+    const log = await logOf(n);
+    expect(log).toMatchObject({ state: 'failed', attemptCount: 5 });
+    const g = gaps(path);
+    expect(g).toHaveLength(4);
+    [60, 120, 240, 240].forEach((want, i) => {
+      expect(g[i], `wait before attempt ${i + 2}: ${g.join(', ')}`).toBeGreaterThanOrEqual(want - 2);
+      expect(g[i], `wait before attempt ${i + 2}: ${g.join(', ')}`).toBeLessThan(want + 45);
+    });
+    http.fallback.delete(path);
+  });
+
+  it('jitter stays within [½, 1] of the exponential wait (Math.random)', async () => {
+    const path = `/hook/${uniq()}`;
+    http.script.set(path, [{ status: 500 }, { status: 500 }, { status: 500 }]);
+    const r = await createRecipient(t, 'webhook', { webhook_name: `jitter ${uniq()}`, webhook_url: hookUrl(path) });
+    const n = notification(r);
+    await deliverWith(direct({ maxAttempts: 4, retryBaseMs: 60, retryMaxMs: 1000 }, {}), n);
+    expect(await logOf(n)).toMatchObject({ state: 'delivered', attemptCount: 4 });
+    const g = gaps(path);
+    [60, 120, 240].forEach((exp, i) => {
+      expect(g[i], g.join(', ')).toBeGreaterThanOrEqual(exp / 2 - 2);
+      expect(g[i], g.join(', ')).toBeLessThan(exp + 45);
+    });
+  });
+
+  it("honours a 429's Retry-After (seconds or an HTTP date) over the backoff, capped at the maximum wait", async () => {
+    const secs = `/hook/${uniq()}`;
+    const date = `/hook/${uniq()}`;
+    const capped = `/hook/${uniq()}`;
+    let dateTarget = 0;
+    http.script.set(secs, [{ status: 429, headers: { 'retry-after': '1' } }]);
+    http.fallback.set(date, (q) => {
+      if (dateTarget) return {};
+      dateTarget = Math.ceil((q.at + 1000) / 1000) * 1000; // a whole second, 1 … 2 s ahead
+      return { status: 429, headers: { 'retry-after': new Date(dateTarget).toUTCString() } };
+    });
+    http.script.set(capped, [{ status: 429, headers: { 'retry-after': '120' } }]);
+    const recipients = await Promise.all(
+      [secs, date, capped].map((p) => createRecipient(t, 'webhook', { webhook_name: `retry-after ${uniq()}`, webhook_url: hookUrl(p) })),
+    );
+    const ns = recipients.map((r) => notification(r));
+    // Without Retry-After the wait would be 10 ms (random 0.5 of a 20 ms base).
+    await deliverWith(direct({ maxAttempts: 3, retryBaseMs: 20, retryMaxMs: 2000 }, {}, { random: () => 0.5 }), ...ns);
+    for (const n of ns) expect(await logOf(n)).toMatchObject({ state: 'delivered', attemptCount: 2, attempts: [{ outcome: 'retry', httpStatus: 429 }, { outcome: 'delivered' }] });
+    const [gs] = gaps(secs);
+    expect(gs).toBeGreaterThanOrEqual(998);
+    expect(gs).toBeLessThan(1100);
+    const [first, second] = http.at(date);
+    expect(second.at).toBeGreaterThanOrEqual(dateTarget - 2);
+    expect(second.at - first.at).toBeLessThan(dateTarget - first.at + 100);
+    const [gc] = gaps(capped);
+    expect(gc).toBeGreaterThanOrEqual(1998);
+    expect(gc).toBeLessThan(2100);
+    http.fallback.delete(date);
   });
 });

@@ -182,7 +182,8 @@ export function slackMessage(n: Notification, channel: string): Record<string, u
   const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
   return {
     channel,
-    text: `${title(n)} — ${n.result.summary}`,
+    // `text` is mrkdwn: &, < and > must be escaped or Slack reads `<…>` as a link or mention.
+    text: esc(`${title(n)} — ${n.result.summary}`),
     attachments: [
       {
         color: n.status === 'triggered' ? 'danger' : 'good',

@@ -60,6 +60,7 @@ export function createNotifier(deps?: CreateNotifierDeps): Notifier & { sent: No
         user: s.smtpUser,
         password: s.smtpPassword,
         from: s.smtpFrom,
+        caFile: s.smtpCaFile,
       },
     },
   });

@@ -2,6 +2,7 @@
 // PagerDuty over HTTP(S) (global fetch, redirects not followed, a timeout per request), email
 // over SMTP (nodemailer). Each returns an AttemptResult; none throws for delivery problems.
 import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import nodemailer from 'nodemailer';
 import type { Recipient } from '../domain/recipients.js';
 import {
@@ -40,6 +41,8 @@ export interface SmtpConfig {
   user?: string;
   password?: string;
   from: string;
+  /** PEM file of the CA(s) to trust for the server's certificate instead of the system CAs. */
+  caFile?: string;
 }
 
 export interface TransportConfig {
@@ -191,6 +194,8 @@ async function sendSlack(channel: string, n: Notification, cfg: TransportConfig,
   return { ok: false, retryable: false, error: 'Slack is not configured: set WAGGLE_SLACK_TOKEN (chat.postMessage) or WAGGLE_SLACK_WEBHOOK_URL' };
 }
 
+class CaFileError extends Error {}
+
 type Mailer = ReturnType<typeof nodemailer.createTransport>;
 
 /** Sends over one SMTP transporter per notifier (made on first use). */
@@ -200,7 +205,17 @@ export class EmailSender {
 
   private transporter(): Mailer {
     const s = this.cfg.smtp;
-    this.mailer ??= nodemailer.createTransport({
+    if (this.mailer) return this.mailer;
+    // Read at first use; a file that cannot be read fails the delivery (CaFileError, not retried).
+    let ca: string | undefined;
+    if (s.caFile) {
+      try {
+        ca = readFileSync(s.caFile, 'utf8');
+      } catch (err) {
+        throw new CaFileError(`could not read WAGGLE_SMTP_CA_FILE: ${(err as Error).message}`);
+      }
+    }
+    this.mailer = nodemailer.createTransport({
       host: s.host,
       port: s.port ?? (s.secure ? 465 : 587),
       secure: s.secure,
@@ -210,6 +225,8 @@ export class EmailSender {
       connectionTimeout: this.cfg.timeoutMs,
       greetingTimeout: this.cfg.timeoutMs,
       socketTimeout: this.cfg.timeoutMs,
+      // Certificates are always verified; a CA file replaces the system CAs.
+      tls: { rejectUnauthorized: true, ...(ca ? { ca } : {}) },
     });
     return this.mailer;
   }
@@ -228,6 +245,7 @@ export class EmailSender {
       });
       return { ok: true, retryable: false };
     } catch (err) {
+      if (err instanceof CaFileError) return { ok: false, retryable: false, error: err.message };
       const e = err as { responseCode?: number; code?: string; message?: string; response?: string };
       const code = e.responseCode;
       // SMTP 4xx is transient, 5xx permanent; no code means the connection failed.
