@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, json, type TestApp } from './helpers.js';
 import { ingest, pollResult, runQuery, saveQuery } from './query-helpers.js';
+import { aggregate, groupBy } from './query-reference.js';
 
 const DAY = 86_400;
 const iso = (s: number) => new Date(s * 1000).toISOString();
@@ -199,5 +200,233 @@ describe('query result rate limits', { timeout: 60_000 }, () => {
     expect429(await create(plain));
     expect((await create(relational)).statusCode).toBe(201);
     expect429(await create(relational));
+  });
+});
+
+describe('query results on real data: filter values, hostile column names, havings, __all__', { timeout: 60_000 }, () => {
+  let t: TestApp;
+  let nowS: number;
+  const at = (k: number) => iso(nowS - 3600 + k * 7);
+
+  beforeAll(async () => {
+    t = await makeApp({ settings: { queryResultRateLimit: null } });
+    nowS = setClock(t);
+  });
+  afterAll(() => t.close());
+
+  /** The `k` of every event a query counts (breakdown on `k`). */
+  const ks = async (dataset: string, spec: object): Promise<number[]> => {
+    const body = await runQuery(t, dataset, { breakdowns: ['k'], time_range: 7200, ...spec }, { disable_series: true });
+    return body.data.results.map((r: any) => r.data.k).sort((a: number, b: number) => a - b);
+  };
+
+  it('filter values are converted to the column’s type; an unconvertible value matches nothing', async () => {
+    // Column types: k, status integer; d float; code, name string; flag boolean.
+    await ingest(t, 'conv', [
+      { time: at(1), data: { k: 1, status: 200, code: '10', name: 'apple', d: 2.5, flag: true } },
+      { time: at(2), data: { k: 2, status: 201, code: '9', name: 'banana', d: 10.25, flag: false } },
+      { time: at(3), data: { k: 3, status: 404, code: 'abc', name: 'cherry', d: 100.5, flag: true } },
+      { time: at(4), data: { k: 4, status: 500, code: '100', name: 'Banana', flag: false } },
+      { time: at(5), data: { k: 5, name: 'date' } },
+    ]);
+    const ALL = [1, 2, 3, 4, 5];
+    const cases: [string, string, unknown, number[]][] = [
+      // strings for a number column are read as numbers
+      ['status', 'in', ['200', '404'], [1, 3]],
+      ['status', 'not-in', ['200', '404'], [2, 4, 5]],
+      ['status', 'in', ['200.0'], [1]],
+      ['status', '=', '200', [1]],
+      ['status', '!=', '200', [2, 3, 4, 5]],
+      ['status', '>', '250', [3, 4]],
+      ['status', '<=', '201', [1, 2]],
+      ['d', '=', '10.25', [2]],
+      ['d', '>=', '10.25', [2, 3]],
+      // a value that is not a number matches nothing (and every event is "not" it)
+      ['status', '=', 'abc', []],
+      ['status', '!=', 'abc', ALL],
+      ['status', '>', 'abc', []],
+      ['status', 'in', ['abc'], []],
+      ['status', 'in', ['abc', '500'], [4]],
+      ['status', 'not-in', ['abc'], ALL],
+      ['flag', '=', 'true', [1, 3]],
+      ['flag', '=', 'yes', []],
+      ['flag', '!=', 'yes', ALL],
+      ['name', '=', 5, []],
+      // > and < on text compare text (byte-wise: "Banana" < "apple" < "b")
+      ['name', '>', 'b', [2, 3, 5]],
+      ['name', '>=', 'banana', [2, 3, 5]],
+      ['name', '<', 'banana', [1, 4]],
+      ['name', '<=', 'apple', [1, 4]],
+      // a number against a text column compares numbers; a string compares text
+      ['code', '>', 50, [4]],
+      ['code', '<', 10, [2]],
+      ['code', '>', '50', [2, 3]],
+      // starts-with, ends-with, contains work on a number's text form
+      ['status', 'starts-with', '20', [1, 2]],
+      ['status', 'ends-with', '0', [1, 4]],
+      ['status', 'contains', '0', [1, 2, 3, 4]],
+      ['status', 'contains', 4, [3]],
+      ['status', 'does-not-contain', '0', [5]],
+      ['status', 'does-not-start-with', '5', [1, 2, 3, 5]],
+      ['d', 'starts-with', '10', [2, 3]],
+      ['d', 'ends-with', '.5', [1, 3]],
+      ['flag', 'starts-with', 't', [1, 3]],
+    ];
+    for (const [column, op, value, expected] of cases) {
+      expect(await ks('conv', { filters: [{ column, op, value }] }), `${column} ${op} ${JSON.stringify(value)}`).toEqual(expected);
+    }
+  });
+
+  it('hostile real column names as breakdown, calculation column, filter column, order and inline field', async () => {
+    const INJ = 'a"; DROP TABLE x; --';
+    const QUOTE = "it's";
+    const DOT = 'weird.col';
+    const UNI = 'üñí 🐝';
+    const DOLLAR = '$dollar';
+    const groups = ['x', "o'k", 'x"y'];
+    const events = Array.from({ length: 24 }, (_, i) => ({
+      timeMs: (nowS - 3000 + i * 60) * 1000,
+      samplerate: 1 + (i % 2),
+      fields: {
+        [INJ]: groups[i % 3],
+        [QUOTE]: (i * 7) % 11,
+        [DOT]: i % 4 !== 0,
+        [UNI]: i < 12 ? 'früh 🐝' : 'spät',
+        [DOLLAR]: i * 1.5,
+      } as Record<string, string | number | boolean>,
+    }));
+    await ingest(t, 'hostile', events.map((e) => ({ time: new Date(e.timeMs).toISOString(), samplerate: e.samplerate, data: e.fields })));
+    const cols = await t.app.inject({ method: 'GET', url: '/1/columns/hostile', headers: t.config });
+    expect(cols.statusCode).toBe(200);
+    expect(json(cols).map((c: any) => c.key_name).sort()).toEqual([INJ, QUOTE, DOT, UNI, DOLLAR].sort());
+
+    const spec = {
+      calculations: [{ op: 'COUNT' }, { op: 'SUM', column: QUOTE }, { op: 'MAX', column: DOLLAR }, { op: 'P50', column: QUOTE }, { op: 'SUM', column: 'twice' }],
+      breakdowns: [INJ, UNI],
+      filters: [{ column: DOT, op: '=', value: true }, { column: DOLLAR, op: '>', value: 2 }],
+      orders: [{ op: 'SUM', column: QUOTE, order: 'descending' }],
+      havings: [{ calculate_op: 'COUNT', op: '>', value: 2 }],
+      calculated_fields: [{ name: 'twice', expression: `$"${QUOTE}" * 2 + IF($weird.col, 0, 1000) + LENGTH($"${INJ.replace(/"/g, '\\"')}")` }],
+      time_range: 7200,
+    };
+    const body = await runQuery(t, 'hostile', spec, { disable_series: true, disable_total_by_aggregate: false });
+    const matching = events.filter((e) => e.fields[DOT] === true && (e.fields[DOLLAR] as number) > 2);
+    const byKey = groupBy(matching, (e) => `${e.fields[INJ]}|${e.fields[UNI]}`);
+    const expected = [...byKey.values()]
+      .map((evs) => ({
+        [INJ]: evs[0].fields[INJ],
+        [UNI]: evs[0].fields[UNI],
+        COUNT: aggregate(evs, 'COUNT'),
+        [`SUM(${QUOTE})`]: aggregate(evs, 'SUM', QUOTE),
+        [`MAX(${DOLLAR})`]: aggregate(evs, 'MAX', DOLLAR),
+        [`P50(${QUOTE})`]: aggregate(evs, 'P50', QUOTE),
+        'SUM(twice)': evs.reduce((s, e) => s + ((e.fields[QUOTE] as number) * 2 + String(e.fields[INJ]).length) * e.samplerate, 0),
+      }))
+      .filter((g) => g.COUNT! > 2)
+      .sort((a, b) => (b[`SUM(${QUOTE})`] as number) - (a[`SUM(${QUOTE})`] as number));
+    expect(expected.length).toBeGreaterThan(2);
+    expect(body.data.results.map((r: any) => r.data)).toEqual(expected);
+    expect(body.data.total_by_aggregate.data.COUNT).toBe(aggregate(matching, 'COUNT'));
+
+    // A filter on each hostile name alone.
+    const count = async (filter: object) =>
+      (await runQuery(t, 'hostile', { filters: [filter], time_range: 7200 }, { disable_series: true })).data.results[0]?.data.COUNT ?? 0;
+    const weight = (pred: (e: (typeof events)[number]) => boolean) => aggregate(events.filter(pred), 'COUNT');
+    expect(await count({ column: INJ, op: '=', value: "o'k" })).toBe(weight((e) => e.fields[INJ] === "o'k"));
+    expect(await count({ column: INJ, op: 'in', value: ['x"y', 'x'] })).toBe(weight((e) => e.fields[INJ] !== "o'k"));
+    expect(await count({ column: QUOTE, op: '>=', value: 5 })).toBe(weight((e) => (e.fields[QUOTE] as number) >= 5));
+    expect(await count({ column: UNI, op: 'contains', value: '🐝' })).toBe(weight((e) => String(e.fields[UNI]).includes('🐝')));
+    expect(await count({ column: DOLLAR, op: '<', value: 3 })).toBe(weight((e) => (e.fields[DOLLAR] as number) < 3));
+
+    // The table is intact: every event is still there and ingest still works.
+    const all = await runQuery(t, 'hostile', { time_range: 7200 }, { disable_series: true });
+    expect(all.data.results).toEqual([{ data: { COUNT: aggregate(events, 'COUNT') } }]);
+    await ingest(t, 'hostile', [{ time: iso(nowS - 10), data: { [INJ]: 'after' } }]);
+    const after = await runQuery(t, 'hostile', { breakdowns: [INJ], filters: [{ column: INJ, op: '=', value: 'after' }], time_range: 7200 }, { disable_series: true });
+    expect(after.data.results).toEqual([{ data: { [INJ]: 'after', COUNT: 1 } }]);
+  });
+
+  it('having operators =, !=, >=, <= (and > , <) on decomposable and non-decomposable calculations', async () => {
+    // Groups of 3, 5, 5 and 7 events; v is 1…n within each group.
+    const sizes: Record<string, number> = { g3: 3, g5a: 5, g5b: 5, g7: 7 };
+    const events: { time: string; data: Record<string, unknown> }[] = [];
+    let i = 0;
+    for (const [g, n] of Object.entries(sizes)) for (let v = 1; v <= n; v++) events.push({ time: at(i++), data: { g, v } });
+    await ingest(t, 'havings', events);
+    const groupsWith = async (havings: object[], calculations: object[] = [{ op: 'COUNT' }]) => {
+      const body = await runQuery(t, 'havings', { calculations, breakdowns: ['g'], havings, time_range: 7200 }, { disable_series: true });
+      return body.data.results.map((r: any) => r.data.g).sort();
+    };
+    const count = (op: string, value: number) => groupsWith([{ calculate_op: 'COUNT', op, value }]);
+    expect(await count('=', 5)).toEqual(['g5a', 'g5b']);
+    expect(await count('!=', 5)).toEqual(['g3', 'g7']);
+    expect(await count('>=', 5)).toEqual(['g5a', 'g5b', 'g7']);
+    expect(await count('<=', 5)).toEqual(['g3', 'g5a', 'g5b']);
+    expect(await count('>', 5)).toEqual(['g7']);
+    expect(await count('<', 5)).toEqual(['g3']);
+    expect(await count('=', 4)).toEqual([]);
+    // AVG(v) is (n + 1) / 2: 2, 3, 3, 4; two havings must both hold.
+    const avg = [{ op: 'AVG', column: 'v' }, { op: 'COUNT' }];
+    expect(await groupsWith([{ calculate_op: 'AVG', column: 'v', op: '=', value: 3 }], avg)).toEqual(['g5a', 'g5b']);
+    expect(await groupsWith([{ calculate_op: 'AVG', column: 'v', op: '>=', value: 3 }, { calculate_op: 'COUNT', op: '!=', value: 7 }], avg)).toEqual(['g5a', 'g5b']);
+    // P50 (nearest rank ⌈n/2⌉-th of 1…n): 2, 3, 3, 4 (one statement per part).
+    const p50 = [{ op: 'P50', column: 'v' }];
+    expect(await groupsWith([{ calculate_op: 'P50', column: 'v', op: '<=', value: 3 }], p50)).toEqual(['g3', 'g5a', 'g5b']);
+    expect(await groupsWith([{ calculate_op: 'P50', column: 'v', op: '!=', value: 3 }], p50)).toEqual(['g3', 'g7']);
+    expect(await groupsWith([{ calculate_op: 'P50', column: 'v', op: '=', value: 4 }], p50)).toEqual(['g7']);
+    expect(await groupsWith([{ calculate_op: 'P50', column: 'v', op: '>=', value: 2 }], p50)).toEqual(['g3', 'g5a', 'g5b', 'g7']);
+  });
+
+  it('compare_time_offset_seconds is ignored: the answer is that of the same query without it', async () => {
+    await ingest(t, 'compare', [
+      { time: iso(nowS - 600), data: { s: 'now', n: 1 } },
+      { time: iso(nowS - 1200), data: { s: 'now', n: 2 } },
+      // In the window a comparison a day back would read.
+      { time: iso(nowS - DAY - 600), data: { s: 'yesterday', n: 100 } },
+    ]);
+    const base = { calculations: [{ op: 'COUNT' }, { op: 'SUM', column: 'n' }], breakdowns: ['s'], time_range: 3600, granularity: 60 };
+    const withOffset = await runQuery(t, 'compare', { ...base, compare_time_offset_seconds: DAY }, { disable_total_by_aggregate: false });
+    const without = await runQuery(t, 'compare', base, { disable_total_by_aggregate: false });
+    expect(withOffset.query.compare_time_offset_seconds).toBe(DAY);
+    expect(withOffset.data).toEqual(without.data);
+    expect(withOffset.data.results).toEqual([{ data: { s: 'now', COUNT: 2, 'SUM(n)': 3 } }]);
+  });
+
+  // (last: its datasets join the environment, which __all__ reads)
+  it('__all__: a column whose type differs between datasets is read as text', async () => {
+    await ingest(t, 'mixed-int', [
+      { time: at(1), data: { mixed: 200 } },
+      { time: at(2), data: { mixed: 404 } },
+      { time: at(3), data: { mixed: 200 } },
+    ]);
+    await ingest(t, 'mixed-text', [
+      { time: at(4), data: { mixed: '200' } },
+      { time: at(5), data: { mixed: 'abc' } },
+      { time: at(6), data: { mixed: '404x' } },
+    ]);
+    const run = (dataset: string, spec: object) =>
+      runQuery(t, dataset, { filters: [{ column: 'mixed', op: 'exists' }], time_range: 7200, ...spec }, { disable_series: true });
+    // Alone, the integer dataset's values are numbers.
+    expect((await run('mixed-int', { breakdowns: ['mixed'] })).data.results).toEqual([
+      { data: { mixed: 200, COUNT: 2 } },
+      { data: { mixed: 404, COUNT: 1 } },
+    ]);
+    // Across both they are text: 200 and "200" are one group.
+    expect((await run('__all__', { breakdowns: ['mixed'] })).data.results).toEqual([
+      { data: { mixed: '200', COUNT: 3 } },
+      { data: { mixed: '404', COUNT: 1 } },
+      { data: { mixed: '404x', COUNT: 1 } },
+      { data: { mixed: 'abc', COUNT: 1 } },
+    ]);
+    const count = async (filter: object) => (await run('__all__', { filters: [{ column: 'mixed', op: 'exists' }, filter] })).data.results[0]?.data.COUNT ?? 0;
+    expect(await count({ column: 'mixed', op: '=', value: '200' })).toBe(3);
+    expect(await count({ column: 'mixed', op: '=', value: 200 })).toBe(3);
+    expect(await count({ column: 'mixed', op: 'starts-with', value: '40' })).toBe(2);
+    // a number compares numerically where the text is a number; a string compares text
+    expect(await count({ column: 'mixed', op: '>', value: 300 })).toBe(1);
+    expect(await count({ column: 'mixed', op: '>', value: '3' })).toBe(3);
+    // Numeric ops read the numeric texts as numbers.
+    const max = await run('__all__', { calculations: [{ op: 'MAX', column: 'mixed' }, { op: 'SUM', column: 'mixed' }] });
+    expect(max.data.results).toEqual([{ data: { 'MAX(mixed)': 404, 'SUM(mixed)': 1004 } }]);
   });
 });
