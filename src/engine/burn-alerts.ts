@@ -212,6 +212,8 @@ export async function evaluateSlo(deps: BurnAlertJobDeps, env: Environment, slo:
           name: `${slo.body.name}: ${alert.body.alert_type === 'exhaustion_time' ? 'exhaustion time' : 'budget rate'} burn alert`,
           description: alert.body.description,
           dedupKey: `waggle-burn-alert-${alert.id}`,
+          // Explicit: a resolve has no exhaustion figure, and inferring the kind from the figures made it `budget_rate`.
+          alertType: alert.body.alert_type,
           url: `/1/burn_alerts/${encodeURIComponent(dataset)}/${encodeURIComponent(alert.id)}`,
           ...(dataset === '__all__' ? {} : { datasetSlug: dataset }),
         },
