@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, json, type TestApp } from './helpers.js';
 import { ingest, pollResult, runQuery, saveQuery } from './query-helpers.js';
-import { aggregate, groupBy } from './query-reference.js';
+import { aggregate, concurrency, groupBy, ratesByBucket, rng, type RefEvent } from './query-reference.js';
 
 const DAY = 86_400;
 const iso = (s: number) => new Date(s * 1000).toISOString();
@@ -428,5 +428,101 @@ describe('query results on real data: filter values, hostile column names, havin
     // Numeric ops read the numeric texts as numbers.
     const max = await run('__all__', { calculations: [{ op: 'MAX', column: 'mixed' }, { op: 'SUM', column: 'mixed' }] });
     expect(max.data.results).toEqual([{ data: { 'MAX(mixed)': 404, 'SUM(mixed)': 1004 } }]);
+  });
+});
+
+describe('CONCURRENCY and RATE_* on sampled data', { timeout: 60_000 }, () => {
+  let t: TestApp;
+  let nowS: number;
+  let events: RefEvent[];
+
+  beforeAll(async () => {
+    t = await makeApp({ settings: { queryResultRateLimit: null } });
+    nowS = setClock(t);
+    const r = rng(11);
+    const counters: Record<string, number> = { api: 0, db: 1000 };
+    let ms = (floorTo(nowS - 7200, 60) + 5) * 1000;
+    events = [];
+    while (events.length < 500) {
+      const service = r() < 0.5 ? 'api' : 'db';
+      counters[service] += Math.floor(r() * 60) - 8; // mostly rising, sometimes falling
+      const fields: Record<string, string | number> = { service, counter: counters[service] };
+      if (r() < 0.9) fields.duration_ms = Math.floor(r() * 180_000); // spans up to 3 minutes
+      const e = { timeMs: ms, samplerate: [1, 2, 5, 10][Math.floor(r() * 4)], fields };
+      events.push(e);
+      // Now and then the same event twice at the same instant (a pair with Δt = 0, same value).
+      if (r() < 0.05) events.push({ ...e, fields: { ...fields }, samplerate: 3 });
+      ms += 1000 + Math.floor(r() * 13_000);
+    }
+    expect(ms / 1000).toBeLessThan(nowS);
+    await ingest(t, 'spans', events.map((e) => ({ time: new Date(e.timeMs).toISOString(), samplerate: e.samplerate, data: e.fields })));
+  });
+  afterAll(() => t.close());
+
+  it('CONCURRENCY weighs spans by sample rate; RATE_AVG, RATE_SUM, RATE_MAX are unweighted, in results, series and totals', async () => {
+    const G = 60;
+    const windowEndS = ceilTo(nowS, 60);
+    const spec = {
+      calculations: [{ op: 'COUNT' }, { op: 'CONCURRENCY' }, ...['RATE_AVG', 'RATE_SUM', 'RATE_MAX'].map((op) => ({ op, column: 'counter' }))],
+      breakdowns: ['service'],
+      time_range: 7200,
+      granularity: G,
+    };
+    const body = await runQuery(t, 'spans', spec, { disable_total_by_aggregate: false });
+    const groups = groupBy(events, (e) => String(e.fields.service));
+    const ratesOfGroup = new Map([...groups].map(([k, evs]) => [k, ratesByBucket(evs, 'counter', G)]));
+    const rateCalcs = (rates: number[] | undefined) =>
+      rates && rates.length
+        ? {
+            'RATE_AVG(counter)': rates.reduce((a, b) => a + b, 0) / rates.length,
+            'RATE_SUM(counter)': rates.reduce((a, b) => a + b, 0),
+            'RATE_MAX(counter)': Math.max(...rates),
+          }
+        : {};
+    const expectRow = (data: Record<string, unknown>, expected: Record<string, unknown>, what: string) => {
+      expect(Object.keys(data).sort(), what).toEqual(Object.keys(expected).sort());
+      for (const [key, want] of Object.entries(expected)) {
+        if (typeof want === 'number' && !Number.isInteger(want)) expect(data[key] as number, `${what} ${key}`).toBeCloseTo(want, 9);
+        else expect(data[key], `${what} ${key}`).toEqual(want);
+      }
+    };
+    // The weighted concurrency differs from a count of spans (the test would notice unweighted spans).
+    const per = (evs: RefEvent[]) => concurrency(evs, 'duration_ms', G, windowEndS);
+    const unweighted = concurrency(events.map((e) => ({ ...e, samplerate: 1 })), 'duration_ms', G, windowEndS);
+    expect(Math.max(...unweighted.values())).not.toBe(Math.max(...per(events).values()));
+
+    expect(body.data.results.map((r: any) => r.data.service)).toEqual(
+      [...groups.keys()].sort((a, b) => aggregate(groups.get(b)!, 'COUNT')! - aggregate(groups.get(a)!, 'COUNT')!),
+    );
+    for (const r of body.data.results) {
+      const evs = groups.get(r.data.service)!;
+      const rates = [...ratesOfGroup.get(r.data.service)!.values()].flat();
+      expectRow(r.data, { service: r.data.service, COUNT: aggregate(evs, 'COUNT'), CONCURRENCY: Math.max(...per(evs).values()), ...rateCalcs(rates) }, r.data.service);
+      expect(r.data['RATE_AVG(counter)']).toBeCloseTo(aggregate(evs, 'RATE_AVG', 'counter')!, 9);
+    }
+    // Series: every (group, bucket) where events start, in time order.
+    const expectedSeries = groupBy(events, (e) => `${Math.floor(e.timeMs / 1000 / G)}|${e.fields.service}`);
+    expect(body.data.series).toHaveLength(expectedSeries.size);
+    for (const s of body.data.series) {
+      const b = Date.parse(s.time) / 1000 / G;
+      const evs = expectedSeries.get(`${b}|${s.data.service}`)!;
+      expect(evs, `${s.time} ${s.data.service}`).toBeDefined();
+      const all = groups.get(s.data.service)!;
+      expectRow(
+        s.data,
+        { service: s.data.service, COUNT: aggregate(evs, 'COUNT'), CONCURRENCY: per(all).get(b), ...rateCalcs(ratesOfGroup.get(s.data.service)!.get(b)) },
+        `series ${s.time} ${s.data.service}`,
+      );
+    }
+    // Totals: every event; rates still taken within each group's own sequence.
+    const allRates = [...ratesOfGroup.values()].flatMap((m) => [...m.values()].flat());
+    expectRow(body.data.total_by_aggregate.data, { COUNT: aggregate(events, 'COUNT'), CONCURRENCY: Math.max(...per(events).values()), ...rateCalcs(allRates) }, 'total');
+    const perBucket = groupBy(events, (e) => String(Math.floor(e.timeMs / 1000 / G)));
+    expect(body.data.total_by_aggregate_series).toHaveLength(perBucket.size);
+    for (const s of body.data.total_by_aggregate_series) {
+      const b = Date.parse(s.time) / 1000 / G;
+      const rates = [...ratesOfGroup.values()].flatMap((m) => m.get(b) ?? []);
+      expectRow(s.data, { COUNT: aggregate(perBucket.get(String(b))!, 'COUNT'), CONCURRENCY: per(events).get(b), ...rateCalcs(rates) }, `total series ${s.time}`);
+    }
   });
 });
