@@ -526,3 +526,148 @@ describe('CONCURRENCY and RATE_* on sampled data', { timeout: 60_000 }, () => {
     }
   });
 });
+
+describe('the expression language through /1/query_results (inline calculated fields)', { timeout: 60_000 }, () => {
+  type Row = Record<string, string | number | boolean | undefined>;
+  const ROWS: Row[] = [
+    { k: 1, status: 200, d: 2.5, name: 'Alpha', path: '/users/42/orders', opt: 'x', numtxt: '12.5', flag: true, ts: '2017-07-20T11:22:44.888Z', u: 'héllo😀' },
+    { k: 2, status: 503, d: 0.25, name: 'beta', path: '/health', opt: 'y', numtxt: 'abc', flag: false, ts: '2017-07-20T11:22:44+02:00', u: 'abc' },
+    { k: 3, status: 404, d: 10.5, name: 'gamma', path: '/users/7', opt: '', numtxt: ' 4e2 ', flag: true, ts: 'garbage', u: '' },
+    { k: 4, name: 'Delta' },
+  ];
+  const has = (v: unknown) => v !== undefined && v !== null;
+  const pad = (n: number) => String(n).padStart(2, '0');
+  const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+  const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+  const num = (s: number | undefined) => s as number;
+  let t: TestApp;
+  let t0: number;
+  let ingestedS: number;
+  const secs = (r: Row) => (t0 + num(r.k as number) * 1000 + 250) / 1000;
+
+  /** [name, expression, expected value per row (undefined = null, left out of the result)] */
+  const FIELDS: [string, string, (r: Row) => unknown][] = [
+    // conditionals
+    ['c_if', 'IF(GTE($status, 500), "error", EXISTS($status), "ok", "none")', (r) => (!has(r.status) ? 'none' : num(r.status as number) >= 500 ? 'error' : 'ok')],
+    ['c_switch', 'SWITCH($name, "Alpha", 1, "beta", 2, 0)', (r) => (r.name === 'Alpha' ? 1 : r.name === 'beta' ? 2 : 0)],
+    ['c_coalesce', 'COALESCE($opt, $name)', (r) => (r.opt ? r.opt : r.name)],
+    // comparisons
+    ['p_lt', 'LT($d, 2.5)', (r) => has(r.d) && (r.d as number) < 2.5],
+    ['p_gte_text', 'GTE($name, "beta")', (r) => (r.name as string) >= 'beta'],
+    ['p_eq', 'EQUALS($status, 200)', (r) => r.status === 200],
+    ['p_eq_kinds', '$status = "200"', () => false],
+    ['p_in', 'IN($name, "beta", "gamma")', (r) => ['beta', 'gamma'].includes(r.name as string)],
+    ['p_not_in', 'NOT_IN($status, 200, 404)', (r) => ![200, 404].includes(r.status as number)],
+    // boolean logic
+    ['b_and', 'AND(EXISTS($opt), NOT($flag))', (r) => has(r.opt) && r.flag !== true],
+    ['b_or', '$flag OR $status > 500', (r) => r.flag === true || (has(r.status) && (r.status as number) > 500)],
+    // arithmetic and coercion
+    ['a_float', '$d * 2 + 1', (r) => (has(r.d) ? (r.d as number) * 2 + 1 : undefined)],
+    ['a_int', '$status + 1', (r) => (has(r.status) ? (r.status as number) + 1 : undefined)],
+    ['a_text', 'SUM($numtxt, 1)', (r) => (has(r.numtxt) ? (Number.isNaN(Number(r.numtxt)) ? 0 : Number(r.numtxt)) + 1 : undefined)],
+    ['a_div', '$status / 8', (r) => (has(r.status) ? (r.status as number) / 8 : undefined)],
+    ['a_div0', 'DIV($status, 0)', () => undefined],
+    ['a_mod', 'MOD($status, 7)', (r) => (has(r.status) ? (r.status as number) % 7 : undefined)],
+    ['a_sub', 'SUB($status, $d)', (r) => (has(r.status) ? (r.status as number) - (r.d as number) : undefined)],
+    ['a_mul_bool', 'MUL($status, $flag)', (r) => (has(r.status) ? 0 : undefined)],
+    // MIN / MAX, LOG10, BUCKET
+    ['m_min', 'MIN($status, $d)', (r) => (has(r.status) ? Math.min(r.status as number, r.d as number) : undefined)],
+    ['m_max_text', 'MAX($name, "b")', (r) => [r.name as string, 'b'].sort().pop()],
+    ['l_log10', 'LOG10($status)', (r) => (has(r.status) ? Math.log10(r.status as number) : undefined)],
+    ['k_bucket', 'BUCKET($status, 100)', (r) => (has(r.status) ? `[${floorTo(r.status as number, 100)}, ${floorTo(r.status as number, 100) + 100})` : undefined)],
+    ['k_bounds', 'BUCKET($status, 100, 300, 500)', (r) => {
+      if (!has(r.status)) return undefined;
+      const s = r.status as number;
+      return s < 300 ? '(-inf, 300)' : s >= 500 ? '[500, +inf)' : `[${floorTo(s, 100)}, ${floorTo(s, 100) + 100})`;
+    }],
+    // casts
+    ['x_int', 'INT($d)', (r) => (has(r.d) ? Math.trunc(r.d as number) : undefined)],
+    ['x_float', 'FLOAT($status)', (r) => r.status],
+    ['x_bool', 'BOOL($status)', (r) => has(r.status) && r.status !== 0],
+    ['x_string', 'STRING($status)', (r) => (has(r.status) ? String(r.status) : '')],
+    // strings
+    ['s_concat', 'CONCAT($name, "-", $status)', (r) => `${r.name}-${r.status ?? ''}`],
+    ['s_starts', 'STARTS_WITH($path, "/users")', (r) => typeof r.path === 'string' && r.path.startsWith('/users')],
+    ['s_suffix', 'SUFFIX($path, "s")', (r) => typeof r.path === 'string' && r.path.endsWith('s')],
+    ['s_contains', 'CONTAINS($path, "42")', (r) => typeof r.path === 'string' && r.path.includes('42')],
+    ['s_lower', 'TO_LOWER($name)', (r) => (r.name as string).toLowerCase()],
+    ['s_len', 'LENGTH($u)', (r) => (has(r.u) ? [...(r.u as string)].length : undefined)],
+    ['s_bytes', 'LENGTH($u, "bytes")', (r) => (has(r.u) ? Buffer.byteLength(r.u as string) : undefined)],
+    // regular expressions
+    ['r_match', 'REG_MATCH($path, `^/users/\\d+`)', (r) => typeof r.path === 'string' && /^\/users\/\d+/.test(r.path)],
+    ['r_value', 'REG_VALUE($path, `/users/(\\d+)`)', (r) => (typeof r.path === 'string' ? /\/users\/(\d+)/.exec(r.path)?.[1] : undefined)],
+    ['r_count', 'REG_COUNT($path, `/`)', (r) => (typeof r.path === 'string' ? r.path.split('/').length - 1 : 0)],
+    // time
+    ['t_unix', 'UNIX_TIMESTAMP($ts)', (r) => (typeof r.ts === 'string' && !Number.isNaN(Date.parse(r.ts)) ? Date.parse(r.ts) / 1000 : undefined)],
+    ['t_event', 'EVENT_TIMESTAMP()', (r) => secs(r)],
+    ['t_ingest', 'INGEST_TIMESTAMP()', () => ingestedS],
+    ['t_format', 'FORMAT_TIME("%Y-%m-%d %H:%M:%S", EVENT_TIMESTAMP())', (r) => {
+      const d = new Date(secs(r) * 1000);
+      return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
+    }],
+    ['t_format_ts', 'FORMAT_TIME("%A %B %-d", UNIX_TIMESTAMP($ts))', (r) => {
+      if (typeof r.ts !== 'string' || Number.isNaN(Date.parse(r.ts))) return undefined;
+      const d = new Date(Date.parse(r.ts));
+      return `${DAYS[d.getUTCDay()]} ${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()}`;
+    }],
+  ];
+
+  beforeAll(async () => {
+    t = await makeApp({ settings: { queryResultRateLimit: null } });
+    const nowS = setClock(t);
+    t0 = (nowS - 3600) * 1000;
+    ingestedS = nowS;
+    await ingest(
+      t,
+      'exprs',
+      ROWS.map((r) => ({ time: new Date(secs(r) * 1000).toISOString(), data: Object.fromEntries(Object.entries(r).filter(([, v]) => v !== undefined)) })),
+    );
+    t.clock.advance(5);
+  });
+  afterAll(() => t.close());
+
+  it('every function family, per event (as breakdowns), matches values computed here', async () => {
+    const calculated_fields = FIELDS.map(([name, expression]) => ({ name, expression }));
+    const body = await runQuery(t, 'exprs', { breakdowns: ['k', ...FIELDS.map(([name]) => name)], calculated_fields, time_range: 7200 }, { disable_series: true });
+    expect(body.data.results.map((x: any) => x.data.k)).toEqual([1, 2, 3, 4]);
+    for (const [i, row] of ROWS.entries()) {
+      const data = body.data.results[i].data;
+      expect(data.COUNT).toBe(1);
+      for (const [name, expression, expected] of FIELDS) {
+        const want = expected(row);
+        const what = `${expression} on event ${row.k}`;
+        if (want === undefined || want === null) expect(data[name], what).toBeUndefined();
+        else if (typeof want === 'number' && !Number.isInteger(want)) expect(data[name] as number, what).toBeCloseTo(want, 6);
+        else expect(data[name], what).toEqual(want);
+      }
+    }
+  });
+
+  it('inline fields as calculation columns, filters and orders', async () => {
+    const calculated_fields = FIELDS.map(([name, expression]) => ({ name, expression }));
+    const field = (name: string) => FIELDS.find((f) => f[0] === name)![2];
+    const body = await runQuery(
+      t,
+      'exprs',
+      {
+        calculations: [{ op: 'SUM', column: 'a_float' }, { op: 'MAX', column: 'r_count' }, { op: 'COUNT' }],
+        breakdowns: ['c_if'],
+        filters: [{ column: 'b_or', op: '=', value: true }, { column: 'r_value', op: 'does-not-exist' }],
+        filter_combination: 'OR',
+        orders: [{ column: 'c_if', order: 'ascending' }],
+        calculated_fields,
+        time_range: 7200,
+      },
+      { disable_series: true },
+    );
+    const matching = ROWS.filter((r) => field('b_or')(r) === true || field('r_value')(r) === undefined);
+    const groups = groupBy(matching, (r) => String(field('c_if')(r)));
+    expect(body.data.results.map((x: any) => x.data)).toEqual(
+      [...groups.keys()].sort().map((g) => {
+        const rows = groups.get(g)!;
+        const floats = rows.map((r) => field('a_float')(r)).filter((v): v is number => typeof v === 'number');
+        return { c_if: g, 'SUM(a_float)': floats.reduce((a, b) => a + b, 0), 'MAX(r_count)': Math.max(...rows.map((r) => field('r_count')(r) as number)), COUNT: rows.length };
+      }),
+    );
+  });
+});
