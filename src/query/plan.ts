@@ -460,17 +460,28 @@ class LevelBuilder {
     }
 
     ctes.push(`${name}_plain AS (SELECT ${select(plain)} FROM ${from}${groupBy})`);
-    const on = (other: string) => keys.map((k) => `${name}_plain.${k} IS NOT DISTINCT FROM ${other}.${k}`).join(' AND ') || 'true';
+    // The rows: the keys where events start; in a series with CONCURRENCY also the buckets that
+    // only spans still running cover (there COUNT and SUM are 0, the other calculations null).
+    const running = keys.includes('__b')
+      ? joins.filter((j) => this.calcs.some((c) => c.op === 'CONCURRENCY' && j.aliases.includes(c.alias)))
+      : [];
+    let rows = `${name}_plain`;
+    if (running.length > 0) {
+      rows = `${name}_rows`;
+      ctes.push(`${rows} AS (${[`${name}_plain`, ...running.map((j) => j.cte)].map((t) => `SELECT ${keyList} FROM ${t}`).join(' UNION ')})`);
+      joins.unshift({ cte: `${name}_plain`, aliases: [] });
+    }
+    const on = (other: string) => keys.map((k) => `${rows}.${k} IS NOT DISTINCT FROM ${other}.${k}`).join(' AND ') || 'true';
     const cols = [
-      ...keys.map((k) => `${name}_plain.${k}`),
+      ...keys.map((k) => `${rows}.${k}`),
       ...this.calcs.map((c) => {
         const j = joins.find((x) => x.aliases.includes(c.alias));
-        return j ? `${j.cte}.${c.alias}` : `${name}_plain.${c.alias}`;
+        if (j) return `${j.cte}.${c.alias}`;
+        const zero = running.length > 0 && (c.op === 'COUNT' || c.op === 'SUM' || c.op === 'COUNT_DISTINCT');
+        return zero ? `coalesce(${name}_plain.${c.alias}, 0) AS ${c.alias}` : `${name}_plain.${c.alias}`;
       }),
     ];
-    ctes.push(
-      `${name} AS (SELECT ${cols.join(', ')} FROM ${name}_plain${joins.map((j) => ` LEFT JOIN ${j.cte} ON ${on(j.cte)}`).join('')})`,
-    );
+    ctes.push(`${name} AS (SELECT ${cols.join(', ')} FROM ${rows}${joins.map((j) => ` LEFT JOIN ${j.cte} ON ${on(j.cte)}`).join('')})`);
     return ctes.join(',\n');
   }
 }
