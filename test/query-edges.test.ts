@@ -459,6 +459,16 @@ describe('CONCURRENCY and RATE_* on sampled data', { timeout: 60_000 }, () => {
   });
   afterAll(() => t.close());
 
+  it('RATE_*: events at one instant are taken in ascending value, so the next rate starts from the largest', async () => {
+    const t0 = (floorTo(nowS - 3600, 60) + 5) * 1000;
+    const at = (s: number, counter: number) => ({ time: new Date(t0 + s * 1000).toISOString(), data: { counter } });
+    // Sent largest first: a planner ordering by time alone could take 50 before 20.
+    await ingest(t, 'ties', [at(0, 10), at(10, 50), at(10, 20), at(20, 60)]);
+    const body = await runQuery(t, 'ties', { calculations: ['RATE_MAX', 'RATE_SUM'].map((op) => ({ op, column: 'counter' })), time_range: 7200 });
+    // (20 − 10) / 10 s and (60 − 50) / 10 s; the pair 20 → 50 at Δt = 0 is skipped.
+    expect(body.data.results[0].data).toEqual({ 'RATE_MAX(counter)': 1, 'RATE_SUM(counter)': 2 });
+  });
+
   it('CONCURRENCY weighs spans by sample rate; RATE_AVG, RATE_SUM, RATE_MAX are unweighted, in results, series and totals', async () => {
     const G = 60;
     const windowEndS = ceilTo(nowS, 60);

@@ -121,7 +121,8 @@ export function aggregate(events: RefEvent[], op: string, column?: string): numb
 
 /** Per-second change between consecutive values, in time order. */
 function ratesOf(pairs: { v: number; t: number }[]): number[] {
-  const sorted = [...pairs].sort((a, b) => a.t - b.t);
+  // Same-instant values in ascending order (as the planner takes them).
+  const sorted = [...pairs].sort((a, b) => a.t - b.t || a.v - b.v);
   const out: number[] = [];
   for (let i = 1; i < sorted.length; i++) {
     const dt = (sorted[i].t - sorted[i - 1].t) / 1000;
@@ -134,7 +135,7 @@ function ratesOf(pairs: { v: number; t: number }[]): number[] {
 export function ratesByBucket(events: RefEvent[], column: string, granularityS: number): Map<number, number[]> {
   const pairs = events
     .flatMap((e) => (num(e.fields[column]) === null ? [] : [{ v: num(e.fields[column])!, t: e.timeMs }]))
-    .sort((a, b) => a.t - b.t);
+    .sort((a, b) => a.t - b.t || a.v - b.v);
   const out = new Map<number, number[]>();
   for (let i = 1; i < pairs.length; i++) {
     const dt = (pairs[i].t - pairs[i - 1].t) / 1000;

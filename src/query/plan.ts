@@ -447,7 +447,8 @@ class LevelBuilder {
       } else if (c.op === 'RATE_AVG' || c.op === 'RATE_SUM' || c.op === 'RATE_MAX') {
         // Per-second change between consecutive events of the same group, ordered by time.
         const cte = `${name}_${c.alias}`;
-        const w = `(${partition(this.groupKeys)}ORDER BY __t)`;
+        // Ties at one instant are ordered by value, so which value the next rate starts from is defined.
+        const w = `(${partition(this.groupKeys)}ORDER BY __t, ${n})`;
         const agg = { RATE_AVG: 'avg', RATE_SUM: 'sum', RATE_MAX: 'max' }[c.op];
         ctes.push(
           `${cte} AS (SELECT ${select([`${agg}(__r) AS ${c.alias}`])} FROM (` +
