@@ -232,7 +232,8 @@ describe('POST /1/kinesis_events/{dataset}', () => {
         const res = await post(dataset, body);
         const b = expectFirehoseError(res, 400, text);
         expect(b.requestId).toBe(RID);
-        expect(await rows(dataset)).toEqual([]);
+        // Refused before anything is created: not even the dataset.
+        expect(await t.store.getDataset(envId, datasetSlug(dataset))).toBeUndefined();
       });
     }
 

@@ -36,12 +36,15 @@ const BatchResult = Type.Array(Type.Object({ status: Type.Number(), error: Type.
  * function yields it, creating it on first write — called once the body has been read, so a
  * malformed request creates nothing.
  */
-export async function ingestDataset(ctx: ApiContext, request: FastifyRequest, segment: string): Promise<() => Promise<Dataset>> {
+/** The dataset a write goes to: `known` when it exists already; calling it creates it if not. */
+export type DatasetTarget = (() => Promise<Dataset>) & { known?: Dataset };
+
+export async function ingestDataset(ctx: ApiContext, request: FastifyRequest, segment: string): Promise<DatasetTarget> {
   const env = envOf(request);
   // Names are case-insensitive, so `__ALL__` is `__all__` too: never a dataset.
   if (datasetSlug(segment) === ALL_DATASETS || segment.includes('/') || segment.trim() === '') throw notFound('dataset');
   const existing = await ctx.store.getDataset(env.id, datasetSlug(segment));
-  if (existing) return async () => existing;
+  if (existing) return Object.assign(async () => existing, { known: existing });
   if (!request.auth!.key.permissions.create_datasets) throw notFound('dataset');
   return async () => (await createOrGetDataset(ctx.store, env, { name: segment })).dataset;
 }

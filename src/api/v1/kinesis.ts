@@ -210,16 +210,22 @@ export function registerKinesis(app: App, ctx: ApiContext): void {
       if (!isPlainObject(body) || !Array.isArray(body.records)) {
         throw new ApiError(400, 'the body must be a JSON object with a records array');
       }
-      const dataset = await target();
+      // Every record is decoded and checked before a new dataset is created, so a refused
+      // request creates nothing. A new dataset gets the default depth (0).
       const receivedUs = ctx.now().getTime() * 1000;
       let budget = ctx.settings.ingestDecompressedLimit;
-      const events: NormalisedEvent[] = [];
+      const decoded: { data: Fields; timeUs: number }[] = [];
+      const normalise = (depth: number) =>
+        decoded.map((e): NormalisedEvent => ({ fields: normaliseFields(e.data, depth, DEFAULT_LIMITS), timeUs: e.timeUs, samplerate: 1 }));
+      let depth = target.known?.expandJsonDepth ?? 0;
+      let events: NormalisedEvent[] = [];
       for (let i = 0; i < body.records.length; i++) {
         try {
-          const decoded = await decodeRecord(body.records[i], budget, receivedUs);
-          budget -= decoded.bytes;
-          for (const e of decoded.events) {
-            events.push({ fields: normaliseFields(e.data, dataset.expandJsonDepth, DEFAULT_LIMITS), timeUs: e.timeUs, samplerate: 1 });
+          const record = await decodeRecord(body.records[i], budget, receivedUs);
+          budget -= record.bytes;
+          for (const e of record.events) {
+            events.push({ fields: normaliseFields(e.data, depth, DEFAULT_LIMITS), timeUs: e.timeUs, samplerate: 1 });
+            decoded.push(e);
           }
         } catch (err) {
           if (err instanceof Undecodable || err instanceof EventRejected) {
@@ -228,15 +234,25 @@ export function registerKinesis(app: App, ctx: ApiContext): void {
           throw err;
         }
       }
-
       // The column cap, checked for the whole request up front so that it is refused whole.
       const names = new Set<string>();
       for (const e of events) for (const k of e.fields.keys()) names.add(k);
       if (names.size > 0) {
-        const existing = new Set((await ctx.store.listColumns(dataset.id)).map((c) => c.keyName));
+        const existing = new Set(target.known ? (await ctx.store.listColumns(target.known.id)).map((c) => c.keyName) : []);
         let fresh = 0;
         for (const n of names) if (!existing.has(n)) fresh++;
         if (existing.size + fresh > ctx.settings.maxColumnsPerDataset) throw new ApiError(400, `${DATASET_TOO_MANY_COLUMNS} Nothing was stored.`);
+      }
+      const dataset = await target();
+      if (dataset.expandJsonDepth !== depth) {
+        // Created meanwhile by someone else with another depth: flatten again for it.
+        depth = dataset.expandJsonDepth;
+        try {
+          events = normalise(depth);
+        } catch (err) {
+          if (err instanceof EventRejected) throw new ApiError(400, `${err.message}; nothing was stored`);
+          throw err;
+        }
       }
 
       const results = await ctx.writer.write(dataset, events);
