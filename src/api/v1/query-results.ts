@@ -145,7 +145,9 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
 
   const baseUrl = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
   const respond = (request: FastifyRequest, env: Environment, body: ResultBody): Static<typeof QueryResult> => {
-    const query_url = `${baseUrl(request)}/${env.slug}/datasets/${encodeURIComponent(body.datasetSlug)}/result/${body.id}`;
+    // Honeycomb's UI address of the result: /<team>/environments/<env>/datasets/<dataset>/result/<id>.
+    const team = encodeURIComponent(request.auth?.team.slug ?? '');
+    const query_url = `${baseUrl(request)}/${team}/environments/${encodeURIComponent(env.slug)}/datasets/${encodeURIComponent(body.datasetSlug)}/result/${body.id}`;
     return {
       id: body.id,
       complete: body.complete,
