@@ -3,41 +3,15 @@
 // with the 16 operations and their value rules; views go with their board; permissions and
 // tenancy; every response checked against Honeycomb's contract.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { makeApp, json, type TestApp } from './helpers.js';
-import { expectContract, expectSchema } from './contract.js';
+import { makeApp, json, sendJson, type TestApp } from './helpers.js';
+import { expectContract } from './contract.js';
+import { expectProblem, expectValidation, expectLegacy, type Res } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment } from './tenancy-fixtures.js';
 import { allPermissions } from '../src/domain/keys.js';
 import { FILTER_OPS } from '../src/query/spec.js';
 
-type Res = { statusCode: number; headers: Record<string, unknown>; body: string };
 const COLLECTION = '/1/boards/{boardId}/views';
 const ITEM = '/1/boards/{boardId}/views/{viewId}';
-
-function expectProblem(res: Res, status: number, type: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(String(res.headers['content-type'])).toMatch(/^application\/problem\+json\b/);
-  const body = json(res);
-  expect(body.type).toBe(`https://api.honeycomb.io/problems/${type}`);
-  expectSchema('DetailedError', body);
-  return body;
-}
-
-function expectValidation(res: Res, field: string, code = 'invalid') {
-  const body = expectProblem(res, 422, 'validation-failed');
-  expectSchema('ValidationError', body);
-  const entry = body.type_detail.find((d: { field: string }) => d.field === field);
-  expect(entry, `type_detail for ${field} in ${res.body}`).toBeDefined();
-  expect(entry.code).toBe(code);
-  return body;
-}
-
-function expectLegacy(res: Res, status: number, error?: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(String(res.headers['content-type'])).toMatch(/^application\/json\b/);
-  const body = json(res);
-  expect(Object.keys(body)).toEqual(['error']);
-  if (error) expect(body.error).toBe(error);
-}
 
 describe('/1/boards/{boardId}/views', () => {
   let t: TestApp;
@@ -45,10 +19,8 @@ describe('/1/boards/{boardId}/views', () => {
   let boardId: string;
 
   const url = (board: string, view?: string) => `/1/boards/${encodeURIComponent(board)}/views${view === undefined ? '' : `/${encodeURIComponent(view)}`}`;
-  const send = (method: 'POST' | 'PUT', path: string, body: unknown, headers = t.config) =>
-    t.app.inject({ method, url: path, headers: { ...headers, 'content-type': 'application/json' }, payload: typeof body === 'string' ? body : JSON.stringify(body) });
-  const create = (body: unknown, board = boardId, headers = t.config) => send('POST', url(board), body, headers);
-  const update = (id: string, body: unknown, board = boardId, headers = t.config) => send('PUT', url(board, id), body, headers);
+  const create = (body: unknown, board = boardId, headers = t.config) => sendJson(t, 'POST', url(board), body, headers);
+  const update = (id: string, body: unknown, board = boardId, headers = t.config) => sendJson(t, 'PUT', url(board, id), body, headers);
   const get = (id: string, board = boardId, headers = t.config) => t.app.inject({ method: 'GET', url: url(board, id), headers });
   const del = (id: string, board = boardId, headers = t.config) => t.app.inject({ method: 'DELETE', url: url(board, id), headers });
   const list = (board = boardId, headers = t.config) => t.app.inject({ method: 'GET', url: url(board), headers });

@@ -3,44 +3,17 @@
 // each panel type with missing parts, references across environments, layout, classic fields,
 // permissions and tenancy; every response checked against Honeycomb's contract.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeApp, json, type TestApp } from './helpers.js';
-import { expectContract, expectSchema } from './contract.js';
+import { makeApp, json, sendJson, type TestApp } from './helpers.js';
+import { expectContract } from './contract.js';
+import { expectProblem, expectValidation, expectLegacy, type Res } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment, secondTeam } from './tenancy-fixtures.js';
 import { allPermissions } from '../src/domain/keys.js';
 import type { Environment, Team } from '../src/stores/config/types.js';
 
-type Res = { statusCode: number; headers: Record<string, unknown>; body: string };
 const COLLECTION = '/1/boards';
 const ITEM = '/1/boards/{boardId}';
 const BOARD_FIELDS = ['description', 'id', 'links', 'name', 'panels', 'preset_filters', 'tags', 'type'];
 const VIS_DEFAULTS = { hide_compare: false, hide_hovers: false, hide_markers: false, utc_xaxis: false, overlaid_charts: false };
-
-function expectProblem(res: Res, status: number, type: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(String(res.headers['content-type'])).toMatch(/^application\/problem\+json\b/);
-  const body = json(res);
-  expect(body.type).toBe(`https://api.honeycomb.io/problems/${type}`);
-  expectSchema('DetailedError', body);
-  return body;
-}
-
-/** A 422 naming `field` with `code` (and checked against the contract's ValidationError). */
-function expectValidation(res: Res, field: string, code = 'invalid') {
-  const body = expectProblem(res, 422, 'validation-failed');
-  expectSchema('ValidationError', body);
-  const entry = body.type_detail.find((d: { field: string }) => d.field === field);
-  expect(entry, `type_detail for ${field} in ${res.body}`).toBeDefined();
-  expect(entry.code).toBe(code);
-  return body;
-}
-
-function expectLegacy(res: Res, status: number, error?: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(String(res.headers['content-type'])).toMatch(/^application\/json\b/);
-  const body = json(res);
-  expect(Object.keys(body)).toEqual(['error']);
-  if (error) expect(body.error).toBe(error);
-}
 
 describe('/1/boards', () => {
   let t: TestApp;
@@ -60,10 +33,8 @@ describe('/1/boards', () => {
   let otherEnvAnnotationId: string;
   let otherEnvSloId: string;
 
-  const send = (method: 'POST' | 'PUT', url: string, body: unknown, headers = t.config) =>
-    t.app.inject({ method, url, headers: { ...headers, 'content-type': 'application/json' }, payload: typeof body === 'string' ? body : JSON.stringify(body) });
-  const create = (body: unknown, headers = t.config) => send('POST', '/1/boards', body, headers);
-  const update = (id: string, body: unknown, headers = t.config) => send('PUT', `/1/boards/${encodeURIComponent(id)}`, body, headers);
+  const create = (body: unknown, headers = t.config) => sendJson(t, 'POST', '/1/boards', body, headers);
+  const update = (id: string, body: unknown, headers = t.config) => sendJson(t, 'PUT', `/1/boards/${encodeURIComponent(id)}`, body, headers);
   const get = (id: string, headers = t.config) => t.app.inject({ method: 'GET', url: `/1/boards/${encodeURIComponent(id)}`, headers });
   const del = (id: string, headers = t.config) => t.app.inject({ method: 'DELETE', url: `/1/boards/${encodeURIComponent(id)}`, headers });
   const list = (headers = t.config) => t.app.inject({ method: 'GET', url: '/1/boards', headers });
@@ -219,7 +190,7 @@ describe('/1/boards', () => {
   describe('request edges', () => {
     it('an empty body is a 400, a body that is not an object a 422', async () => {
       expectProblem(await t.app.inject({ method: 'POST', url: '/1/boards', headers: t.config }), 400, 'unparseable');
-      expectProblem(await send('POST', '/1/boards', '{"name":'), 400, 'unparseable');
+      expectProblem(await sendJson(t, 'POST', '/1/boards', '{"name":'), 400, 'unparseable');
       expectValidation(await create([board()]), 'body', 'incorrect_type');
       expectValidation(await create('"board"'), 'body', 'incorrect_type');
       const b = await created(board());

@@ -7,26 +7,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/http/app.js';
 import { makeApp, json, type TestApp } from './helpers.js';
 import { ingest } from './query-helpers.js';
-import { expectContract, expectSchema } from './contract.js';
+import { expectContract } from './contract.js';
+import { expectValidation } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment } from './tenancy-fixtures.js';
 import { allPermissions } from '../src/domain/keys.js';
 import type { Notification } from '../src/notify/types.js';
 import { getAlertState } from '../src/engine/burn-alerts.js';
 import { loadSettings } from '../src/settings.js';
 
-type Res = { statusCode: number; headers: Record<string, unknown>; body: string };
 const T0 = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3_600_000;
 /** Mid-minute of the minute `k` minutes before T0 (negative: after T0). */
 const ago = (k: number) => new Date(T0 - k * 60_000 + 30_000).toISOString();
-
-function expectValidation(res: Res, field: string, code = 'invalid') {
-  expect(res.statusCode, res.body).toBe(422);
-  const body = json(res);
-  expectSchema('ValidationError', body);
-  const entry = body.type_detail.find((d: { field: string }) => d.field === field);
-  expect(entry, `type_detail for ${field} in ${res.body}`).toBeDefined();
-  expect(entry.code).toBe(code);
-}
 
 describe('/1/burn_alerts', () => {
   let t: TestApp;

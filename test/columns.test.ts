@@ -5,26 +5,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, json, type TestApp } from './helpers.js';
 import { expectContract, expectSchema } from './contract.js';
+import { expectProblem, expectLegacy, type Res } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment, secondTeam } from './tenancy-fixtures.js';
 import { IngestWriter } from '../src/ingest/writer.js';
 import { tableName } from '../src/stores/events/types.js';
 import type { Column, Dataset } from '../src/stores/config/types.js';
 
-type Res = { statusCode: number; headers: Record<string, unknown>; body: string };
 const COLLECTION = '/1/columns/{datasetSlug}';
 const ITEM = '/1/columns/{datasetSlug}/{columnId}';
 const COLUMN_FIELDS = ['created_at', 'description', 'hidden', 'id', 'key_name', 'type', 'updated_at'];
 
-function expectProblem(res: Res, status: number, type: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(String(res.headers['content-type'])).toMatch(/^application\/problem\+json\b/);
-  const body = json(res);
-  expect(body.status).toBe(status);
-  expect(body.type).toBe(`https://api.honeycomb.io/problems/${type}`);
-  expectSchema('DetailedError', body);
-  return body;
-}
-
+// Not the shared one of ./problems.js: `code` is checked only when given (some refusals here are
+// incorrect_type, some invalid); the shared expectValidation always checks a code.
 function expectValidation(res: Res, field: string, code?: string) {
   const body = expectProblem(res, 422, 'validation-failed');
   expectSchema('ValidationError', body);
@@ -33,15 +25,6 @@ function expectValidation(res: Res, field: string, code?: string) {
   if (code) expect(entry.code).toBe(code);
   expect(entry.description.startsWith(`${field}:`)).toBe(true);
   return entry;
-}
-
-function expectLegacy(res: Res, status: number, error?: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(String(res.headers['content-type'])).toMatch(/^application\/json\b/);
-  const body = json(res);
-  expect(Object.keys(body)).toEqual(['error']);
-  if (error) expect(body.error).toBe(error);
-  return body;
 }
 
 describe('/1/columns', () => {

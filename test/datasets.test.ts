@@ -3,46 +3,12 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeApp, json, type TestApp } from './helpers.js';
 import { expectContract, expectSchema } from './contract.js';
+import { expectProblem, expectValidation, expectLegacy } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment, secondTeam } from './tenancy-fixtures.js';
 
-type Res = { statusCode: number; headers: Record<string, unknown>; body: string };
 const COLLECTION = '/1/datasets';
 const ITEM = '/1/datasets/{datasetSlug}';
 const NOT_FOUND = { error: 'dataset not found' };
-
-function expectProblem(res: Res, status: number, type: string) {
-  expect(res.statusCode).toBe(status);
-  expect(String(res.headers['content-type'])).toMatch(/^application\/problem\+json\b/);
-  const body = json(res);
-  expect(body.status).toBe(status);
-  expect(body.type).toBe(`https://api.honeycomb.io/problems/${type}`);
-  expect(typeof body.title).toBe('string');
-  expect(typeof body.error).toBe('string');
-  expectSchema('DetailedError', body);
-  return body;
-}
-
-/** A 422 whose type_detail holds an entry for `field` with `code`; returns that entry. */
-function expectValidation(res: Res, field: string, code?: string) {
-  const body = expectProblem(res, 422, 'validation-failed');
-  expect(body.title).toBe('The provided input is invalid.');
-  expectSchema('ValidationError', body);
-  expect(Array.isArray(body.type_detail)).toBe(true);
-  const entry = body.type_detail.find((d: { field: string }) => d.field === field);
-  expect(entry, `type_detail for ${field} in ${res.body}`).toBeDefined();
-  if (code) expect(entry.code).toBe(code);
-  expect(Object.keys(entry).sort()).toEqual(['code', 'description', 'field']);
-  expect(entry.description.startsWith(`${field}:`)).toBe(true);
-  return entry;
-}
-
-function expectLegacy(res: Res, status: number) {
-  expect(res.statusCode).toBe(status);
-  expect(String(res.headers['content-type'])).toMatch(/^application\/json\b/);
-  const body = json(res);
-  expect(Object.keys(body)).toEqual(['error']);
-  return body;
-}
 
 describe('/1/datasets', () => {
   let t: TestApp;

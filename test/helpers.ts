@@ -68,3 +68,7 @@ export async function makeApp(opts: { settings?: Partial<Settings>; store?: Conf
 }
 
 export const json = (res: { body: string }) => JSON.parse(res.body);
+
+/** POST or PUT with a JSON body (a string is sent as it is, for malformed bodies); config key headers by default. */
+export const sendJson = (t: TestApp, method: 'POST' | 'PUT', url: string, body: unknown, headers: Record<string, string> = t.config) =>
+  t.app.inject({ method, url, headers: { ...headers, 'content-type': 'application/json' }, payload: typeof body === 'string' ? body : JSON.stringify(body) });

@@ -2,35 +2,14 @@
 // setting); colour forms; duplicate types (422 already_exists); dataset vs `__all__` scoping;
 // permissions (Manage Markers), ingest keys, other environments.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeApp, json, type TestApp } from './helpers.js';
-import { expectContract, expectSchema } from './contract.js';
+import { makeApp, json, sendJson, type TestApp } from './helpers.js';
+import { expectContract } from './contract.js';
+import { expectValidation, expectLegacy } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment } from './tenancy-fixtures.js';
 
-type Res = { statusCode: number; headers: Record<string, unknown>; body: string };
 const COLLECTION = '/1/marker_settings/{datasetSlug}';
 const ITEM = '/1/marker_settings/{datasetSlug}/{markerSettingId}';
 const FIELDS = ['color', 'created_at', 'id', 'type', 'updated_at'];
-
-function expectValidation(res: Res, field: string, code = 'invalid') {
-  expect(res.statusCode, res.body).toBe(422);
-  expect(String(res.headers['content-type'])).toMatch(/^application\/problem\+json\b/);
-  const body = json(res);
-  expect(body.type).toBe('https://api.honeycomb.io/problems/validation-failed');
-  expectSchema('ValidationError', body);
-  const entry = body.type_detail.find((d: { field: string }) => d.field === field);
-  expect(entry, `type_detail for ${field} in ${res.body}`).toBeDefined();
-  expect(entry.code).toBe(code);
-  return body;
-}
-
-function expectLegacy(res: Res, status: number, error?: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(String(res.headers['content-type'])).toMatch(/^application\/json\b/);
-  const body = json(res);
-  expect(Object.keys(body)).toEqual(['error']);
-  expectSchema('Error', body);
-  if (error) expect(body.error).toBe(error);
-}
 
 describe('/1/marker_settings', () => {
   let t: TestApp;
@@ -38,15 +17,8 @@ describe('/1/marker_settings', () => {
   const OTHER = 'settings-other';
 
   const url = (ds: string, id?: string) => `/1/marker_settings/${encodeURIComponent(ds)}${id === undefined ? '' : `/${encodeURIComponent(id)}`}`;
-  const send = (method: 'POST' | 'PUT', path: string, body: unknown, headers = t.config) =>
-    t.app.inject({
-      method,
-      url: path,
-      headers: { ...headers, 'content-type': 'application/json' },
-      payload: typeof body === 'string' ? body : JSON.stringify(body),
-    });
-  const create = (body: unknown, ds = DS, headers = t.config) => send('POST', url(ds), body, headers);
-  const update = (id: string, body: unknown, ds = DS, headers = t.config) => send('PUT', url(ds, id), body, headers);
+  const create = (body: unknown, ds = DS, headers = t.config) => sendJson(t, 'POST', url(ds), body, headers);
+  const update = (id: string, body: unknown, ds = DS, headers = t.config) => sendJson(t, 'PUT', url(ds, id), body, headers);
   const del = (id: string, ds = DS, headers = t.config) => t.app.inject({ method: 'DELETE', url: url(ds, id), headers });
   const list = (ds = DS, headers = t.config) => t.app.inject({ method: 'GET', url: url(ds), headers });
   let n = 0;

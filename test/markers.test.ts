@@ -3,36 +3,15 @@
 // settings (dataset over environment) as settings come and go; dataset vs `__all__`;
 // permissions (Manage Markers), ingest keys, other environments.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeApp, json, type TestApp } from './helpers.js';
-import { expectContract, expectSchema } from './contract.js';
+import { makeApp, json, sendJson, type TestApp } from './helpers.js';
+import { expectContract } from './contract.js';
+import { expectValidation, expectLegacy } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment } from './tenancy-fixtures.js';
 
-type Res = { statusCode: number; headers: Record<string, unknown>; body: string };
 type Marker = Record<string, unknown> & { id: string };
 const COLLECTION = '/1/markers/{datasetSlug}';
 const ITEM = '/1/markers/{datasetSlug}/{markerId}';
 const MAX_TIME = 253_402_300_799;
-
-function expectValidation(res: Res, field: string, code = 'invalid') {
-  expect(res.statusCode, res.body).toBe(422);
-  expect(String(res.headers['content-type'])).toMatch(/^application\/problem\+json\b/);
-  const body = json(res);
-  expect(body.type).toBe('https://api.honeycomb.io/problems/validation-failed');
-  expectSchema('ValidationError', body);
-  const entry = body.type_detail.find((d: { field: string }) => d.field === field);
-  expect(entry, `type_detail for ${field} in ${res.body}`).toBeDefined();
-  expect(entry.code).toBe(code);
-  return body;
-}
-
-function expectLegacy(res: Res, status: number, error?: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(String(res.headers['content-type'])).toMatch(/^application\/json\b/);
-  const body = json(res);
-  expect(Object.keys(body)).toEqual(['error']);
-  expectSchema('Error', body);
-  if (error) expect(body.error).toBe(error);
-}
 
 describe('/1/markers', () => {
   let t: TestApp;
@@ -40,15 +19,8 @@ describe('/1/markers', () => {
   const OTHER = 'markers-other';
 
   const url = (ds: string, id?: string) => `/1/markers/${encodeURIComponent(ds)}${id === undefined ? '' : `/${encodeURIComponent(id)}`}`;
-  const send = (method: 'POST' | 'PUT', path: string, body: unknown, headers = t.config) =>
-    t.app.inject({
-      method,
-      url: path,
-      headers: { ...headers, 'content-type': 'application/json' },
-      payload: typeof body === 'string' ? body : JSON.stringify(body),
-    });
-  const create = (body: unknown, ds = DS, headers = t.config) => send('POST', url(ds), body, headers);
-  const update = (id: string, body: unknown, ds = DS, headers = t.config) => send('PUT', url(ds, id), body, headers);
+  const create = (body: unknown, ds = DS, headers = t.config) => sendJson(t, 'POST', url(ds), body, headers);
+  const update = (id: string, body: unknown, ds = DS, headers = t.config) => sendJson(t, 'PUT', url(ds, id), body, headers);
   const del = (id: string, ds = DS, headers = t.config) => t.app.inject({ method: 'DELETE', url: url(ds, id), headers });
   const list = (ds = DS, headers = t.config) => t.app.inject({ method: 'GET', url: url(ds), headers });
   async function created(body: Record<string, unknown>, ds = DS): Promise<Marker> {
@@ -77,12 +49,12 @@ describe('/1/markers', () => {
   }
   const find = async (id: string, ds = DS) => (await listed(ds)).find((m) => m.id === id);
   async function setting(type: string, color: string, ds = DS): Promise<string> {
-    const res = await send('POST', `/1/marker_settings/${encodeURIComponent(ds)}`, { type, color });
+    const res = await sendJson(t, 'POST', `/1/marker_settings/${encodeURIComponent(ds)}`, { type, color });
     expect(res.statusCode, res.body).toBe(201);
     return json(res).id;
   }
   const putSetting = async (id: string, type: string, color: string, ds = DS) =>
-    expect((await send('PUT', `/1/marker_settings/${encodeURIComponent(ds)}/${id}`, { type, color })).statusCode).toBe(200);
+    expect((await sendJson(t, 'PUT', `/1/marker_settings/${encodeURIComponent(ds)}/${id}`, { type, color })).statusCode).toBe(200);
   const delSetting = async (id: string, ds = DS) =>
     expect((await t.app.inject({ method: 'DELETE', url: `/1/marker_settings/${encodeURIComponent(ds)}/${id}`, headers: t.config })).statusCode).toBe(200);
 
@@ -390,10 +362,10 @@ describe('/1/markers', () => {
 
       // Their settings do not colour our markers.
       const typed = await created({ type: 'cross-env' });
-      const s = await send('POST', '/1/marker_settings/__all__', { type: 'cross-env', color: '#abcdef' }, other.headers);
+      const s = await sendJson(t, 'POST', '/1/marker_settings/__all__', { type: 'cross-env', color: '#abcdef' }, other.headers);
       expect(s.statusCode).toBe(201);
       expect(await find(typed.id)).not.toHaveProperty('color');
-      const theirs = await send('POST', url('__all__'), { type: 'cross-env' }, other.headers);
+      const theirs = await sendJson(t, 'POST', url('__all__'), { type: 'cross-env' }, other.headers);
       expect(json(theirs).color).toBe('#abcdef');
     });
   });

@@ -2,8 +2,9 @@
 // query specification at and past its boundary; `__all__`; dataset and environment isolation;
 // permissions; hostile and malformed input.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeApp, json, type TestApp } from './helpers.js';
-import { expectContract, expectSchema } from './contract.js';
+import { makeApp, json, sendJson, type TestApp } from './helpers.js';
+import { expectContract } from './contract.js';
+import { expectProblem, expectValidation, expectLegacy } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment } from './tenancy-fixtures.js';
 import { validateQuerySpec } from '../src/query/validate.js';
 import { getQuery } from '../src/api/v1/queries.js';
@@ -12,37 +13,8 @@ import { FILTER_OPS, QUERY_OPS } from '../src/query/spec.js';
 
 
 
-type Res = { statusCode: number; headers: Record<string, unknown>; body: string };
 const COLLECTION = '/1/queries/{datasetSlug}';
 const ITEM = '/1/queries/{datasetSlug}/{queryId}';
-
-function expectProblem(res: Res, status: number, type: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(String(res.headers['content-type'])).toMatch(/^application\/problem\+json\b/);
-  const body = json(res);
-  expect(body.status).toBe(status);
-  expect(body.type).toBe(`https://api.honeycomb.io/problems/${type}`);
-  expectSchema('DetailedError', body);
-  return body;
-}
-
-function expectValidation(res: Res, field: string, code = 'invalid') {
-  const body = expectProblem(res, 422, 'validation-failed');
-  expectSchema('ValidationError', body);
-  const entry = body.type_detail.find((d: { field: string }) => d.field === field);
-  expect(entry, `type_detail for ${field} in ${res.body}`).toBeDefined();
-  expect(entry.code, res.body).toBe(code);
-  expect(entry.description.startsWith(`${field}:`)).toBe(true);
-  return body;
-}
-
-function expectLegacy(res: Res, status: number, error?: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(String(res.headers['content-type'])).toMatch(/^application\/json\b/);
-  const body = json(res);
-  expect(Object.keys(body)).toEqual(['error']);
-  if (error) expect(body.error).toBe(error);
-}
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
@@ -51,13 +23,7 @@ describe('/1/queries', () => {
   const DS = 'queries-ds';
   const OTHER = 'other-ds';
 
-  const post = (body: unknown, ds = DS, headers = t.config) =>
-    t.app.inject({
-      method: 'POST',
-      url: `/1/queries/${encodeURIComponent(ds)}`,
-      headers: { ...headers, 'content-type': 'application/json' },
-      payload: typeof body === 'string' ? body : JSON.stringify(body),
-    });
+  const post = (body: unknown, ds = DS, headers = t.config) => sendJson(t, 'POST', `/1/queries/${encodeURIComponent(ds)}`, body, headers);
   const get = (id: string, ds = DS, headers = t.config) =>
     t.app.inject({ method: 'GET', url: `/1/queries/${encodeURIComponent(ds)}/${encodeURIComponent(id)}`, headers });
 

@@ -2,40 +2,15 @@
 // replacement PUT (query_id immutable), DELETE (204); validation at and past each boundary; the
 // query must be of the same dataset / `__all__` and environment; isolation; permissions.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeApp, json, type TestApp } from './helpers.js';
-import { expectContract, expectSchema } from './contract.js';
+import { makeApp, json, sendJson, type TestApp } from './helpers.js';
+import { expectContract } from './contract.js';
+import { expectProblem, expectValidation, expectLegacy, type Res } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment } from './tenancy-fixtures.js';
 import { createQueryAnnotation } from '../src/api/v1/query-annotations.js';
 
-type Res = { statusCode: number; headers: Record<string, unknown>; body: string };
 const COLLECTION = '/1/query_annotations/{datasetSlug}';
 const ITEM = '/1/query_annotations/{datasetSlug}/{queryAnnotationId}';
 const FIELDS = ['created_at', 'description', 'id', 'name', 'query_id', 'source', 'updated_at'];
-
-function expectProblem(res: Res, status: number, type: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(String(res.headers['content-type'])).toMatch(/^application\/problem\+json\b/);
-  const body = json(res);
-  expect(body.type).toBe(`https://api.honeycomb.io/problems/${type}`);
-  expectSchema('DetailedError', body);
-  return body;
-}
-
-function expectValidation(res: Res, field: string, code = 'invalid') {
-  const body = expectProblem(res, 422, 'validation-failed');
-  expectSchema('ValidationError', body);
-  const entry = body.type_detail.find((d: { field: string }) => d.field === field);
-  expect(entry, `type_detail for ${field} in ${res.body}`).toBeDefined();
-  expect(entry.code).toBe(code);
-}
-
-function expectLegacy(res: Res, status: number, error?: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(String(res.headers['content-type'])).toMatch(/^application\/json\b/);
-  const body = json(res);
-  expect(Object.keys(body)).toEqual(['error']);
-  if (error) expect(body.error).toBe(error);
-}
 
 describe('/1/query_annotations', () => {
   let t: TestApp;
@@ -46,15 +21,8 @@ describe('/1/query_annotations', () => {
   let allQueryId: string;
 
   const url = (ds: string, id?: string) => `/1/query_annotations/${encodeURIComponent(ds)}${id === undefined ? '' : `/${encodeURIComponent(id)}`}`;
-  const send = (method: 'POST' | 'PUT', path: string, body: unknown, headers = t.config) =>
-    t.app.inject({
-      method,
-      url: path,
-      headers: { ...headers, 'content-type': 'application/json' },
-      payload: typeof body === 'string' ? body : JSON.stringify(body),
-    });
-  const create = (body: unknown, ds = DS, headers = t.config) => send('POST', url(ds), body, headers);
-  const update = (id: string, body: unknown, ds = DS, headers = t.config) => send('PUT', url(ds, id), body, headers);
+  const create = (body: unknown, ds = DS, headers = t.config) => sendJson(t, 'POST', url(ds), body, headers);
+  const update = (id: string, body: unknown, ds = DS, headers = t.config) => sendJson(t, 'PUT', url(ds, id), body, headers);
   const get = (id: string, ds = DS, headers = t.config) => t.app.inject({ method: 'GET', url: url(ds, id), headers });
   const del = (id: string, ds = DS, headers = t.config) => t.app.inject({ method: 'DELETE', url: url(ds, id), headers });
   const list = (ds = DS, qs = '', headers = t.config) => t.app.inject({ method: 'GET', url: url(ds) + qs, headers });

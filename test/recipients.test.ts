@@ -5,8 +5,9 @@
 // does not). The NotificationRecipient validation that triggers and burn alerts will use is
 // exercised on recipients made through HTTP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeApp, json, type TestApp } from './helpers.js';
+import { makeApp, json, sendJson, type TestApp } from './helpers.js';
 import { expectContract, expectSchema } from './contract.js';
+import { expectProblem, expectValidation, expectLegacy, type Res } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment, secondTeam } from './tenancy-fixtures.js';
 import {
   BURN_ALERT_KIND,
@@ -21,38 +22,12 @@ import { ApiError } from '../src/http/errors.js';
 import { shortId } from '../src/domain/ids.js';
 import type { Environment, Team } from '../src/stores/config/types.js';
 
-type Res = { statusCode: number; headers: Record<string, unknown>; body: string };
 const COLLECTION = '/1/recipients';
 const ITEM = '/1/recipients/{recipientId}';
 const TRIGGERS = '/1/recipients/{recipientId}/triggers';
 
 const KEY32 = 'abcdefghijklmnopqrstuvwxyz012345';
 const s = (n: number, c = 'a') => c.repeat(n);
-
-function expectProblem(res: Res, status: number, type: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(String(res.headers['content-type'])).toMatch(/^application\/problem\+json\b/);
-  const body = json(res);
-  expect(body.type).toBe(`https://api.honeycomb.io/problems/${type}`);
-  expectSchema('DetailedError', body);
-  return body;
-}
-
-function expectValidation(res: Res, field: string, code = 'invalid') {
-  const body = expectProblem(res, 422, 'validation-failed');
-  expectSchema('ValidationError', body);
-  const entry = body.type_detail.find((d: { field: string }) => d.field === field);
-  expect(entry, `type_detail for ${field} in ${res.body}`).toBeDefined();
-  expect(entry.code).toBe(code);
-  expect(entry.description.startsWith(`${field}: `)).toBe(true);
-  return body;
-}
-
-function expectLegacy(res: Res, status: number) {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(String(res.headers['content-type'])).toMatch(/^application\/json\b/);
-  expect(Object.keys(json(res))).toEqual(['error']);
-}
 
 let counter = 0;
 const uniq = () => `${Date.now().toString(36)}${(counter++).toString(36)}`;
@@ -73,16 +48,9 @@ describe('/1/recipients', () => {
   let team: Team;
   let environment: Environment;
 
-  const send = (method: 'POST' | 'PUT', url: string, body: unknown, headers = t.config) =>
-    t.app.inject({
-      method,
-      url,
-      headers: { ...headers, 'content-type': 'application/json' },
-      payload: typeof body === 'string' ? body : JSON.stringify(body),
-    });
   const item = (id: string) => `/1/recipients/${encodeURIComponent(id)}`;
-  const create = (body: unknown, headers = t.config) => send('POST', '/1/recipients', body, headers);
-  const update = (id: string, body: unknown, headers = t.config) => send('PUT', item(id), body, headers);
+  const create = (body: unknown, headers = t.config) => sendJson(t, 'POST', '/1/recipients', body, headers);
+  const update = (id: string, body: unknown, headers = t.config) => sendJson(t, 'PUT', item(id), body, headers);
   const get = (id: string, headers = t.config) => t.app.inject({ method: 'GET', url: item(id), headers });
   const del = (id: string, headers = t.config) => t.app.inject({ method: 'DELETE', url: item(id), headers });
   const list = (headers = t.config) => t.app.inject({ method: 'GET', url: '/1/recipients', headers });

@@ -5,26 +5,14 @@
 // Honeycomb's contract. Evaluation is in triggers-eval.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, json, type TestApp } from './helpers.js';
-import { expectContract, expectSchema } from './contract.js';
+import { expectContract } from './contract.js';
+import { expectValidation } from './problems.js';
 import { ingest, saveQuery } from './query-helpers.js';
 import { addKey, initialTenancy, secondEnvironment } from './tenancy-fixtures.js';
 import { allPermissions } from '../src/domain/keys.js';
 
-type Res = { statusCode: number; headers: Record<string, unknown>; body: string };
 const COLLECTION = '/1/triggers/{datasetSlug}';
 const ITEM = '/1/triggers/{datasetSlug}/{triggerId}';
-
-function expectValidation(res: Res, field: string, code = 'invalid') {
-  expect(res.statusCode, res.body).toBe(422);
-  expect(String(res.headers['content-type'])).toMatch(/^application\/problem\+json\b/);
-  const body = json(res);
-  expectSchema('ValidationError', body);
-  const entry = body.type_detail.find((d: { field: string }) => d.field === field);
-  expect(entry, `type_detail for ${field} in ${res.body}`).toBeDefined();
-  expect(entry.code).toBe(code);
-  expect(entry.description.startsWith(`${field}: `), entry.description).toBe(true);
-  return body;
-}
 
 const valid = (over: Record<string, unknown> = {}) => ({
   name: 'Too many errors',
