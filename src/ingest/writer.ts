@@ -84,6 +84,7 @@ type Outcome = { ok: true; results: (string | null)[] } | { ok: false; error: un
 
 interface Pending {
   dataset: Dataset;
+  /** Emptied once the group is staged. */
   events: NormalisedEvent[];
   resolve(results: (string | null)[]): void;
   reject(err: unknown): void;
@@ -232,16 +233,29 @@ export class IngestWriter {
       if (!batch) batches.set(dataset.id, (batch = { datasetId: dataset.id, events: [], columns: reg.byName }));
       for (const e of placed[ri]) if (e) batch.events.push(e);
     });
+    // The field names written, gathered now so that nothing holds the events once they are
+    // staged (they are garbage from then on, not kept until the commit ends), and recorded
+    // (last_written) once the commit succeeds.
+    const written = new Map<string, { dataset: Dataset; names: Set<string> }>();
+    group.forEach(({ dataset, events }, i) => {
+      if (!outcomes[i].ok) return;
+      let t = written.get(dataset.id);
+      if (!t) written.set(dataset.id, (t = { dataset, names: new Set<string>() }));
+      for (const e of events) for (const k of e.fields.keys()) t.names.add(k);
+    });
+    for (const p of group) p.events = [];
     const nowDate = this.opts.now();
     const { committed } = await this.events.stage([...batches.values()].filter((b) => b.events.length > 0), nowDate.getTime() * 1000);
-    const touched = committed.then(() =>
-      group.forEach(({ dataset, events }, i) => {
-        if (!outcomes[i].ok) return;
-        const t = this.touched.get(dataset.id) ?? { dataset, names: new Set<string>() };
-        this.touched.set(dataset.id, t);
-        for (const e of events) for (const k of e.fields.keys()) t.names.add(k);
-      }),
-    );
+    // (Closures of this function share its variables: let go of the staged events here too.)
+    placed.length = 0;
+    batches.clear();
+    const touched = committed.then(() => {
+      for (const [id, w] of written) {
+        const t = this.touched.get(id);
+        if (!t) this.touched.set(id, w);
+        else for (const k of w.names) t.names.add(k);
+      }
+    });
     return { outcomes, committed: touched };
   }
 

@@ -66,6 +66,40 @@ export async function readIngestBody(ctx: ApiContext, request: FastifyRequest): 
   }
 }
 
+/**
+ * Normalises a batch's items and hands the accepted ones to the writer. (A function of its own so
+ * that the request handler holds neither the parsed items nor the events while the write waits:
+ * they are garbage once staged.)
+ */
+function normaliseBatch(ctx: ApiContext, dataset: Dataset, items: unknown[]) {
+  const receivedUs = ctx.now().getTime() * 1000;
+  const results: { status: number; error?: string }[] = new Array(items.length);
+  const accepted: NormalisedEvent[] = [];
+  const acceptedAt: number[] = [];
+  for (let i = 0; i < items.length; i++) {
+    try {
+      accepted.push(normaliseBatchItem(items[i], receivedUs, dataset.expandJsonDepth, DEFAULT_LIMITS));
+      acceptedAt.push(i);
+    } catch (err) {
+      if (!(err instanceof EventRejected)) throw err;
+      results[i] = { status: 400, error: err.message };
+    }
+  }
+  return { results, acceptedAt, written: ctx.writer.write(dataset, accepted) };
+}
+
+/** `[{"status":202},…]` for `n` events, as bytes: what a batch whose events were all stored answers. */
+const allStoredCache = new Map<number, Buffer>();
+function allStored(n: number): Buffer {
+  let body = allStoredCache.get(n);
+  if (!body) {
+    body = Buffer.from(`[${new Array(n).fill('{"status":202}').join(',')}]`);
+    if (allStoredCache.size >= 64) allStoredCache.delete(allStoredCache.keys().next().value!);
+    allStoredCache.set(n, body);
+  }
+  return body;
+}
+
 /** Answers in msgpack when the client sent msgpack (libhoney-go decodes it), else JSON. */
 function sendResults(request: FastifyRequest, reply: FastifyReply, results: unknown) {
   if (isMsgpack(request.headers['content-type'])) {
@@ -100,20 +134,12 @@ export function registerEvents(app: App, ctx: ApiContext): void {
       if (!Array.isArray(items)) throw new ApiError(400, MALFORMED, { detail: 'the body must be an array of events' });
       if (items.length === 0) throw new ApiError(400, EMPTY);
       const dataset = await target();
-      const receivedUs = ctx.now().getTime() * 1000;
-      const results: { status: number; error?: string }[] = new Array(items.length);
-      const accepted: NormalisedEvent[] = [];
-      const acceptedAt: number[] = [];
-      for (let i = 0; i < items.length; i++) {
-        try {
-          accepted.push(normaliseBatchItem(items[i], receivedUs, dataset.expandJsonDepth, DEFAULT_LIMITS));
-          acceptedAt.push(i);
-        } catch (err) {
-          if (!(err instanceof EventRejected)) throw err;
-          results[i] = { status: 400, error: err.message };
-        }
+      const { results, acceptedAt, written } = normaliseBatch(ctx, dataset, items);
+      const stored = await written;
+      if (acceptedAt.length === results.length && stored.every((error) => error === null) && !isMsgpack(request.headers['content-type'])) {
+        // The usual answer, every event stored: the same JSON, made once per batch size.
+        return reply.code(200).type('application/json; charset=utf-8').send(allStored(results.length) as never); // bytes of the schema's shape
       }
-      const stored = await ctx.writer.write(dataset, accepted);
       stored.forEach((error, j) => (results[acceptedAt[j]] = error === null ? { status: 202 } : { status: 400, error }));
       return sendResults(request, reply, results);
     },
