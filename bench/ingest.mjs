@@ -150,7 +150,9 @@ async function serverRun(tmp, bodies) {
   const key = init.keys.ingest;
   const port = await freePort();
   const profile = process.env.BENCH_PROFILE ? [`--cpu-prof`, `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
-  const child = spawn(process.execPath, [...profile, 'dist/main.js', 'serve', '--port', String(port), '--data-dir', dataDir], {
+  // BENCH_SERVER_NODE_ARGS: extra Node flags for the server alone (e.g. to try V8 heap settings).
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, ...profile, 'dist/main.js', 'serve', '--port', String(port), '--data-dir', dataDir], {
     cwd: ROOT,
     env: { ...process.env, WAGGLE_LOG_LEVEL: 'warn', WAGGLE_INGEST_RATE_LIMIT: 'off' },
     stdio: ['ignore', 'inherit', 'inherit'],
