@@ -4,47 +4,13 @@
 // HTTP server (node:http) standing in for the webhook receiver and PagerDuty checks what arrived
 // over the network. Also the per-alert `details` of trigger recipients (webhook `variables`,
 // `pagerduty_severity`) validated through /1/triggers.
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, json, type TestApp } from './helpers.js';
+import { HttpReceiver } from './receivers.js';
 
-interface Received {
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-/** Records every request; answers from a per-path script (then 200). */
-class Receiver {
-  readonly requests: Received[] = [];
-  readonly script = new Map<string, number[]>();
-  private server!: Server;
-  url = '';
-  async start() {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        this.requests.push({ path: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-        const status = this.script.get(req.url!)?.shift() ?? (req.url!.startsWith('/pd/') ? 202 : 200);
-        res.writeHead(status, { 'content-type': 'application/json' });
-        res.end(status === 202 ? '{"status":"success","message":"Event processed"}' : '{}');
-      });
-    });
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-  at(path: string) {
-    return this.requests.filter((r) => r.path === path);
-  }
-  async stop() {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-}
-
-const receiver = new Receiver();
+const receiver = new HttpReceiver();
+// PagerDuty's Events API answers 202 with a JSON body.
+receiver.fallback.set('/pd/v2/enqueue', () => ({ status: 202, headers: { 'content-type': 'application/json' }, body: '{"status":"success","message":"Event processed"}' }));
 beforeAll(() => receiver.start());
 afterAll(() => receiver.stop());
 
@@ -287,7 +253,7 @@ describe('burn alert (exhaustion_time) → webhook, over the network', () => {
     const slo = await created(t, '/1/slos/burn', { name: 'Checkout SLO', sli: { alias: 'ok' }, time_period_days: 1, target_per_million: 990000 });
     // A 500 first: delivery retries and the receiver gets the same payload again.
     const hookPath = '/hooks/e2e-burn';
-    receiver.script.set(hookPath, [500]);
+    receiver.script.set(hookPath, [{ status: 500 }]);
     const hook = await created(t, '/1/recipients', { type: 'webhook', details: { webhook_name: 'burn hook', webhook_url: `${receiver.url}${hookPath}` } });
     const alert = await created(t, '/1/burn_alerts/burn', { slo: { id: slo.id }, exhaustion_minutes: 240, description: 'page someone', recipients: [{ id: hook.id }] });
 

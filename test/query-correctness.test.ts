@@ -10,6 +10,8 @@ import {
   aggregate,
   concurrency,
   filterMatches,
+  heatmapBounds,
+  heatmapCells,
   groupBy,
   ratesByBucket,
   rng,
@@ -240,18 +242,9 @@ describe('query results match the reference', { timeout: 120_000 }, () => {
     };
     const body = await runQuery(t, dataset, spec, { disable_total_by_aggregate: false, disable_other_by_aggregate: false, disable_series: false });
     const keyOf = (e: RefEvent) => `${e.fields.service}|${e.fields.status}`;
-    const values = events.map((e) => e.fields.duration_ms).filter((v): v is number => typeof v === 'number');
-    const lo = Math.min(...values);
-    const width = (Math.max(...values) - lo) / 50;
-    const cells = (evs: RefEvent[]) => {
-      const m = new Map<number, number>();
-      for (const e of evs) {
-        if (typeof e.fields.duration_ms !== 'number') continue;
-        const b = Math.min(Math.floor((e.fields.duration_ms - lo) / width), 49);
-        m.set(b, (m.get(b) ?? 0) + e.samplerate);
-      }
-      return [...m.entries()].sort((a, b) => a[0] - b[0]);
-    };
+    const bounds = heatmapBounds(events, 'duration_ms');
+    const { lo, width } = bounds;
+    const cells = (evs: RefEvent[]) => heatmapCells(evs, 'duration_ms', bounds);
     const expectAll = (data: Record<string, unknown>, evs: RefEvent[], what: string) => {
       expect(data.COUNT, what).toBe(aggregate(evs, 'COUNT'));
       for (const op of ops.slice(1)) expectClose(data[`${op}(duration_ms)`], aggregate(evs, op, 'duration_ms'), `${what} ${op}`);
@@ -375,18 +368,9 @@ describe('query results match the reference', { timeout: 120_000 }, () => {
   it('HEATMAP beside a percentile (one statement per part): the series and other use the bounds of every matching event', async () => {
     const spec = { calculations: [{ op: 'HEATMAP', column: 'duration_ms' }, { op: 'P50', column: 'duration_ms' }], breakdowns: ['service'], limit: 2, granularity: 1800, time_range: 7200 };
     const body = await runQuery(t, 'sampled', spec, { disable_other_by_aggregate: false });
-    const values = sampled.map((e) => e.fields.duration_ms).filter((v): v is number => typeof v === 'number');
-    const lo = Math.min(...values);
-    const width = (Math.max(...values) - lo) / 50;
-    const cells = (evs: RefEvent[]) => {
-      const m = new Map<number, number>();
-      for (const e of evs) {
-        if (typeof e.fields.duration_ms !== 'number') continue;
-        const b = Math.min(Math.floor((e.fields.duration_ms - lo) / width), 49);
-        m.set(b, (m.get(b) ?? 0) + e.samplerate);
-      }
-      return [...m.entries()].sort((a, b) => a[0] - b[0]);
-    };
+    const bounds = heatmapBounds(sampled, 'duration_ms');
+    const { lo, width } = bounds;
+    const cells = (evs: RefEvent[]) => heatmapCells(evs, 'duration_ms', bounds);
     const check = (json: string, evs: RefEvent[], what: string) => {
       const hist = JSON.parse(json) as { lower: number; upper: number; count: number }[];
       expect(hist.map((c) => [Math.round((c.lower - lo) / width), c.count]), what).toEqual(cells(evs));

@@ -146,6 +146,25 @@ export function ratesByBucket(events: RefEvent[], column: string, granularityS: 
   return out;
 }
 
+/** HEATMAP: 50 buckets between the smallest and largest numeric value of `column` over `events`. */
+export function heatmapBounds(events: RefEvent[], column: string): { lo: number; width: number } {
+  const values = events.map((e) => e.fields[column]).filter((v): v is number => typeof v === 'number');
+  const lo = Math.min(...values);
+  return { lo, width: (Math.max(...values) - lo) / 50 };
+}
+
+/** HEATMAP: the weighted count per bucket index of the events' numeric `column`, by index. */
+export function heatmapCells(events: RefEvent[], column: string, { lo, width }: { lo: number; width: number }): [number, number][] {
+  const m = new Map<number, number>();
+  for (const e of events) {
+    const v = e.fields[column];
+    if (typeof v !== 'number') continue;
+    const b = Math.min(Math.floor((v - lo) / width), 49);
+    m.set(b, (m.get(b) ?? 0) + e.samplerate);
+  }
+  return [...m.entries()].sort((a, b) => a[0] - b[0]);
+}
+
 /** CONCURRENCY: per bucket, the weighted number of spans overlapping it; spans start in the window. */
 export function concurrency(events: RefEvent[], durationColumn: string, granularityS: number, windowEndS: number): Map<number, number> {
   const g = granularityS * 1_000_000;
