@@ -30,15 +30,15 @@ const packr = new Packr({ useRecords: false });
 const ingestAuth = { kind: 'team', ingest: true, permission: 'send_events', rate: 'ingest', legacyErrors: true } as const;
 const BatchResult = Type.Array(Type.Object({ status: Type.Number(), error: Type.Optional(Type.String()) }));
 
+/** The dataset a write goes to: `known` when it exists already; calling it creates it if not. */
+export type DatasetTarget = (() => Promise<Dataset>) & { known?: Dataset };
+
 /**
  * The dataset an ingest path names. Checked first (404 unless it exists or the key may create
  * datasets: an ingest key with create_datasets, or a configuration key with it); the returned
  * function yields it, creating it on first write — called once the body has been read, so a
  * malformed request creates nothing.
  */
-/** The dataset a write goes to: `known` when it exists already; calling it creates it if not. */
-export type DatasetTarget = (() => Promise<Dataset>) & { known?: Dataset };
-
 export async function ingestDataset(ctx: ApiContext, request: FastifyRequest, segment: string): Promise<DatasetTarget> {
   const env = envOf(request);
   // Names are case-insensitive, so `__ALL__` is `__all__` too: never a dataset.

@@ -214,19 +214,12 @@ export function registerKinesis(app: App, ctx: ApiContext): void {
       // request creates nothing. A new dataset gets the default depth (0).
       const receivedUs = ctx.now().getTime() * 1000;
       let budget = ctx.settings.ingestDecompressedLimit;
-      const decoded: { data: Fields; timeUs: number }[] = [];
-      const normalise = (depth: number) =>
-        decoded.map((e): NormalisedEvent => ({ fields: normaliseFields(e.data, depth, DEFAULT_LIMITS), timeUs: e.timeUs, samplerate: 1 }));
-      let depth = target.known?.expandJsonDepth ?? 0;
-      let events: NormalisedEvent[] = [];
+      const decoded: { data: Fields; timeUs: number; record: number }[] = [];
       for (let i = 0; i < body.records.length; i++) {
         try {
           const record = await decodeRecord(body.records[i], budget, receivedUs);
           budget -= record.bytes;
-          for (const e of record.events) {
-            events.push({ fields: normaliseFields(e.data, depth, DEFAULT_LIMITS), timeUs: e.timeUs, samplerate: 1 });
-            decoded.push(e);
-          }
+          for (const e of record.events) decoded.push({ ...e, record: i });
         } catch (err) {
           if (err instanceof Undecodable || err instanceof EventRejected) {
             throw new ApiError(400, `record ${i}: ${err.message}; nothing was stored`);
@@ -234,6 +227,17 @@ export function registerKinesis(app: App, ctx: ApiContext): void {
           throw err;
         }
       }
+      const normalise = (depth: number) =>
+        decoded.map((e): NormalisedEvent => {
+          try {
+            return { fields: normaliseFields(e.data, depth, DEFAULT_LIMITS), timeUs: e.timeUs, samplerate: 1 };
+          } catch (err) {
+            if (err instanceof EventRejected) throw new ApiError(400, `record ${e.record}: ${err.message}; nothing was stored`);
+            throw err;
+          }
+        });
+      const depth = target.known?.expandJsonDepth ?? 0;
+      let events = normalise(depth);
       // The column cap, checked for the whole request up front so that it is refused whole.
       const names = new Set<string>();
       for (const e of events) for (const k of e.fields.keys()) names.add(k);
@@ -244,16 +248,8 @@ export function registerKinesis(app: App, ctx: ApiContext): void {
         if (existing.size + fresh > ctx.settings.maxColumnsPerDataset) throw new ApiError(400, `${DATASET_TOO_MANY_COLUMNS} Nothing was stored.`);
       }
       const dataset = await target();
-      if (dataset.expandJsonDepth !== depth) {
-        // Created meanwhile by someone else with another depth: flatten again for it.
-        depth = dataset.expandJsonDepth;
-        try {
-          events = normalise(depth);
-        } catch (err) {
-          if (err instanceof EventRejected) throw new ApiError(400, `${err.message}; nothing was stored`);
-          throw err;
-        }
-      }
+      // Created meanwhile by someone else with another depth: flatten again for it.
+      if (dataset.expandJsonDepth !== depth) events = normalise(dataset.expandJsonDepth);
 
       const results = await ctx.writer.write(dataset, events);
       const refused = results.filter((r) => r !== null);
