@@ -96,16 +96,16 @@ export function plan(input: PlanInput, part: 'results' | 'totals' | 'totalSeries
   return build(input).part(part);
 }
 
-/**
- * One statement answering every part in `parts`, or undefined when the calculations are not all
- * decomposable (COUNT, SUM, AVG, MIN, MAX and at most one HEATMAP). Rows carry `__part` (the
- * index of their part in `parts`) and come ordered by part, then in the part's order.
- */
 /** Series or "other" of the given result groups (rows of the `results` statement), see build(). */
 export function planOfGroups(input: PlanInput, part: 'series' | 'other', groups: Record<string, unknown>[]): Plan {
   return build(input).ofGroups(part, groups);
 }
 
+/**
+ * One statement answering every part in `parts`, or undefined when the calculations are not all
+ * decomposable (COUNT, SUM, AVG, MIN, MAX and at most one HEATMAP). Rows carry `__part` (the
+ * index of their part in `parts`) and come ordered by part, then in the part's order.
+ */
 export function planCombined(input: PlanInput, parts: Part[]): Plan | undefined {
   return build(input).combined(parts);
 }
@@ -207,6 +207,8 @@ function build(input: PlanInput) {
     totals: () => `${prelude},\n${level.ctes('t', 'f', [])}\nSELECT * FROM t`,
     totalSeries: () => `${prelude},\n${level.ctes('ts', 'f', ['__b'])}\nSELECT * FROM ts ORDER BY __b`,
   };
+  /** A breakdown column of null (a part without groups, or an empty list of groups). */
+  const nullKey = (b: (typeof breakdowns)[number]) => `CAST(NULL AS ${DUCK_TYPE[b.field.type]}) AS ${b.field.alias}`;
   const shape = {
     breakdowns: breakdowns.map((b) => ({ name: b.name, alias: b.field.alias })),
     calcs: calcs.map((c) => ({ key: c.key, alias: c.alias, op: c.op })),
@@ -287,7 +289,6 @@ function build(input: PlanInput) {
     const notInTop = keyAliases.length
       ? `(SELECT m.* FROM m ANTI JOIN top ON ${onKeys('m', 'top')})`
       : '(SELECT * FROM m WHERE NOT EXISTS (SELECT 1 FROM top))';
-    const nullKey = (b: (typeof breakdowns)[number]) => `CAST(NULL AS ${DUCK_TYPE[b.field.type]}) AS ${b.field.alias}`;
     const aliases = calcs.map((c) => c.alias);
     const select = (i: number, rowOrder: string, withKeys: boolean, withBucket: boolean, from: string) =>
       `SELECT ${[
@@ -339,7 +340,7 @@ function build(input: PlanInput) {
         ? `SELECT * FROM (VALUES ${groups
             .map((g) => `(${breakdowns.map((b) => `CAST(${bindKey(g[b.field.alias])} AS ${DUCK_TYPE[b.field.type]})`).join(', ')})`)
             .join(', ')}) AS v(${keyAliases.join(', ')})`
-        : `SELECT ${breakdowns.map((b) => `CAST(NULL AS ${DUCK_TYPE[b.field.type]}) AS ${b.field.alias}`).join(', ')} WHERE false`;
+        : `SELECT ${breakdowns.map(nullKey).join(', ')} WHERE false`;
       const top = `top AS MATERIALIZED (${values})`;
       sql =
         part === 'series'
