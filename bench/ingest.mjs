@@ -8,7 +8,8 @@
 //    CPU is user + system time of all its threads, from /proc, around the measured window.
 // 2. The baseline, in its own process and the same run: JSON.parse of the same (gunzipped)
 //    bodies plus a raw DuckDB bulk insert (bench/ingest-baseline.mjs), twice: whole data chunks
-//    and one Appender call per value. The ratio is against the cheaper of the two.
+//    and one Appender call per value. The ratio is against the cheaper of the two. It runs with
+//    the server's Node flags, so that neither gets a V8 setting the other does not.
 // 3. Ingest-to-queryable latency: an app built in this process (dist/) takes single-event
 //    batches, idle and under load from another process; from each 202 until a query on the
 //    event store sees the event.
@@ -24,6 +25,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { makeEvents } from './events.mjs';
+import { serverNodeFlags } from './server-node.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
@@ -143,6 +145,12 @@ function load(port, key, bodies, connections, dataset) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** Peak resident memory of a process, in MB (VmHWM). */
+function peakRssMb(pid) {
+  const kb = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Number(kb) / 1024;
+}
+
 /** Throughput and server CPU of `waggle serve` under CONNECTIONS clients. */
 async function serverRun(tmp, bodies) {
   const dataDir = join(tmp, 'server');
@@ -150,8 +158,9 @@ async function serverRun(tmp, bodies) {
   const key = init.keys.ingest;
   const port = await freePort();
   const profile = process.env.BENCH_PROFILE ? [`--cpu-prof`, `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
-  // BENCH_SERVER_NODE_ARGS: extra Node flags for the server alone (e.g. to try V8 heap settings).
-  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  // The server runs with the Node flags of its shebang (what `waggle serve` and `npm start` run
+  // with), then BENCH_SERVER_NODE_ARGS: extra flags for the server alone (e.g. to try V8 heap settings).
+  const nodeArgs = [...serverNodeFlags(), ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)];
   const child = spawn(process.execPath, [...nodeArgs, ...profile, 'dist/main.js', 'serve', '--port', String(port), '--data-dir', dataDir], {
     cwd: ROOT,
     env: { ...process.env, WAGGLE_LOG_LEVEL: 'warn', WAGGLE_INGEST_RATE_LIMIT: 'off' },
@@ -180,8 +189,9 @@ async function serverRun(tmp, bodies) {
     const mainCpu = cpuSeconds(child.pid, child.pid) - main0;
     const w = end();
     const clientCpu = process.cpuUsage(client0);
+    const rssMb = peakRssMb(child.pid);
     await l.stop();
-    return { ...w, cpuSeconds: cpu, mainCpuSeconds: mainCpu, clientCpuSeconds: (clientCpu.user + clientCpu.system) / 1e6 };
+    return { ...w, cpuSeconds: cpu, mainCpuSeconds: mainCpu, clientCpuSeconds: (clientCpu.user + clientCpu.system) / 1e6, rssMb, nodeArgs };
   } finally {
     child.kill('SIGTERM');
     await exited;
@@ -287,9 +297,9 @@ export async function ingestBench() {
     }, WATCHDOG_S * 1000);
     watchdog.unref();
     progress('baseline (JSON.parse + DuckDB data chunks)');
-    const chunks = JSON.parse(await run(['bench/ingest-baseline.mjs', bodiesDir, String(DURATION), join(tmp, 'baseline-chunks.duckdb'), 'chunks']));
+    const chunks = JSON.parse(await run([...serverNodeFlags(), 'bench/ingest-baseline.mjs', bodiesDir, String(DURATION), join(tmp, 'baseline-chunks.duckdb'), 'chunks']));
     progress('baseline (JSON.parse + DuckDB appender, per value)');
-    const appender = JSON.parse(await run(['bench/ingest-baseline.mjs', bodiesDir, String(DURATION), join(tmp, 'baseline-appender.duckdb'), 'appender']));
+    const appender = JSON.parse(await run([...serverNodeFlags(), 'bench/ingest-baseline.mjs', bodiesDir, String(DURATION), join(tmp, 'baseline-appender.duckdb'), 'appender']));
     progress('waggle serve under load');
     const server = await serverRun(tmp, bodies);
     progress('ingest-to-queryable latency, idle');
@@ -318,6 +328,7 @@ export async function ingestBench() {
       `| waggle serve, HTTP + gzip + durable group commit | ${eps(server).toFixed(0)} | ${cpuPerM(server).toFixed(2)} | ${mainPerM(server).toFixed(2)} | ` +
         `${(cpuPerM(server) / cpuPerM(baseline)).toFixed(2)}x | ${percentile(server.latencies, 50).toFixed(0)} / ${percentile(server.latencies, 99).toFixed(0)} |`,
     );
+    console.log(`\nServer: \`node ${server.nodeArgs.join(' ')} dist/main.js serve\`, peak resident memory ${server.rssMb.toFixed(0)} MB.`);
     console.log(`\nIngest to queryable (${LATENCY_SAMPLES} single-event batches, in-process app; ms from the 202 until a query sees the event)\n`);
     console.log('| condition | 202 → visible p50 | p99 | max | visible at the first query | request → 202 p50 | p99 |');
     console.log('|---|---|---|---|---|---|---|');

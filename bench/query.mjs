@@ -38,6 +38,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { FIELD_TYPES, copySql, generateSql, seedEvents } from './query-data.mjs';
+import { serverNodeFlags } from './server-node.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const EVENTS = Number(process.env.BENCH_QUERY_EVENTS ?? 10_000_000);
@@ -98,7 +99,7 @@ function run(args) {
 /** `waggle serve` on dataDir, answering; `stop()` ends it with SIGTERM (checkpoint and close). */
 async function serve(dataDir) {
   const port = await freePort();
-  const child = spawn(process.execPath, ['dist/main.js', 'serve', '--port', String(port), '--data-dir', dataDir], {
+  const child = spawn(process.execPath, [...serverNodeFlags(), 'dist/main.js', 'serve', '--port', String(port), '--data-dir', dataDir], {
     cwd: ROOT,
     env: {
       ...process.env,

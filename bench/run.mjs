@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { serverNodeFlags } from './server-node.mjs';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = 32;
@@ -54,7 +55,7 @@ async function authBench() {
   );
 
   const baseline = await start(['bench/baseline-server.mjs']);
-  const waggle = await start(['dist/main.js', 'serve', '--port', '0', '--data-dir', dataDir], {
+  const waggle = await start([...serverNodeFlags(), 'dist/main.js', 'serve', '--port', '0', '--data-dir', dataDir], {
     WAGGLE_LOG_LEVEL: 'info',
     WAGGLE_RATE_LIMIT: 'off',
   });

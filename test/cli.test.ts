@@ -1,9 +1,11 @@
 // The `waggle` command as an operator runs it: init, keys list/create/disable, and the
 // settings (env vars and flags), each a real child process over a temp data directory.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
+  MAIN,
   bearer,
   call,
   initJson,
@@ -349,5 +351,19 @@ describe('settings', { timeout: 120_000 }, () => {
   it('an invalid port from the environment is ignored when --port is given', async () => {
     const s = await serve(['--data-dir', tempDir()], { env: { WAGGLE_PORT: 'eighty' } });
     expect((await call(s.url, '/healthz')).status).toBe(200);
+  });
+});
+
+describe('how Node runs waggle', () => {
+  it('the #! line of the bin and `npm start` give Node the same flags, and the #! line runs', () => {
+    const shebang = readFileSync(MAIN, 'utf8').split('\n', 1)[0];
+    expect(shebang).toMatch(/^#!\/usr\/bin\/env -S node /);
+    const flags = shebang.split(' ').slice(3);
+    expect(flags).toContain('--max-semi-space-size=128');
+    const pkg = JSON.parse(readFileSync(join(MAIN, '../../package.json'), 'utf8')) as { scripts: { start: string } };
+    expect(pkg.scripts.start).toBe(`node ${flags.join(' ')} dist/main.js serve`);
+    // What the kernel runs for `./dist/main.js --help`: Node must accept the flags.
+    const out = execFileSync('/usr/bin/env', ['-S', ['node', ...flags].join(' '), MAIN, '--help'], { encoding: 'utf8' });
+    expect(out).toContain('Usage: waggle');
   });
 });

@@ -1,7 +1,9 @@
 // The embedded event store: one DuckDB file in the data directory. One connection runs DDL
-// and retention, two more take appends, another reads. Appends are pipelined: a transaction's
-// events are staged (data chunks filled on the JavaScript thread) while the previous one
-// commits on a DuckDB thread; DDL waits until no append transaction is open. DuckDB commits
+// and retention, two more take appends, another reads. A transaction's events are staged (data
+// chunks filled on the JavaScript thread) on one append connection, then commit on a DuckDB
+// thread; the other connection's next transaction is begun meanwhile (DuckDB cannot begin one
+// while another commits), and it could be staged meanwhile too (the ingest writer waits for
+// each commit instead: see its MAX_COMMITTING). DDL waits until no append transaction is open. DuckDB commits
 // write its WAL before returning, so a committed append survives a crash of this process; the
 // WAL is folded into the file at checkpoints.
 import { mkdirSync } from 'node:fs';
