@@ -42,6 +42,22 @@ describe('event store: pipelined appends', () => {
     await store.close();
   });
 
+  it('commits end in the order their transactions were staged, each after the one before', async () => {
+    const { store } = await open();
+    await store.changeColumns(DS, { add: [{ physical: 'c1', type: 'integer' }], widen: [] });
+    const ended: number[] = [];
+    const commits = [];
+    for (let i = 0; i < 8; i++) {
+      const { committed } = await store.stage([{ datasetId: DS, events: events(i * 2000, 2000) }], Date.now() * 1000);
+      commits.push(committed.then(() => ended.push(i)));
+    }
+    await Promise.all(commits);
+    expect(ended).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    const [row] = await store.query(`SELECT count(*) AS n FROM ${quoteIdent(tableName(DS))}`);
+    expect(row).toEqual({ n: 16000n });
+    await store.close();
+  });
+
   it('a column change waits for the transaction in flight, and the next one appends to the changed table', async () => {
     const { store, file } = await open();
     await store.changeColumns(DS, { add: [{ physical: 'c1', type: 'integer' }], widen: [] });

@@ -1,9 +1,7 @@
 // The embedded event store: one DuckDB file in the data directory. One connection runs DDL
-// and retention, two more take appends, another reads. A transaction's events are staged (data
-// chunks filled on the JavaScript thread) on one append connection, then commit on a DuckDB
-// thread; the other connection's next transaction is begun meanwhile (DuckDB cannot begin one
-// while another commits), and it could be staged meanwhile too (the ingest writer waits for
-// each commit instead: see its MAX_COMMITTING). DDL waits until no append transaction is open. DuckDB commits
+// and retention, two more take appends, another reads. Appends are pipelined: a transaction's
+// events are staged (data chunks filled on the JavaScript thread) on one append connection while
+// the other's transaction commits on a DuckDB thread. DDL waits until no append transaction is open. DuckDB commits
 // write its WAL before returning, so a committed append survives a crash of this process; the
 // WAL is folded into the file at checkpoints.
 import { mkdirSync } from 'node:fs';
@@ -36,11 +34,16 @@ export class DuckDbEventStore implements EventStore {
   /** Each append connection's open transaction, until it has committed or rolled back. */
   private readonly busy = new Map<DuckDBConnection, Promise<void>>();
   /**
-   * Append connections whose next transaction is begun already (or being begun) right after
-   * their commit: DuckDB cannot start a transaction while another commits, so beginning at
-   * staging time would wait for the previous group's commit, and no staging would overlap it.
+   * Append connections whose next transaction is begun already (or being begun). A transaction
+   * begun while another commits cannot be used until that commit ends (its first append waits
+   * for it), so every idle append connection begins its next transaction before a commit
+   * starts (beginIdle): the next group can then be staged while the commit runs.
    */
   private readonly begun = new Map<DuckDBConnection, Promise<void>>();
+  /** The append connection being staged on (between its choice and its commit's start). */
+  private staging?: DuckDBConnection;
+  /** The last commit asked for, settled; the next starts after it (DuckDB commits one at a time anyway). */
+  private lastCommit: Promise<void> = Promise.resolve();
   /** Staging and DDL take turns through this chain; DDL also waits for every open append transaction. */
   private gate: Promise<unknown> = Promise.resolve();
   private reader?: DuckDBConnection;
@@ -219,9 +222,10 @@ export class DuckDbEventStore implements EventStore {
   }
 
   /**
-   * Writes the batches into a new transaction on a free append connection and starts its
-   * commit. (Called through the gate: no DDL runs meanwhile, and the transaction is registered
-   * in `busy` before the gate opens again.)
+   * Writes the batches into a new transaction on a free append connection and asks for its
+   * commit, which starts once the previous commit has ended and the other idle append
+   * connections have begun their next transactions. (Called through the gate: no DDL runs
+   * meanwhile, and the transaction is registered in `busy` before the gate opens again.)
    */
   private async stageAll(batches: AppendBatch[], ingestedUs: number): Promise<{ committed: Promise<void> }> {
     if (batches.length === 0) return { committed: Promise.resolve() };
@@ -230,49 +234,61 @@ export class DuckDbEventStore implements EventStore {
       await Promise.race(this.busy.values());
       w = this.appendConns.find((c) => !this.busy.has(c));
     }
-    const layouts = [];
-    for (const batch of batches) layouts.push(shapeOf(await this.layout(batch.datasetId)));
-    const begin = this.begun.get(w);
-    this.begun.delete(w);
-    if (!begin || !(await begin.then(() => true, () => false))) await w.run('BEGIN TRANSACTION');
-    try {
-      for (let i = 0; i < batches.length; i++) {
-        const appender = await w.createAppender(tableName(batches[i].datasetId));
-        try {
-          appendChunks(appender, layouts[i], batches[i], Math.trunc(ingestedUs));
-          appender.flushSync();
-        } finally {
-          appender.closeSync();
-        }
-      }
-    } catch (err) {
-      await w.run('ROLLBACK').catch(() => undefined);
-      throw err;
-    }
     const conn = w;
+    this.staging = conn;
+    try {
+      const layouts = [];
+      for (const batch of batches) layouts.push(shapeOf(await this.layout(batch.datasetId)));
+      const begin = this.begun.get(conn);
+      this.begun.delete(conn);
+      if (!begin || !(await begin.then(() => true, () => false))) await conn.run('BEGIN TRANSACTION');
+      try {
+        for (let i = 0; i < batches.length; i++) {
+          const appender = await conn.createAppender(tableName(batches[i].datasetId));
+          try {
+            appendChunks(appender, layouts[i], batches[i], Math.trunc(ingestedUs));
+            appender.flushSync();
+          } finally {
+            appender.closeSync();
+          }
+        }
+      } catch (err) {
+        await conn.run('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    } finally {
+      this.staging = undefined;
+    }
     // The commit counts as a running operation: close() waits for it.
     this.active++;
-    const committed = conn
-      .run('COMMIT')
-      .then(
-        () => {
-          // The connection's next transaction, begun now, before another commit can start.
-          if (!this.closing) this.begun.set(conn, conn.run('BEGIN TRANSACTION').then(() => undefined));
-        },
-        async (err: unknown) => {
+    const committed = this.lastCommit
+      .then(async () => {
+        await this.beginIdle(conn);
+        try {
+          await conn.run('COMMIT');
+        } catch (err) {
           await conn.run('ROLLBACK').catch(() => undefined);
           throw err;
-        },
-      )
+        }
+      })
       .finally(() => {
         this.busy.delete(conn);
         if (--this.active === 0) this.whenIdle?.();
       });
-    this.busy.set(
-      conn,
-      committed.catch(() => undefined),
-    );
+    const settled = committed.catch(() => undefined);
+    this.busy.set(conn, settled);
+    this.lastCommit = settled;
     return { committed };
+  }
+
+  /** Begins the next transaction of every idle append connection but `except`, and waits for them. */
+  private async beginIdle(except: DuckDBConnection): Promise<void> {
+    if (this.closing) return;
+    for (const c of this.appendConns) {
+      if (c === except || c === this.staging || this.busy.has(c) || this.begun.has(c)) continue;
+      this.begun.set(c, c.run('BEGIN TRANSACTION').then(() => undefined));
+    }
+    await Promise.all([...this.begun.values()].map((b) => b.catch(() => undefined)));
   }
 
   async dropDataset(datasetId: string): Promise<void> {
