@@ -128,6 +128,9 @@ describe('decompression bombs (ingestDecompressedLimit 1,000,000)', () => {
   });
 });
 
+/** 2,000 valid events, over 128 KB: a prefix that puts a body on the element-by-element parse. */
+const LARGE = Array.from({ length: 2000 }, (_, i) => JSON.stringify({ data: { i, s: 'padding-'.repeat(8) } }) + ',').join('');
+
 describe('whole-request errors', () => {
   let t: TestApp;
   beforeAll(async () => {
@@ -158,6 +161,14 @@ describe('whole-request errors', () => {
     ['bad zstd data', 'definitely not zstd', { 'content-encoding': 'zstd' }, MALFORMED],
     ['truncated zstd', zstdRaw('[{"data":{"a":1}}]').subarray(0, 15), { 'content-encoding': 'zstd' }, MALFORMED],
     ['a zstd block of the reserved type', Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38, 0x07, 0x00, 0x00, 0x41]), { 'content-encoding': 'zstd' }, MALFORMED],
+    // Bodies over 128 KB are parsed element by element (decode.ts): their defects must give the same error.
+    ['a large batch missing a comma', `[${LARGE}{"data":{}} {"data":{}}]`, {}, MALFORMED],
+    ['a large batch with a trailing comma', `[${LARGE}{"data":{}},]`, {}, MALFORMED],
+    ['a large batch cut short in a string', `[${LARGE}{"data":{"a":"x\\"}`, {}, MALFORMED],
+    ['a large batch with mismatched brackets', `[${LARGE}{"data":{"a":1]}]`, {}, MALFORMED],
+    ['a large batch with more after the array', `[${LARGE}{"data":{}}] []`, {}, MALFORMED],
+    ['a large batch of two arrays', `[${LARGE}{"data":{}}][{"data":{}}]`, {}, MALFORMED],
+    ['a large batch in gzip, cut short', gzipSync(`[${LARGE}{"data":{"a":`), { 'content-encoding': 'gzip' }, MALFORMED],
     ['Content-Encoding br', '[{"data":{"a":1}}]', { 'content-encoding': 'br' }, /Content-Encoding/],
     ['Content-Encoding deflate', '[{"data":{"a":1}}]', { 'content-encoding': 'deflate' }, /Content-Encoding/],
     ['Content-Encoding gzip, zstd', '[{"data":{"a":1}}]', { 'content-encoding': 'gzip, zstd' }, /Content-Encoding/],

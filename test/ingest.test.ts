@@ -71,6 +71,32 @@ describe('POST /1/batch: positional results', () => {
     expect(await stored(t, ds)).toEqual([]);
   });
 
+  it('stores a batch of over 128 KB (parsed element by element) exactly as JSON.parse reads it', async () => {
+    const ds = fresh();
+    const tricky = ['}]{[', 'a "quoted" \\ back\\slash\\', '\\', 'ünïcödé 🐝 ✓', '{"not":"json"}', 'line\nbreak\t'];
+    const items: unknown[] = Array.from({ length: 3000 }, (_, i) => ({
+      data: { i, s: tricky[i % tricky.length], nested: { list: [i, '[', { k: ']' }] } },
+      ...(i % 5 === 0 ? { time: '2024-05-01T12:34:56.789Z' } : {}),
+    }));
+    items.splice(7, 0, 42); // a scalar element: the whole body is parsed instead, with the same result
+    // Whitespace of every JSON kind between the elements.
+    const body = `\r\n [${items.map((x) => JSON.stringify(x)).join(' ,\n\t')}]\n `;
+    expect(body.length).toBeGreaterThan(128 * 1024);
+    for (const payload of [body, body.replace('42 ,', '')]) {
+      const r = results(await batch(t, ds, payload));
+      expect(r.filter((x) => x.status === 202)).toHaveLength(3000);
+    }
+    const rows = await stored(t, ds);
+    expect(rows).toHaveLength(6000);
+    const expected = items.filter((x): x is { data: { i: number; s: string; nested: unknown } } => typeof x === 'object');
+    for (const [n, row] of rows.slice(0, 3000).entries()) {
+      expect(row.fields.i).toBe(expected[n].data.i);
+      expect(row.fields.s).toBe(expected[n].data.s);
+      expect(row.fields.nested).toBe(JSON.stringify(expected[n].data.nested));
+    }
+    expect(rows.slice(3000).map((r) => r.fields.s)).toEqual(rows.slice(0, 3000).map((r) => r.fields.s));
+  });
+
   it('keeps the positions of a large batch', async () => {
     const ds = fresh();
     const items = Array.from({ length: 500 }, (_, i) => (i % 7 === 3 ? { data: { i }, samplerate: -1 } : { data: { i } }));

@@ -146,10 +146,72 @@ export function isMsgpack(contentType: string | undefined): boolean {
   return /^application\/(x-)?msgpack\b/i.test(contentType ?? '');
 }
 
+/**
+ * Bodies at least this long are parsed element by element (parseArrayInPieces): V8 keeps a
+ * string of more than 128 KB as a "large object" in memory mapped for it alone.
+ */
+const PIECES_FROM_BYTES = 128 * 1024;
+
+const isJsonSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+/**
+ * A body that is a JSON array of objects (or arrays), parsed one element at a time. Made into
+ * one string, a large body is written into freshly mapped memory on every request, and on
+ * this machine (a VM) the page faults cost more than the parse: 2.9 ms for a 586 KB batch of
+ * 1,000 events against 1.1 ms for JSON.parse of it; in pieces, finding the elements and
+ * parsing them takes 3.0 ms in all against 4.0 ms (in the ingest benchmark's server, 0.4–0.6 µs
+ * less per event on the JavaScript thread in three of four paired runs). Elements are found by
+ * their bytes (strings and escapes followed, brackets counted); pieces end at ASCII brackets,
+ * so no UTF-8 sequence is cut. Anything else (another top-level value, a scalar element, a
+ * missing or extra comma, an element JSON.parse refuses) returns undefined: the caller parses
+ * the whole body as usual, which gives the same value or the same error.
+ */
+export function parseArrayInPieces(raw: Buffer): unknown[] | undefined {
+  const n = raw.length;
+  let i = 0;
+  while (i < n && isJsonSpace(raw[i])) i++;
+  if (raw[i] !== 0x5b) return undefined; // [
+  i++;
+  const items: unknown[] = [];
+  for (;;) {
+    while (i < n && isJsonSpace(raw[i])) i++;
+    if (items.length === 0 && raw[i] === 0x5d) break; // []
+    const start = i;
+    const open = raw[i];
+    if (open !== 0x7b && open !== 0x5b) return undefined; // { or [
+    let depth = 0;
+    for (; i < n; i++) {
+      const c = raw[i];
+      if (c === 0x22) {
+        // A string: to its closing quote, stepping over escaped characters.
+        for (i++; i < n && raw[i] !== 0x22; i++) if (raw[i] === 0x5c) i++;
+      } else if (c === 0x7b || c === 0x5b) depth++;
+      else if ((c === 0x7d || c === 0x5d) && --depth === 0) break;
+    }
+    if (i >= n) return undefined;
+    i++;
+    try {
+      items.push(JSON.parse(raw.toString('utf8', start, i)));
+    } catch {
+      return undefined;
+    }
+    while (i < n && isJsonSpace(raw[i])) i++;
+    if (raw[i] === 0x2c) {
+      i++; // , then the next element
+      continue;
+    }
+    if (raw[i] !== 0x5d) return undefined; // ]
+    break;
+  }
+  for (i++; i < n; i++) if (!isJsonSpace(raw[i])) return undefined;
+  return items;
+}
+
 /** Parses a decompressed body as msgpack (libhoney's format) or JSON. */
 export function parseBody(raw: Buffer, contentType: string | undefined): unknown {
   try {
-    return isMsgpack(contentType) ? unpackr.unpack(raw) : JSON.parse(raw.toString('utf8'));
+    if (isMsgpack(contentType)) return unpackr.unpack(raw);
+    return (raw.length >= PIECES_FROM_BYTES && parseArrayInPieces(raw)) || JSON.parse(raw.toString('utf8'));
   } catch (err) {
     throw new DecodeError(`body is not valid ${isMsgpack(contentType) ? 'msgpack' : 'JSON'}: ${(err as Error).message}`, 'malformed');
   }
