@@ -14,6 +14,7 @@
 //    batches, idle and under load from another process; from each 202 until a query on the
 //    event store sees the event.
 //
+// `node bench/ingest.mjs --server-only` runs step 1 alone and prints one JSON line.
 // BENCH_SECONDS (default 10) sets the measured window; BENCH_INGEST_CONNECTIONS (default 16) the
 // clients; BENCH_PROFILE=<dir> runs the server with --cpu-prof and writes its profile there.
 import { spawn } from 'node:child_process';
@@ -353,6 +354,29 @@ if (process.argv[2] === '--load') {
     console.error(err);
     process.exit(1);
   });
+} else if (process.argv[2] === '--server-only') {
+  // The server run alone, one JSON line: for back-to-back pairs when trying a change (the
+  // machine's speed drifts too much between separate full runs to compare them).
+  const tmp = mkdtempSync(join(tmpdir(), 'waggle-bench-ingest-'));
+  try {
+    const bodies = Array.from({ length: BODIES }, (_, i) => gzipSync(JSON.stringify(makeEvents(BATCH, i + 1))));
+    const s = await serverRun(tmp, bodies);
+    const perM = (x) => ((x / s.events) * 1e6).toFixed(2);
+    console.log(
+      JSON.stringify({
+        eventsPerSecond: Math.round(s.events / s.seconds),
+        cpuSecondsPerM: perM(s.cpuSeconds),
+        jsThreadPerM: perM(s.mainCpuSeconds),
+        cores: (s.cpuSeconds / s.seconds).toFixed(2),
+        batchP50: Math.round(percentile(s.latencies, 50)),
+        batchP99: Math.round(percentile(s.latencies, 99)),
+        peakRssMb: Math.round(s.rssMb),
+        node: s.nodeArgs.join(' '),
+      }),
+    );
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
 } else if (process.argv[1] === fileURLToPath(import.meta.url)) {
   await ingestBench();
 }
