@@ -297,10 +297,11 @@ export async function ingestBench() {
       process.exit(1);
     }, WATCHDOG_S * 1000);
     watchdog.unref();
+    const nodeFlags = serverNodeFlags();
     progress('baseline (JSON.parse + DuckDB data chunks)');
-    const chunks = JSON.parse(await run([...serverNodeFlags(), 'bench/ingest-baseline.mjs', bodiesDir, String(DURATION), join(tmp, 'baseline-chunks.duckdb'), 'chunks']));
+    const chunks = JSON.parse(await run([...nodeFlags, 'bench/ingest-baseline.mjs', bodiesDir, String(DURATION), join(tmp, 'baseline-chunks.duckdb'), 'chunks']));
     progress('baseline (JSON.parse + DuckDB appender, per value)');
-    const appender = JSON.parse(await run([...serverNodeFlags(), 'bench/ingest-baseline.mjs', bodiesDir, String(DURATION), join(tmp, 'baseline-appender.duckdb'), 'appender']));
+    const appender = JSON.parse(await run([...nodeFlags, 'bench/ingest-baseline.mjs', bodiesDir, String(DURATION), join(tmp, 'baseline-appender.duckdb'), 'appender']));
     progress('waggle serve under load');
     const server = await serverRun(tmp, bodies);
     progress('ingest-to-queryable latency, idle');

@@ -3,10 +3,9 @@
 // The shebang (and `npm start`) give V8 a 128 MB young-generation semi-space: under ingest load
 // about 16,000 events (every client's batch) are parsed and waiting for their group commit at
 // any time, more than the default 16 MB holds, so each scavenge copied and promoted them, and
-// the garbage collector took a fifth of the server's CPU. With 128 MB they die young: about 30 %
-// more events/s at 30 % less CPU per event (README, "Benchmarks"). Memory: up to 3 × 128 MB more
-// resident under sustained load; run `node --max-semi-space-size=16 dist/main.js serve` to trade
-// that back.
+// the garbage collector took a fifth of the server's CPU. With 128 MB they die young (figures
+// and the memory it costs: README, "Settings" and "Benchmarks"); run
+// `node --max-semi-space-size=16 dist/main.js serve` to trade that memory back.
 import { Command } from 'commander';
 import { registerDeliveriesCommand } from './cli/deliveries.js';
 import { registerKeysCommand } from './cli/keys.js';

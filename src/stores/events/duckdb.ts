@@ -1,9 +1,9 @@
 // The embedded event store: one DuckDB file in the data directory. One connection runs DDL
 // and retention, two more take appends, another reads. Appends are pipelined: a transaction's
-// events are staged (data chunks filled on the JavaScript thread) on one append connection while
-// the other's transaction commits on a DuckDB thread. DDL waits until no append transaction is open. DuckDB commits
-// write its WAL before returning, so a committed append survives a crash of this process; the
-// WAL is folded into the file at checkpoints.
+// events are staged (data chunks filled on the JavaScript thread) on one append connection
+// while the other's transaction commits on a DuckDB thread. DDL waits until no append
+// transaction is open. DuckDB commits write its WAL before returning, so a committed append
+// survives a crash of this process; the WAL is folded into the file at checkpoints.
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { endianness } from 'node:os';
@@ -229,33 +229,10 @@ export class DuckDbEventStore implements EventStore {
    */
   private async stageAll(batches: AppendBatch[], ingestedUs: number): Promise<{ committed: Promise<void> }> {
     if (batches.length === 0) return { committed: Promise.resolve() };
-    let w = this.appendConns.find((c) => !this.busy.has(c));
-    while (!w) {
-      await Promise.race(this.busy.values());
-      w = this.appendConns.find((c) => !this.busy.has(c));
-    }
-    const conn = w;
+    const conn = await this.freeAppendConnection();
     this.staging = conn;
     try {
-      const layouts = [];
-      for (const batch of batches) layouts.push(shapeOf(await this.layout(batch.datasetId)));
-      const begin = this.begun.get(conn);
-      this.begun.delete(conn);
-      if (!begin || !(await begin.then(() => true, () => false))) await conn.run('BEGIN TRANSACTION');
-      try {
-        for (let i = 0; i < batches.length; i++) {
-          const appender = await conn.createAppender(tableName(batches[i].datasetId));
-          try {
-            appendChunks(appender, layouts[i], batches[i], Math.trunc(ingestedUs));
-            appender.flushSync();
-          } finally {
-            appender.closeSync();
-          }
-        }
-      } catch (err) {
-        await conn.run('ROLLBACK').catch(() => undefined);
-        throw err;
-      }
+      await this.writeTransaction(conn, batches, ingestedUs);
     } finally {
       this.staging = undefined;
     }
@@ -279,6 +256,41 @@ export class DuckDbEventStore implements EventStore {
     this.busy.set(conn, settled);
     this.lastCommit = settled;
     return { committed };
+  }
+
+  /** An append connection with no transaction in flight (waiting for a commit to end if need be). */
+  private async freeAppendConnection(): Promise<DuckDBConnection> {
+    for (;;) {
+      const free = this.appendConns.find((c) => !this.busy.has(c));
+      if (free) return free;
+      await Promise.race(this.busy.values());
+    }
+  }
+
+  /**
+   * Appends the batches in a transaction of `conn` (the one begun ahead, or a new one) and
+   * leaves it open for its commit; rolls it back on failure.
+   */
+  private async writeTransaction(conn: DuckDBConnection, batches: AppendBatch[], ingestedUs: number): Promise<void> {
+    const layouts = [];
+    for (const batch of batches) layouts.push(shapeOf(await this.layout(batch.datasetId)));
+    const begin = this.begun.get(conn);
+    this.begun.delete(conn);
+    if (!begin || !(await begin.then(() => true, () => false))) await conn.run('BEGIN TRANSACTION');
+    try {
+      for (let i = 0; i < batches.length; i++) {
+        const appender = await conn.createAppender(tableName(batches[i].datasetId));
+        try {
+          appendChunks(appender, layouts[i], batches[i], Math.trunc(ingestedUs));
+          appender.flushSync();
+        } finally {
+          appender.closeSync();
+        }
+      }
+    } catch (err) {
+      await conn.run('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
   }
 
   /** Begins the next transaction of every idle append connection but `except`, and waits for them. */
