@@ -1,6 +1,7 @@
 // Every setting of the server, read in one place. Flags (CLI) override environment variables,
 // which override the defaults. The README's settings table lists the same names.
 import { accessSync, constants } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import type { RatePolicy } from './http/rate-limit.js';
 
 export interface Settings {
@@ -22,6 +23,8 @@ export interface Settings {
   ingestBodyLimit: number;
   /** Largest ingest body after decompression (bytes): the cap that defuses decompression bombs. */
   ingestDecompressedLimit: number;
+  /** Worker threads that decompress, parse and normalise /1/batch bodies; 0: the JavaScript thread does. */
+  ingestThreads: number;
   /** Most columns a dataset may have; events that would add more are refused. */
   maxColumnsPerDataset: number;
   /** Events older than this many days are deleted in the background; 0 keeps them forever. */
@@ -89,6 +92,7 @@ export const DEFAULTS: Settings = {
   managementBodyLimit: 100_000,
   ingestBodyLimit: 5_000_000,
   ingestDecompressedLimit: 100_000_000,
+  ingestThreads: Math.max(1, Math.min(4, availableParallelism() - 1)),
   maxColumnsPerDataset: 10_000,
   retentionDays: 60,
   queryResultRateLimit: { limit: 10, windowSeconds: 60 },
@@ -184,6 +188,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Settin
   if (env.WAGGLE_INGEST_DECOMPRESSED_LIMIT) {
     s.ingestDecompressedLimit = parseInteger(env.WAGGLE_INGEST_DECOMPRESSED_LIMIT, 'WAGGLE_INGEST_DECOMPRESSED_LIMIT', 1024, 1 << 30);
   }
+  if (env.WAGGLE_INGEST_THREADS) s.ingestThreads = parseInteger(env.WAGGLE_INGEST_THREADS, 'WAGGLE_INGEST_THREADS', 0, 64);
   if (env.WAGGLE_MAX_COLUMNS) s.maxColumnsPerDataset = parseInteger(env.WAGGLE_MAX_COLUMNS, 'WAGGLE_MAX_COLUMNS', 1, 1_000_000);
   const int = (name: string, min: number, max: number) => (env[name] ? parseInteger(env[name]!, name, min, max) : undefined);
   s.notifyQueueSize = int('WAGGLE_NOTIFY_QUEUE_SIZE', 1, 1_000_000) ?? s.notifyQueueSize;

@@ -8,6 +8,7 @@ import { expectContract, expectSchema } from './contract.js';
 import { expectProblem, expectLegacy, type Res } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment, secondTeam } from './tenancy-fixtures.js';
 import { IngestWriter } from '../src/ingest/writer.js';
+import { columnsOf } from '../src/stores/events/columns.js';
 import { tableName } from '../src/stores/events/types.js';
 import type { Column, Dataset } from '../src/stores/config/types.js';
 
@@ -644,7 +645,7 @@ describe('/1/columns', () => {
     const old = await writer.createColumn(record, 'old', { type: 'integer', description: '', hidden: false });
     expect(await writer.deleteColumn(record, old)).toBe(true);
     const event = (fields: Record<string, string | number>) => ({ fields: new Map(Object.entries(fields)), timeUs: (eventTime += 1000) * 1000, samplerate: 1 });
-    expect(await writer.write(record, [event({ newer: 'value' })])).toEqual([null]);
+    expect(await writer.write(record, columnsOf([event({ newer: 'value' })]))).toEqual([null]);
     const newer = (await columnRecord(ds, 'newer'))!;
     expect(newer.physical).toBe(old.physical); // the freed storage was reused
     expect(await writer.deleteColumn(record, old)).toBe(false); // the stale second delete

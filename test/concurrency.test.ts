@@ -9,6 +9,7 @@ import { createOrGetDataset } from '../src/domain/datasets.js';
 import type { NormalisedEvent } from '../src/ingest/normalise.js';
 import { IngestWriter } from '../src/ingest/writer.js';
 import type { ColumnType } from '../src/stores/config/types.js';
+import { columnsOf } from '../src/stores/events/columns.js';
 import { quoteIdent, tableName } from '../src/stores/events/types.js';
 import { makeApp, type TestApp } from './helpers.js';
 
@@ -202,7 +203,7 @@ describe('concurrent ingest', { timeout: 120_000 }, () => {
     // Each write is made in the continuation of the previous one's resolution, when the
     // writer has just found its queue empty.
     const chain = (async () => {
-      for (let seq = 0; seq < 20; seq++) expect(await writer.write(dataset, [event(seq)])).toEqual([null]);
+      for (let seq = 0; seq < 20; seq++) expect(await writer.write(dataset, columnsOf([event(seq)]))).toEqual([null]);
     })();
     let timer: NodeJS.Timeout | undefined;
     const stranded = new Promise<string>((resolve) => (timer = setTimeout(() => resolve('stranded'), HANG_MS)));
@@ -230,7 +231,7 @@ describe('concurrent ingest', { timeout: 120_000 }, () => {
     const { dataset } = await createOrGetDataset(t.store, await environment(t), { name: 'late' });
     const writer = new IngestWriter(t.store, t.events, { maxColumnsPerDataset: 100, now: () => new Date() });
     await writer.close();
-    await expect(writer.write(dataset, [{ timeUs: 0, samplerate: 1, fields: new Map([['a', 1]]) }])).rejects.toThrow(/closed/);
+    await expect(writer.write(dataset, columnsOf([{ timeUs: 0, samplerate: 1, fields: new Map([['a', 1]]) }]))).rejects.toThrow(/closed/);
   });
 
   it('deleting a dataset while other datasets are being written does not disturb those writes', async () => {

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DuckDbEventStore } from '../src/stores/events/duckdb.js';
-import { tableName, quoteIdent, type StoredEvent } from '../src/stores/events/types.js';
+import { columnsOf } from '../src/stores/events/columns.js';
+import { tableName, quoteIdent } from '../src/stores/events/types.js';
 
 const DS = 'hcxds_pipeline1';
 const dirs: string[] = [];
@@ -23,19 +24,23 @@ async function open(): Promise<{ store: DuckDbEventStore; file: string }> {
   return { store, file };
 }
 
-const events = (from: number, n: number, extra: Record<string, string | number | boolean> = {}): StoredEvent[] =>
-  Array.from({ length: n }, (_, i) => ({
-    timeUs: 1_700_000_000_000_000 + from + i,
-    samplerate: 1,
-    values: new Map<string, string | number | boolean>([['c1', from + i], ...Object.entries(extra)]),
-  }));
+/** `n` events as one part, columns named by physical name. */
+const events = (from: number, n: number, extra: Record<string, string | number | boolean> = {}) => [
+  columnsOf(
+    Array.from({ length: n }, (_, i) => ({
+      timeUs: 1_700_000_000_000_000 + from + i,
+      samplerate: 1,
+      fields: new Map<string, string | number | boolean>([['c1', from + i], ...Object.entries(extra)]),
+    })),
+  ),
+];
 
 describe('event store: pipelined appends', () => {
   it('stages the next transaction while one commits, and every event is stored once', async () => {
     const { store } = await open();
     await store.changeColumns(DS, { add: [{ physical: 'c1', type: 'integer' }], widen: [] });
     const staged = [];
-    for (let i = 0; i < 6; i++) staged.push(await store.stage([{ datasetId: DS, events: events(i * 5000, 5000) }], Date.now() * 1000));
+    for (let i = 0; i < 6; i++) staged.push(await store.stage([{ datasetId: DS, parts: events(i * 5000, 5000) }], Date.now() * 1000));
     await Promise.all(staged.map((s) => s.committed));
     const [row] = await store.query(`SELECT count(*) AS n, count(DISTINCT c1) AS d, min(c1) AS lo, max(c1) AS hi FROM ${quoteIdent(tableName(DS))}`);
     expect(row).toEqual({ n: 30000n, d: 30000n, lo: 0n, hi: 29999n });
@@ -48,7 +53,7 @@ describe('event store: pipelined appends', () => {
     const ended: number[] = [];
     const commits = [];
     for (let i = 0; i < 8; i++) {
-      const { committed } = await store.stage([{ datasetId: DS, events: events(i * 2000, 2000) }], Date.now() * 1000);
+      const { committed } = await store.stage([{ datasetId: DS, parts: events(i * 2000, 2000) }], Date.now() * 1000);
       commits.push(committed.then(() => ended.push(i)));
     }
     await Promise.all(commits);
@@ -61,14 +66,14 @@ describe('event store: pipelined appends', () => {
   it('a column change waits for the transaction in flight, and the next one appends to the changed table', async () => {
     const { store, file } = await open();
     await store.changeColumns(DS, { add: [{ physical: 'c1', type: 'integer' }], widen: [] });
-    const first = await store.stage([{ datasetId: DS, events: events(0, 3000) }], Date.now() * 1000);
+    const first = await store.stage([{ datasetId: DS, parts: events(0, 3000) }], Date.now() * 1000);
     // A transaction is already begun on the other append connection: the change must not leave it appending to the old table.
-    const second = await store.stage([{ datasetId: DS, events: events(3000, 3000) }], Date.now() * 1000);
+    const second = await store.stage([{ datasetId: DS, parts: events(3000, 3000) }], Date.now() * 1000);
     await store.changeColumns(DS, { add: [{ physical: 'c2', type: 'string' }], widen: [{ physical: 'c1', type: 'float' }] });
     await Promise.all([first.committed, second.committed]);
-    const third = await store.stage([{ datasetId: DS, events: events(6000, 3000, { c2: 'line\none "quoted" ünïcödé 🐝' }) }], Date.now() * 1000);
+    const third = await store.stage([{ datasetId: DS, parts: events(6000, 3000, { c2: 'line\none "quoted" ünïcödé 🐝' }) }], Date.now() * 1000);
     await third.committed;
-    await store.append([{ datasetId: DS, events: events(9000, 10, { c2: 'x' }) }], Date.now() * 1000);
+    await store.append([{ datasetId: DS, parts: events(9000, 10, { c2: 'x' }) }], Date.now() * 1000);
     const t = quoteIdent(tableName(DS));
     expect(await store.query(`SELECT count(*) AS n, count(c2) AS with_c2, typeof(any_value(c1)) AS type FROM ${t}`)).toEqual([
       { n: 9010n, with_c2: 3010n, type: 'DOUBLE' },
@@ -85,7 +90,7 @@ describe('event store: pipelined appends', () => {
   it('close() waits for a commit in flight', async () => {
     const { store, file } = await open();
     await store.changeColumns(DS, { add: [{ physical: 'c1', type: 'integer' }], widen: [] });
-    const { committed } = await store.stage([{ datasetId: DS, events: events(0, 20000) }], Date.now() * 1000);
+    const { committed } = await store.stage([{ datasetId: DS, parts: events(0, 20000) }], Date.now() * 1000);
     await store.close();
     await committed;
     const again = new DuckDbEventStore(file);

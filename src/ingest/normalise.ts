@@ -4,6 +4,7 @@
 // Stored with microsecond precision. Nested objects are flattened to dotted names down to the
 // dataset's expand_json_depth; deeper objects and all arrays are kept as JSON strings.
 import type { Scalar } from '../stores/events/types.js';
+import type { ColumnsBuilder } from '../stores/events/columns.js';
 
 export interface IngestLimits {
   maxFieldsPerEvent: number;
@@ -117,14 +118,15 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date) && !ArrayBuffer.isView(v);
 }
 
+/** Where flattened fields go: a Map, or the current row of a ColumnsBuilder. */
+interface FieldSink {
+  set(name: string, value: Scalar): unknown;
+  /** Distinct fields so far. */
+  readonly size: number;
+}
+
 /** Flattens `data` into `out`; returns the approximate size in bytes it added. */
-function flatten(
-  data: Record<string, unknown>,
-  prefix: string,
-  depthLeft: number,
-  out: Map<string, Scalar>,
-  limits: IngestLimits,
-): number {
+function flatten(data: Record<string, unknown>, prefix: string, depthLeft: number, out: FieldSink, limits: IngestLimits): number {
   let size = 0;
   for (const key of Object.keys(data)) {
     const v = data[key];
@@ -157,21 +159,30 @@ function flatten(
   return size;
 }
 
+function flattenInto(out: FieldSink, data: unknown, expandDepth: number, limits: IngestLimits): void {
+  if (!isPlainObject(data)) throw new EventRejected('event data must be a JSON object');
+  const size = flatten(data, '', expandDepth, out, limits);
+  if (size > limits.maxEventBytes) throw new EventRejected(`event is larger than ${limits.maxEventBytes} bytes`);
+}
+
 /** Normalises the fields of one event (the `data` object of a batch item, or a single event body). */
 export function normaliseFields(data: unknown, expandDepth: number, limits: IngestLimits): Map<string, Scalar> {
-  if (!isPlainObject(data)) throw new EventRejected('event data must be a JSON object');
   const fields = new Map<string, Scalar>();
-  const size = flatten(data, '', expandDepth, fields, limits);
-  if (size > limits.maxEventBytes) throw new EventRejected(`event is larger than ${limits.maxEventBytes} bytes`);
+  flattenInto(fields, data, expandDepth, limits);
   return fields;
 }
 
-/** A batch item `{data, time?, samplerate?}` → a normalised event (throws EventRejected). */
-export function normaliseBatchItem(item: unknown, receivedUs: number, expandDepth: number, limits: IngestLimits): NormalisedEvent {
+/**
+ * A batch item `{data, time?, samplerate?}` → the next row of `out`; a refused item (throws
+ * EventRejected) leaves no row.
+ */
+export function normaliseBatchItemInto(out: ColumnsBuilder, item: unknown, receivedUs: number, expandDepth: number, limits: IngestLimits): void {
   if (!isPlainObject(item)) throw new EventRejected('each event must be a JSON object with a data object');
-  return {
-    fields: normaliseFields(item.data, expandDepth, limits),
-    timeUs: parseTime(item.time, receivedUs),
-    samplerate: parseSamplerate(item.samplerate),
-  };
+  try {
+    flattenInto(out, item.data, expandDepth, limits);
+    out.endRow(parseTime(item.time, receivedUs), parseSamplerate(item.samplerate));
+  } catch (err) {
+    out.abandonRow();
+    throw err;
+  }
 }

@@ -1,9 +1,11 @@
 // The ingest writer: group commit and the column registry.
 //
-// Requests hand their normalised events to write() and wait. One drain loop takes everything
-// queued, resolves columns (new fields become columns; a column whose values no longer fit its
+// Requests hand their normalised events (as columns: stores/events/columns.ts) to write() and
+// wait. One drain loop takes everything queued and places each request's events: all at once
+// when every column of the request exists with a type that holds its values, else event by
+// event, resolving columns (new fields become columns; a column whose values no longer fit its
 // type is widened: integer → float → string, and any other mix → string, so no value is ever
-// lost), and appends all datasets' events in ONE event-store transaction. Only after that
+// lost). It appends all datasets' events in ONE event-store transaction. Only after that
 // commit do the requests get their answers: an acknowledged event is durable. While a commit
 // runs (on a DuckDB thread), new requests queue up and share the next one, which is staged
 // meanwhile (placed and written into its own transaction on the other append connection) and
@@ -15,7 +17,8 @@
 import { shortId } from '../domain/ids.js';
 import { notFound } from '../http/errors.js';
 import { UniqueViolation, type Column, type ColumnType, type ConfigStore, type Dataset } from '../stores/config/types.js';
-import type { AppendBatch, EventStore, PhysicalColumn, Scalar, StoredEvent } from '../stores/events/types.js';
+import type { AppendBatch, EventStore, PhysicalColumn, Scalar } from '../stores/events/types.js';
+import { Value, bit, columnsOf, kindOf, rowsOf, type EventColumns } from '../stores/events/columns.js';
 import type { NormalisedEvent } from './normalise.js';
 
 export const DATASET_TOO_MANY_COLUMNS = 'Dataset has too many columns.';
@@ -23,11 +26,35 @@ export const DATASET_TOO_MANY_COLUMNS = 'Dataset has too many columns.';
 /** Groups staged and not yet committed, at most: one committing, one staged meanwhile (the event store has an append connection for each). */
 const MAX_COMMITTING = 2;
 
+const TYPE_OF_KIND: Record<number, ColumnType> = {
+  [Value.String]: 'string',
+  [Value.Integer]: 'integer',
+  [Value.Float]: 'float',
+  [Value.Boolean]: 'boolean',
+};
+
 export function inferType(v: Scalar): ColumnType {
-  if (typeof v === 'string') return 'string';
-  if (typeof v === 'boolean') return 'boolean';
-  // BIGINT holds integers below 2^63; larger ones (1e20 is an integer to JS) are stored as floats.
-  return Number.isInteger(v) && Math.abs(v) < 2 ** 63 ? 'integer' : 'float';
+  return TYPE_OF_KIND[kindOf(v)];
+}
+
+/** The kinds of value (columns.ts masks) a column of each stored type holds as they are. */
+const HOLDS: Record<ColumnType, number> = {
+  string: bit(Value.String) | bit(Value.Integer) | bit(Value.Float) | bit(Value.Boolean),
+  float: bit(Value.Integer) | bit(Value.Float),
+  integer: bit(Value.Integer),
+  boolean: bit(Value.Boolean),
+};
+
+/**
+ * The fast path of placing a request's events: every field already has a column whose type
+ * holds all of the request's values, so they are stored as they are, checked once per column.
+ */
+function columnsFit(reg: Registry, cols: EventColumns): boolean {
+  for (const f of cols.fields) {
+    const col = reg.byName.get(f.name);
+    if (col === undefined || (f.mask & ~HOLDS[col.storedType]) !== 0) return false;
+  }
+  return true;
 }
 
 export function widen(a: ColumnType, b: ColumnType): ColumnType {
@@ -41,27 +68,13 @@ interface Registry {
   nextPhysical: number;
 }
 
-/**
- * The fast path of placing an event: every field already has a column whose type holds the
- * value, so the event is stored as it is (its values keyed by field name). False when a column
- * must be added or widened first (see IngestWriter.plan()).
- */
+/** The same for one event, on the path where a request's columns did not all fit. */
 function fitsKnownColumns(reg: Registry, e: NormalisedEvent): boolean {
   for (const [k, v] of e.fields) {
     const col = reg.byName.get(k);
-    if (col === undefined) return false;
-    const stored = col.storedType;
-    if (stored !== 'string') {
-      const type = inferType(v);
-      if (type !== stored && !(stored === 'float' && type === 'integer')) return false;
-    }
+    if (col === undefined || (bit(kindOf(v)) & ~HOLDS[col.storedType]) !== 0) return false;
   }
   return true;
-}
-
-/** An event as the event store takes it: its values keyed by field name (see AppendBatch.columns). */
-function stored(e: NormalisedEvent): StoredEvent {
-  return { timeUs: e.timeUs, samplerate: e.samplerate, values: e.fields };
 }
 
 /**
@@ -84,8 +97,8 @@ type Outcome = { ok: true; results: (string | null)[] } | { ok: false; error: un
 
 interface Pending {
   dataset: Dataset;
-  /** Emptied once the group is staged. */
-  events: NormalisedEvent[];
+  /** Let go of once the group is staged. */
+  events?: EventColumns;
   resolve(results: (string | null)[]): void;
   reject(err: unknown): void;
 }
@@ -124,9 +137,9 @@ export class IngestWriter {
     private readonly opts: WriterOptions,
   ) {}
 
-  /** Stores the events durably; resolves per event to null (stored) or the reason it was refused. */
-  write(dataset: Dataset, events: NormalisedEvent[]): Promise<(string | null)[]> {
-    if (events.length === 0) return Promise.resolve([]);
+  /** Stores the events durably; resolves per event (row) to null (stored) or the reason it was refused. */
+  write(dataset: Dataset, events: EventColumns): Promise<(string | null)[]> {
+    if (events.count === 0) return Promise.resolve([]);
     // After close() only a request whose client went away can still get here (the HTTP server
     // closed first, waiting for the others): it must not reach a closing event store.
     if (this.closed) return Promise.reject(new Error('the ingest writer is closed'));
@@ -184,30 +197,39 @@ export class IngestWriter {
    */
   private async commit(group: Pending[]): Promise<{ outcomes: Outcome[]; committed: Promise<void> }> {
     const outcomes: Outcome[] = [];
-    /** Each request's events ready to store, by position (a refused or failed event leaves a hole). */
-    const placed: (StoredEvent | undefined)[][] = [];
+    /**
+     * Each request's events ready to store: all of them, or (where columns had to change first)
+     * those placed one by one, by position (a refused or failed event leaves a hole).
+     */
+    const placed: (EventColumns | (NormalisedEvent | undefined)[] | undefined)[] = [];
     /** Each request's column registry: what its placed events' field names resolve against. */
     const registries: (Registry | undefined)[] = [];
     const plans = new Map<string, Plan>();
     for (let ri = 0; ri < group.length; ri++) {
-      const { dataset, events } = group[ri];
-      const results = events.map((): string | null => null);
-      const ready = new Array<StoredEvent | undefined>(events.length);
-      placed.push(ready);
+      const { dataset } = group[ri];
+      const events = group[ri].events!;
+      const results = new Array<string | null>(events.count).fill(null);
+      placed.push(undefined);
       try {
         // A write that looked its dataset up before a concurrent delete: the dataset is gone.
         if (this.dropped.has(dataset.id)) throw notFound('dataset');
         const reg = await this.registry(dataset);
         registries[ri] = reg;
-        for (let ei = 0; ei < events.length; ei++) {
-          const e = events[ei];
-          if (fitsKnownColumns(reg, e)) ready[ei] = stored(e);
-          else {
-            let plan = plans.get(dataset.id);
-            if (!plan) plans.set(dataset.id, (plan = { dataset, reg, add: new Map(), widen: new Map(), waiting: [] }));
-            const refused = this.plan(plan, e);
-            if (refused) results[ei] = refused;
-            else plan.waiting.push({ request: ri, index: ei, event: e });
+        if (columnsFit(reg, events)) placed[ri] = events;
+        else {
+          const rows = rowsOf(events);
+          const ready = new Array<NormalisedEvent | undefined>(rows.length);
+          placed[ri] = ready;
+          for (let ei = 0; ei < rows.length; ei++) {
+            const e = rows[ei];
+            if (fitsKnownColumns(reg, e)) ready[ei] = e;
+            else {
+              let plan = plans.get(dataset.id);
+              if (!plan) plans.set(dataset.id, (plan = { dataset, reg, add: new Map(), widen: new Map(), waiting: [] }));
+              const refused = this.plan(plan, e);
+              if (refused) results[ei] = refused;
+              else plan.waiting.push({ request: ri, index: ei, event: e });
+            }
           }
         }
         outcomes.push({ ok: true, results });
@@ -218,7 +240,7 @@ export class IngestWriter {
     for (const plan of plans.values()) {
       try {
         await this.applyPlan(plan);
-        for (const w of plan.waiting) placed[w.request][w.index] = stored(w.event);
+        for (const w of plan.waiting) (placed[w.request] as (NormalisedEvent | undefined)[])[w.index] = w.event;
       } catch (error) {
         // The registry may no longer match the stores: reload (and reconcile) it on next use.
         this.registries.delete(plan.dataset.id);
@@ -228,10 +250,12 @@ export class IngestWriter {
     const batches = new Map<string, AppendBatch>();
     group.forEach(({ dataset }, ri) => {
       const reg = registries[ri];
-      if (!outcomes[ri].ok || !reg) return;
+      const events = placed[ri];
+      if (!outcomes[ri].ok || !reg || !events) return;
       let batch = batches.get(dataset.id);
-      if (!batch) batches.set(dataset.id, (batch = { datasetId: dataset.id, events: [], columns: reg.byName }));
-      for (const e of placed[ri]) if (e) batch.events.push(e);
+      if (!batch) batches.set(dataset.id, (batch = { datasetId: dataset.id, parts: [], columns: reg.byName }));
+      const part = Array.isArray(events) ? columnsOf(events.filter((e) => e !== undefined)) : events;
+      if (part.count > 0) batch.parts.push(part);
     });
     // The field names written, gathered now so that nothing holds the events once they are
     // staged (they are garbage from then on, not kept until the commit ends), and recorded
@@ -241,11 +265,11 @@ export class IngestWriter {
       if (!outcomes[i].ok) return;
       let t = written.get(dataset.id);
       if (!t) written.set(dataset.id, (t = { dataset, names: new Set<string>() }));
-      for (const e of events) for (const k of e.fields.keys()) t.names.add(k);
+      for (const f of events!.fields) t.names.add(f.name);
     });
-    for (const p of group) p.events = [];
+    for (const p of group) p.events = undefined;
     const nowDate = this.opts.now();
-    const { committed } = await this.events.stage([...batches.values()].filter((b) => b.events.length > 0), nowDate.getTime() * 1000);
+    const { committed } = await this.events.stage([...batches.values()].filter((b) => b.parts.length > 0), nowDate.getTime() * 1000);
     // (Closures of this function share its variables: let go of the staged events here too.)
     placed.length = 0;
     batches.clear();

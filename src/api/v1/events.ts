@@ -8,16 +8,11 @@ import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
 import { ApiError, notFound } from '../../http/errors.js';
 import { ALL_DATASETS, createOrGetDataset, datasetSlug } from '../../domain/datasets.js';
+import type { BatchRequest, DecodedBatch } from '../../ingest/batch.js';
+import { batchThreads } from '../../ingest/batch-threads.js';
+import { columnsOf } from '../../stores/events/columns.js';
 import { DecodeError, decompress, isMsgpack, parseBody } from '../../ingest/decode.js';
-import {
-  DEFAULT_LIMITS,
-  EventRejected,
-  normaliseBatchItem,
-  normaliseFields,
-  parseSamplerate,
-  parseTime,
-  type NormalisedEvent,
-} from '../../ingest/normalise.js';
+import { DEFAULT_LIMITS, EventRejected, normaliseFields, parseSamplerate, parseTime, type NormalisedEvent } from '../../ingest/normalise.js';
 import type { Dataset } from '../../stores/config/types.js';
 import type { ApiContext } from '../context.js';
 import { SlugParams } from './schemas.js';
@@ -49,6 +44,14 @@ export async function ingestDataset(ctx: ApiContext, request: FastifyRequest, se
   return async () => (await createOrGetDataset(ctx.store, env, { name: segment })).dataset;
 }
 
+/** Honeycomb's whole-request error for a body that cannot be decoded. */
+function decodeFailure(kind: Exclude<DecodedBatch, { ok: true }>['kind'], message: string): ApiError {
+  if (kind === 'empty') return new ApiError(400, EMPTY);
+  if (kind === 'too-large') return new ApiError(400, TOO_LARGE);
+  if (kind === 'unsupported-encoding') return new ApiError(400, message);
+  return new ApiError(400, MALFORMED, { detail: message });
+}
+
 /** Decompresses and parses an ingest body, mapping failures to Honeycomb's whole-request errors. */
 export async function readIngestBody(ctx: ApiContext, request: FastifyRequest): Promise<unknown> {
   const body = request.body as Buffer | undefined;
@@ -59,33 +62,26 @@ export async function readIngestBody(ctx: ApiContext, request: FastifyRequest): 
     if (raw.every((b) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09)) throw new ApiError(400, EMPTY);
     return parseBody(raw, request.headers['content-type']);
   } catch (err) {
-    if (!(err instanceof DecodeError)) throw err;
-    if (err.kind === 'too-large') throw new ApiError(400, TOO_LARGE);
-    if (err.kind === 'unsupported-encoding') throw new ApiError(400, err.message);
-    throw new ApiError(400, MALFORMED, { detail: err.message });
+    if (err instanceof DecodeError) throw decodeFailure(err.kind, err.message);
+    throw err;
   }
 }
 
-/**
- * Normalises a batch's items and hands the accepted ones to the writer. (A function of its own so
- * that the request handler holds neither the parsed items nor the events while the write waits:
- * they are garbage once staged.)
- */
-function normaliseBatch(ctx: ApiContext, dataset: Dataset, items: unknown[]) {
-  const receivedUs = ctx.now().getTime() * 1000;
-  const results: { status: number; error?: string }[] = new Array(items.length);
-  const accepted: NormalisedEvent[] = [];
-  const acceptedAt: number[] = [];
-  for (let i = 0; i < items.length; i++) {
-    try {
-      accepted.push(normaliseBatchItem(items[i], receivedUs, dataset.expandJsonDepth, DEFAULT_LIMITS));
-      acceptedAt.push(i);
-    } catch (err) {
-      if (!(err instanceof EventRejected)) throw err;
-      results[i] = { status: 400, error: err.message };
-    }
-  }
-  return { results, acceptedAt, written: ctx.writer.write(dataset, accepted) };
+/** A batch body's events as columns (on an ingest thread), or its whole-request error. */
+async function readBatch(ctx: ApiContext, request: FastifyRequest, expandDepth: number): Promise<Extract<DecodedBatch, { ok: true }>> {
+  const body = request.body as Buffer | undefined;
+  if (!body || body.length === 0) throw new ApiError(400, EMPTY);
+  const req: BatchRequest = {
+    body,
+    contentEncoding: request.headers['content-encoding'],
+    contentType: request.headers['content-type'],
+    maxDecompressed: ctx.settings.ingestDecompressedLimit,
+    expandDepth,
+    receivedUs: ctx.now().getTime() * 1000,
+  };
+  const decoded = await batchThreads(ctx.settings.ingestThreads).decode(req);
+  if (!decoded.ok) throw decodeFailure(decoded.kind, decoded.message);
+  return decoded;
 }
 
 /** `[{"status":202},…]` for `n` events, as bytes: what a batch whose events were all stored answers. */
@@ -130,17 +126,25 @@ export function registerEvents(app: App, ctx: ApiContext): void {
     },
     async (request, reply) => {
       const target = await ingestDataset(ctx, request, request.params.datasetSlug);
-      const items = await readIngestBody(ctx, request);
-      if (!Array.isArray(items)) throw new ApiError(400, MALFORMED, { detail: 'the body must be an array of events' });
-      if (items.length === 0) throw new ApiError(400, EMPTY);
+      // A new dataset gets the default depth (0); decoded again if it was created meanwhile with another.
+      const depth = target.known?.expandJsonDepth ?? 0;
+      let batch = await readBatch(ctx, request, depth);
       const dataset = await target();
-      const { results, acceptedAt, written } = normaliseBatch(ctx, dataset, items);
-      const stored = await written;
-      if (acceptedAt.length === results.length && stored.every((error) => error === null) && !isMsgpack(request.headers['content-type'])) {
+      if (dataset.expandJsonDepth !== depth) batch = await readBatch(ctx, request, dataset.expandJsonDepth);
+      const { items, refused, columns } = batch;
+      const stored = await ctx.writer.write(dataset, columns);
+      if (refused.length === 0 && stored.every((error) => error === null) && !isMsgpack(request.headers['content-type'])) {
         // The usual answer, every event stored: the same JSON, made once per batch size.
-        return reply.code(200).type('application/json; charset=utf-8').send(allStored(results.length) as never); // bytes of the schema's shape
+        return reply.code(200).type('application/json; charset=utf-8').send(allStored(items) as never); // bytes of the schema's shape
       }
-      stored.forEach((error, j) => (results[acceptedAt[j]] = error === null ? { status: 202 } : { status: 400, error }));
+      const results: { status: number; error?: string }[] = new Array(items);
+      for (const [i, error] of refused) results[i] = { status: 400, error };
+      // The stored rows are the items not refused, in order.
+      for (let i = 0, row = 0; i < items; i++) {
+        if (results[i]) continue;
+        const error = stored[row++];
+        results[i] = error === null ? { status: 202 } : { status: 400, error };
+      }
       return sendResults(request, reply, results);
     },
   );
@@ -176,7 +180,7 @@ export function registerEvents(app: App, ctx: ApiContext): void {
         if (err instanceof EventRejected) throw new ApiError(400, err.message);
         throw err;
       }
-      const [error] = await ctx.writer.write(dataset, [event]);
+      const [error] = await ctx.writer.write(dataset, columnsOf([event]));
       if (error) throw new ApiError(400, error);
       return reply.code(200).send();
     },

@@ -15,6 +15,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../http/app.js';
 import { ApiError } from '../../http/errors.js';
+import { columnsOf } from '../../stores/events/columns.js';
 import { DecodeError, decompress } from '../../ingest/decode.js';
 import { DEFAULT_LIMITS, EventRejected, normaliseFields, type NormalisedEvent } from '../../ingest/normalise.js';
 import { DATASET_TOO_MANY_COLUMNS } from '../../ingest/writer.js';
@@ -251,7 +252,7 @@ export function registerKinesis(app: App, ctx: ApiContext): void {
       // Created meanwhile by someone else with another depth: flatten again for it.
       if (dataset.expandJsonDepth !== depth) events = normalise(dataset.expandJsonDepth);
 
-      const results = await ctx.writer.write(dataset, events);
+      const results = await ctx.writer.write(dataset, columnsOf(events));
       const refused = results.filter((r) => r !== null);
       if (refused.length > 0) {
         // Only a race with another writer gets here; the others are stored and a retry repeats them.

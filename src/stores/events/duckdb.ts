@@ -11,6 +11,7 @@ import { dirname } from 'node:path';
 import { DuckDBDataChunk, DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
 import type Bindings from '@duckdb/node-bindings';
 import type { ColumnType } from '../config/types.js';
+import { Value, type EventColumns, type FieldColumn } from './columns.js';
 import { QueryTimeout, quoteIdent, tableName, type AppendBatch, type ColumnChanges, type EventStore, type PhysicalColumn } from './types.js';
 
 // The raw C API bindings, for writing data chunks straight into DuckDB's vector memory. Loaded
@@ -389,12 +390,12 @@ export class DuckDbEventStore implements EventStore {
   }
 }
 
-// --- The append path: events are written column by column into DuckDB data chunks (2,048 rows
-// each) and handed to an appender whole. Numbers, booleans, times and short ASCII strings are
-// written into typed arrays in JavaScript and copied into each vector with one native call per
-// column per chunk; only longer strings cross into the native module one call each. (One
-// Appender call per value, as before, cost two to three times as much of the JavaScript thread,
-// the one thread that also parses every request.)
+// --- The append path: events come column by column (columns.ts) and are written into DuckDB
+// data chunks (2,048 rows each), handed to an appender whole. Numbers, booleans, times and
+// short ASCII strings are written into typed arrays in JavaScript and copied into each vector
+// with one native call per column per chunk; only longer strings cross into the native module
+// one call each. (One Appender call per value cost two to three times as much of the
+// JavaScript thread, the thread that also serves every request.)
 
 const VECTOR_SIZE = bindings.vector_size();
 /** DuckDB's string_t: 16 bytes, holding strings of up to 12 bytes inline. */
@@ -484,24 +485,25 @@ class ColumnBuffer {
    * (length, then the bytes, zero-padded): short ASCII strings are written so here, with no
    * call into the native module. Longer ones need DuckDB to copy them to the vector's heap.
    */
-  setString(row: number, value: string): void {
-    const n = value.length;
+  setString(row: number, text: string, start = 0, end = text.length): void {
+    const n = end - start;
     if (n <= STRING_INLINE) {
-      const at = row * STRING_T + 4;
-      let i = 0;
-      for (; i < n; i++) {
-        const ch = value.charCodeAt(i);
+      const at = row * STRING_T + 4 - start;
+      let i = start;
+      for (; i < end; i++) {
+        const ch = text.charCodeAt(i);
         if (ch >= 0x80) break;
         this.u8[at + i] = ch;
       }
-      if (i === n) {
+      if (i === end) {
         this.u32[row * (STRING_T / 4)] = n;
         return;
       }
-      this.u8.fill(0, at, at + STRING_INLINE);
+      this.u8.fill(0, at + start, at + start + STRING_INLINE);
     }
     this.longRows.push(row);
-    this.longValues.push(value);
+    // (A slice of 13 characters or more shares the text's memory: no copy.)
+    this.longValues.push(start === 0 && end === text.length ? text : text.slice(start, end));
   }
 
   /** Copies `rows` values and their validity into the vector. */
@@ -540,7 +542,7 @@ function invalid(message: string): Error {
 /** Appends one batch's events to `appender` in data chunks of the table's shape. */
 function appendChunks(appender: DuckDBAppender, shape: Shape, batch: AppendBatch, ingestedUs: number): void {
   if (!LITTLE_ENDIAN) throw invalid('the chunk writer assumes a little-endian machine');
-  const { events, columns } = batch;
+  const { parts, columns } = batch;
   const { kinds } = shape;
   const width = kinds.length;
   // Field (or physical) name → field column position, resolved once per name per batch.
@@ -555,23 +557,32 @@ function appendChunks(appender: DuckDBAppender, shape: Shape, batch: AppendBatch
     }
     return p;
   };
+  let total = 0;
+  for (const part of parts) total += part.count;
   const time = new ColumnBuffer(Kind.Integer);
   const samplerate = new ColumnBuffer(Kind.Integer);
   const ingested = new ColumnBuffer(Kind.Integer);
-  for (let row = 0; row < Math.min(VECTOR_SIZE, events.length); row++) setInt64(ingested, row, ingestedUs);
+  for (let row = 0; row < Math.min(VECTOR_SIZE, total); row++) setInt64(ingested, row, ingestedUs);
   // Field columns' buffers, made when a column first gets a value.
   const buffers: (ColumnBuffer | undefined)[] = new Array(width);
   const chunk = new DuckDBDataChunk(bindings.create_data_chunk(shape.logical));
   const raw = chunk.chunk;
-  for (let start = 0, n = 0; start < events.length; start += VECTOR_SIZE, n++) {
-    const rows = Math.min(VECTOR_SIZE, events.length - start);
+  // The next row to write: which part, which of its rows.
+  let pi = 0;
+  let from = 0;
+  for (let start = 0, n = 0; start < total; start += VECTOR_SIZE, n++) {
+    const rows = Math.min(VECTOR_SIZE, total - start);
     if (n > 0) bindings.data_chunk_reset(raw);
-    for (let row = 0; row < rows; row++) {
-      const e = events[start + row];
-      setInt64(time, row, Math.trunc(e.timeUs));
-      setInt64(samplerate, row, e.samplerate);
-      for (const [key, value] of e.values) {
-        const c = positionOf(key);
+    // The chunk's rows, a run of rows of one part at a time.
+    for (let row = 0; row < rows; ) {
+      const part = parts[pi];
+      const take = Math.min(rows - row, part.count - from);
+      for (let i = 0; i < take; i++) {
+        setInt64(time, row + i, Math.trunc(part.timeUs[from + i]));
+        setInt64(samplerate, row + i, part.samplerate[from + i]);
+      }
+      for (const f of part.fields) {
+        const c = positionOf(f.name);
         let b = buffers[c];
         if (b === undefined) b = buffers[c] = new ColumnBuffer(kinds[c]);
         if (b.chunk !== n) {
@@ -580,25 +591,13 @@ function appendChunks(appender: DuckDBAppender, shape: Shape, batch: AppendBatch
           b.clear();
           b.vector = bindings.data_chunk_get_vector(raw, c + 3);
         }
-        switch (b.kind) {
-          case Kind.String:
-            b.setString(row, typeof value === 'string' ? value : String(value));
-            break;
-          case Kind.Integer: {
-            // The writer widens a column before a value it cannot hold reaches it.
-            const x = Number(value);
-            if (!Number.isInteger(x) || Math.abs(x) >= 2 ** 63) throw invalid(`${String(value)} is not an integer`);
-            setInt64(b, row, x);
-            break;
-          }
-          case Kind.Float:
-            b.f64[row] = Number(value);
-            break;
-          case Kind.Boolean:
-            b.u8[row] = value ? 1 : 0;
-            break;
-        }
-        b.validity[row >> 3] |= 1 << (row & 7);
+        writeRun(b, part, f, from, row, take);
+      }
+      row += take;
+      from += take;
+      if (from === part.count) {
+        pi++;
+        from = 0;
       }
     }
     time.copyTo(bindings.data_chunk_get_vector(raw, 0), rows, false);
@@ -611,5 +610,36 @@ function appendChunks(appender: DuckDBAppender, shape: Shape, batch: AppendBatch
     }
     bindings.data_chunk_set_size(raw, rows);
     appender.appendDataChunk(chunk);
+  }
+}
+
+/** Writes `take` rows of a part's column, from its row `from`, into the buffer from row `row`. */
+function writeRun(b: ColumnBuffer, part: EventColumns, f: FieldColumn, from: number, row: number, take: number): void {
+  const { kinds: values, nums, spans } = f;
+  for (let i = 0; i < take; i++) {
+    const k = values[from + i];
+    if (k === Value.Absent) continue;
+    const r = row + i;
+    const x = nums[from + i];
+    switch (b.kind) {
+      case Kind.String:
+        if (k === Value.String) b.setString(r, part.text, spans![2 * (from + i)], spans![2 * (from + i) + 1]);
+        else b.setString(r, k === Value.Boolean ? String(x !== 0) : String(x));
+        break;
+      case Kind.Integer:
+        // The writer widens a column before a value it cannot hold reaches it.
+        if (k !== Value.Integer) throw invalid(`a ${k === Value.String ? 'string' : 'non-integer'} value for an integer column`);
+        setInt64(b, r, x);
+        break;
+      case Kind.Float:
+        if (k !== Value.Integer && k !== Value.Float) throw invalid('a non-numeric value for a float column');
+        b.f64[r] = x;
+        break;
+      case Kind.Boolean:
+        if (k !== Value.Boolean) throw invalid('a non-boolean value for a boolean column');
+        b.u8[r] = x;
+        break;
+    }
+    b.validity[r >> 3] |= 1 << (r & 7);
   }
 }

@@ -2,16 +2,9 @@
 // the ingest time, then one typed column per field (named c1, c2, … — field names live in the
 // config store's column registry, because field names are case-sensitive and arbitrary).
 import type { ColumnType } from '../config/types.js';
+import type { EventColumns } from './columns.js';
 
 export type Scalar = string | number | boolean;
-
-/** One event ready for storage: times in microseconds since the epoch. */
-export interface StoredEvent {
-  timeUs: number;
-  samplerate: number;
-  /** Values by physical column name; absent columns are NULL. */
-  values: Map<string, Scalar>;
-}
 
 export interface PhysicalColumn {
   physical: string;
@@ -20,11 +13,12 @@ export interface PhysicalColumn {
 
 export interface AppendBatch {
   datasetId: string;
-  events: StoredEvent[];
+  /** The events (times in microseconds since the epoch), in parts: one per request. */
+  parts: EventColumns[];
   /**
-   * When given, the events' values are keyed by field name, and this maps each name to its
-   * column (the ingest writer passes its column registry, saving a second map per event).
-   * Otherwise they are keyed by physical column name.
+   * When given, the parts' columns are named by field name, and this maps each name to its
+   * column (the ingest writer passes its column registry). Otherwise they are named by
+   * physical column name.
    */
   columns?: ReadonlyMap<string, { readonly physical: string }>;
 }

@@ -1,0 +1,60 @@
+// A /1/batch request body → its events as columns, or the reason the whole request is refused.
+// Runs on an ingest thread (batch-threads.ts), or on the JavaScript thread when there are none:
+// decompress (with the cap that defuses bombs), parse (JSON or msgpack), then normalise each
+// item into the next row of the columns.
+import { ColumnsBuilder, type EventColumns } from '../stores/events/columns.js';
+import { DecodeError, decompress, parseBody } from './decode.js';
+import { DEFAULT_LIMITS, EventRejected, normaliseBatchItemInto } from './normalise.js';
+
+export interface BatchRequest {
+  /** The body as sent (non-empty). */
+  body: Uint8Array;
+  contentEncoding?: string;
+  contentType?: string;
+  maxDecompressed: number;
+  /** The dataset's expand_json_depth. */
+  expandDepth: number;
+  /** When the request arrived: the time of events that give none. */
+  receivedUs: number;
+}
+
+export type DecodedBatch =
+  | {
+      ok: true;
+      /** Number of items in the body. */
+      items: number;
+      /** Items refused, by position, with the reason; every other item is a row of `columns`, in order. */
+      refused: [number, string][];
+      columns: EventColumns;
+    }
+  | { ok: false; kind: 'empty' | DecodeError['kind']; message: string };
+
+const isBlank = (raw: Uint8Array) => raw.every((b) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09);
+
+export async function decodeBatch(req: BatchRequest): Promise<DecodedBatch> {
+  let items: unknown;
+  try {
+    const body = Buffer.from(req.body.buffer, req.body.byteOffset, req.body.byteLength);
+    const raw = await decompress(body, req.contentEncoding, req.maxDecompressed);
+    // "The body is empty, or blank": whitespace alone is no JSON document either.
+    if (isBlank(raw)) return { ok: false, kind: 'empty', message: 'the body is blank' };
+    items = parseBody(raw, req.contentType);
+  } catch (err) {
+    if (err instanceof DecodeError) return { ok: false, kind: err.kind, message: err.message };
+    throw err;
+  }
+  if (!Array.isArray(items)) return { ok: false, kind: 'malformed', message: 'the body must be an array of events' };
+  if (items.length === 0) return { ok: false, kind: 'empty', message: 'the batch has no events' };
+  const out = new ColumnsBuilder(items.length);
+  const refused: [number, string][] = [];
+  for (let i = 0; i < items.length; i++) {
+    try {
+      normaliseBatchItemInto(out, items[i], req.receivedUs, req.expandDepth, DEFAULT_LIMITS);
+    } catch (err) {
+      if (!(err instanceof EventRejected)) throw err;
+      refused.push([i, err.message]);
+    }
+    items[i] = undefined; // garbage once it is a row
+  }
+  return { ok: true, items: items.length, refused, columns: out.finish() };
+}

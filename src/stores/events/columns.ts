@@ -1,0 +1,179 @@
+// One request's events, column by column: the form events take from decoding to the event
+// store. A batch is decoded and normalised on an ingest thread (src/ingest/batch-threads.ts), which hands
+// its events back in this form: typed arrays move between threads without being copied, and all
+// string values travel as one string, so the JavaScript thread that stages them into DuckDB
+// neither parses nor builds an object per event. The writer checks each column once per
+// request, not each value, and the event store copies columns into DuckDB's vectors.
+import type { Scalar } from './types.js';
+
+/** One event with its fields in a Map (what normalising one event gives). */
+export interface RowEvent {
+  timeUs: number;
+  samplerate: number;
+  fields: Map<string, Scalar>;
+}
+
+/** What a row holds in a column. */
+export const Value = { Absent: 0, String: 1, Integer: 2, Float: 3, Boolean: 4 } as const;
+export type Value = (typeof Value)[keyof typeof Value];
+
+/** One field's values across a request's events. */
+export interface FieldColumn {
+  name: string;
+  /** Each row's kind of value (`Value.Absent`: that event has no such field). */
+  kinds: Uint8Array;
+  /**
+   * `1 << kind` of every kind a row was given (a value overwritten within its event, or in an
+   * event refused later, still counts: the mask may be wider than the values, never narrower).
+   */
+  mask: number;
+  /** Rows with a value (at least one: columns without are left out). */
+  present: number;
+  /** Each row's number (booleans as 0 and 1). */
+  nums: Float64Array;
+  /** Each row's string as [start, end) in `EventColumns.text`; only when the mask has strings. */
+  spans?: Uint32Array;
+}
+
+export interface EventColumns {
+  /** Number of events (rows). */
+  count: number;
+  timeUs: Float64Array;
+  samplerate: Float64Array;
+  fields: FieldColumn[];
+  /** Every string value, one after another. */
+  text: string;
+}
+
+export const bit = (kind: Value): number => 1 << kind;
+
+/** The kind of a value: what the ingest writer infers a column's type from. */
+export function kindOf(v: Scalar): Value {
+  if (typeof v === 'string') return Value.String;
+  if (typeof v === 'boolean') return Value.Boolean;
+  // BIGINT holds integers below 2^63; larger ones (1e20 is an integer to JS) are stored as floats.
+  return Number.isInteger(v) && Math.abs(v) < 2 ** 63 ? Value.Integer : Value.Float;
+}
+
+/** A row's value in a column (undefined when absent). */
+export function valueAt(cols: EventColumns, f: FieldColumn, row: number): Scalar | undefined {
+  switch (f.kinds[row]) {
+    case Value.String:
+      return cols.text.slice(f.spans![2 * row], f.spans![2 * row + 1]);
+    case Value.Integer:
+    case Value.Float:
+      return f.nums[row];
+    case Value.Boolean:
+      return f.nums[row] !== 0;
+    default:
+      return undefined;
+  }
+}
+
+type Draft = FieldColumn;
+
+/**
+ * Builds EventColumns one event at a time: `set()` each field of the row, then `endRow()`, or
+ * `abandonRow()` to drop the row (an event refused halfway through normalising it). Setting a
+ * field twice within a row keeps the later value, as a Map would.
+ */
+export class ColumnsBuilder {
+  private readonly drafts = new Map<string, Draft>();
+  private readonly texts: string[] = [];
+  private textLength = 0;
+  private readonly timeUs: Float64Array;
+  private readonly samplerate: Float64Array;
+  private row = 0;
+  /** Columns given a value in the current row. */
+  private readonly touched: Draft[] = [];
+
+  constructor(private readonly capacity: number) {
+    this.timeUs = new Float64Array(capacity);
+    this.samplerate = new Float64Array(capacity);
+  }
+
+  /** Fields set in the current row (the normaliser's count against the per-event cap). */
+  get size(): number {
+    return this.touched.length;
+  }
+
+  set(name: string, value: Scalar): void {
+    let d = this.drafts.get(name);
+    if (d === undefined) {
+      d = { name, kinds: new Uint8Array(this.capacity), mask: 0, present: 0, nums: new Float64Array(this.capacity) };
+      this.drafts.set(name, d);
+    }
+    const row = this.row;
+    if (d.kinds[row] === Value.Absent) {
+      this.touched.push(d);
+      d.present++;
+    }
+    const kind = kindOf(value);
+    d.kinds[row] = kind;
+    d.mask |= 1 << kind;
+    if (kind === Value.String) {
+      const spans = (d.spans ??= new Uint32Array(2 * this.capacity));
+      spans[2 * row] = this.textLength;
+      this.texts.push(value as string);
+      this.textLength += (value as string).length;
+      spans[2 * row + 1] = this.textLength;
+    } else d.nums[row] = kind === Value.Boolean ? (value ? 1 : 0) : (value as number);
+  }
+
+  endRow(timeUs: number, samplerate: number): void {
+    this.timeUs[this.row] = timeUs;
+    this.samplerate[this.row] = samplerate;
+    this.touched.length = 0;
+    this.row++;
+  }
+
+  /** Forgets the current row's values (their strings stay in the text, unreferenced). */
+  abandonRow(): void {
+    for (const d of this.touched) {
+      d.kinds[this.row] = Value.Absent;
+      d.present--;
+    }
+    this.touched.length = 0;
+  }
+
+  /** The events so far; the builder is spent. */
+  finish(): EventColumns {
+    const fields = [...this.drafts.values()].filter((d) => d.present > 0);
+    return { count: this.row, timeUs: this.timeUs, samplerate: this.samplerate, fields, text: this.texts.join('') };
+  }
+}
+
+/** Normalised events (each a Map of fields) as columns. */
+export function columnsOf(events: readonly RowEvent[]): EventColumns {
+  const b = new ColumnsBuilder(events.length);
+  for (const e of events) {
+    for (const [name, value] of e.fields) b.set(name, value);
+    b.endRow(e.timeUs, e.samplerate);
+  }
+  return b.finish();
+}
+
+/** Columns as normalised events, fields in column order (the writer's path for new columns). */
+export function rowsOf(cols: EventColumns): RowEvent[] {
+  const rows: RowEvent[] = [];
+  for (let r = 0; r < cols.count; r++) {
+    const fields = new Map<string, Scalar>();
+    for (const f of cols.fields) {
+      const v = valueAt(cols, f, r);
+      if (v !== undefined) fields.set(f.name, v);
+    }
+    rows.push({ timeUs: cols.timeUs[r], samplerate: cols.samplerate[r], fields });
+  }
+  return rows;
+}
+
+/** The buffers to transfer (not copy) when posting columns to another thread. */
+export function transferables(cols: EventColumns): ArrayBuffer[] {
+  const out = new Set<ArrayBuffer>([cols.timeUs.buffer as ArrayBuffer, cols.samplerate.buffer as ArrayBuffer]);
+  for (const f of cols.fields) {
+    out.add(f.kinds.buffer as ArrayBuffer);
+    out.add(f.nums.buffer as ArrayBuffer);
+    if (f.spans) out.add(f.spans.buffer as ArrayBuffer);
+  }
+  return [...out];
+}
