@@ -131,10 +131,15 @@ describe('decompression bombs (ingestDecompressedLimit 1,000,000)', () => {
 /** 2,000 valid events, over 128 KB: a prefix that puts a body on the element-by-element parse. */
 const LARGE = Array.from({ length: 2000 }, (_, i) => JSON.stringify({ data: { i, s: 'padding-'.repeat(8) } }) + ',').join('');
 
-describe('whole-request errors', () => {
+// Batches are decoded on an ingest thread by default; with WAGGLE_INGEST_THREADS=0 on the
+// JavaScript thread (where large JSON bodies are parsed in pieces): the same errors either way.
+describe.each([
+  ['on an ingest thread', 1],
+  ['on the JavaScript thread', 0],
+])('whole-request errors, batches decoded %s', (_where, ingestThreads) => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await makeApp();
+    t = await makeApp({ settings: { ingestThreads } });
   });
   afterAll(() => t.close());
 
@@ -161,7 +166,7 @@ describe('whole-request errors', () => {
     ['bad zstd data', 'definitely not zstd', { 'content-encoding': 'zstd' }, MALFORMED],
     ['truncated zstd', zstdRaw('[{"data":{"a":1}}]').subarray(0, 15), { 'content-encoding': 'zstd' }, MALFORMED],
     ['a zstd block of the reserved type', Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38, 0x07, 0x00, 0x00, 0x41]), { 'content-encoding': 'zstd' }, MALFORMED],
-    // Bodies over 128 KB are parsed element by element (decode.ts): their defects must give the same error.
+    // Bodies over 128 KB are parsed element by element on the JavaScript thread (decode.ts): their defects must give the same error.
     ['a large batch missing a comma', `[${LARGE}{"data":{}} {"data":{}}]`, {}, MALFORMED],
     ['a large batch with a trailing comma', `[${LARGE}{"data":{}},]`, {}, MALFORMED],
     ['a large batch cut short in a string', `[${LARGE}{"data":{"a":"x\\"}`, {}, MALFORMED],

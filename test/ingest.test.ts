@@ -4,7 +4,7 @@
 // widening, dataset creation and naming, keys and environments, bookkeeping, deletion.
 import { gzipSync } from 'node:zlib';
 import { pack, unpack } from 'msgpackr';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { expectContract } from './contract.js';
 import { json, makeApp, type TestApp } from './helpers.js';
 import {
@@ -71,7 +71,12 @@ describe('POST /1/batch: positional results', () => {
     expect(await stored(t, ds)).toEqual([]);
   });
 
-  it('stores a batch of over 128 KB (parsed element by element) exactly as JSON.parse reads it', async () => {
+  it.each([
+    ['on an ingest thread', 1],
+    ['on the JavaScript thread (parsed element by element)', 0],
+  ])('stores a batch of over 128 KB decoded %s exactly as JSON.parse reads it', async (_where, ingestThreads) => {
+    const t = await makeApp({ settings: { ingestThreads } });
+    onTestFinished(() => t.close());
     const ds = fresh();
     const tricky = ['}]{[', 'a "quoted" \\ back\\slash\\', '\\', 'ünïcödé 🐝 ✓', '{"not":"json"}', 'line\nbreak\t'];
     const items: unknown[] = Array.from({ length: 3000 }, (_, i) => ({

@@ -3,6 +3,7 @@
 // output instead of being unpacked; then JSON or msgpack by Content-Type.
 import { gunzip } from 'node:zlib';
 import { promisify } from 'node:util';
+import { isMainThread } from 'node:worker_threads';
 import { Decompress as ZstdStream } from 'fzstd';
 import { Unpackr, addExtension } from 'msgpackr';
 
@@ -207,11 +208,16 @@ export function parseArrayInPieces(raw: Buffer): unknown[] | undefined {
   return items;
 }
 
-/** Parses a decompressed body as msgpack (libhoney's format) or JSON. */
+/**
+ * Parses a decompressed body as msgpack (libhoney's format) or JSON. Large JSON bodies are
+ * parsed in pieces on the main thread only: on an ingest thread (batch-threads.ts) one string
+ * of the body parsed faster (about 2.3 against 2.9 ms per 1,000-event body; in paired ingest
+ * benchmark runs, events/s the same or up to a fifth higher).
+ */
 export function parseBody(raw: Buffer, contentType: string | undefined): unknown {
   try {
     if (isMsgpack(contentType)) return unpackr.unpack(raw);
-    return (raw.length >= PIECES_FROM_BYTES && parseArrayInPieces(raw)) || JSON.parse(raw.toString('utf8'));
+    return (isMainThread && raw.length >= PIECES_FROM_BYTES && parseArrayInPieces(raw)) || JSON.parse(raw.toString('utf8'));
   } catch (err) {
     throw new DecodeError(`body is not valid ${isMsgpack(contentType) ? 'msgpack' : 'JSON'}: ${(err as Error).message}`, 'malformed');
   }
