@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { createGzip, gzipSync } from 'node:zlib';
 import { pack } from 'msgpackr';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { createApp } from '../src/http/app.js';
 import { makeApp, type TestApp } from './helpers.js';
 import {
@@ -257,6 +257,17 @@ describe('per-event limits', () => {
     expect(rows[0].fields.f1999).toBe(1999);
     expect(rows[1].fields).toEqual({ f0: -1 });
     expect((await columnsOf(t, ds)).size).toBe(2000);
+  });
+
+  it.each([1, 0])('a value nested deeper than can be kept as JSON refuses its event only (ingest threads: %i)', async (ingestThreads) => {
+    const app = await makeApp({ settings: { ingestThreads } });
+    onTestFinished(() => app.close());
+    const ds = fresh();
+    const deep = '['.repeat(200_000) + ']'.repeat(200_000);
+    const r = results(await batch(app, ds, `[{"data":{"a":${deep}}},{"data":{"b":1}}]`, { 'content-type': 'application/json' }));
+    expect(r).toEqual([{ status: 400, error: 'field "a" is nested too deeply' }, { status: 202 }]);
+    await expect(single(app, ds, `{"a":${deep}}`).then((res) => legacyError(res, 400))).resolves.toBe('field "a" is nested too deeply');
+    expect((await stored(app, ds)).map((row) => row.fields)).toEqual([{ b: 1 }]);
   });
 
   it('fields are counted after flattening', async () => {

@@ -118,6 +118,19 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date) && !ArrayBuffer.isView(v);
 }
 
+/**
+ * An array or object kept as a JSON string. JSON.parse reads nesting of any depth, but
+ * JSON.stringify recurses: nesting deeper than the stack allows refuses the event.
+ */
+function asJson(v: unknown, name: string): string {
+  try {
+    return JSON.stringify(v);
+  } catch (err) {
+    if (err instanceof RangeError) throw new EventRejected(`field ${JSON.stringify(name.slice(0, 128))} is nested too deeply`);
+    throw err;
+  }
+}
+
 /** Where flattened fields go: a Map, or the current row of a ColumnsBuilder. */
 interface FieldSink {
   set(name: string, value: Scalar): unknown;
@@ -147,7 +160,7 @@ function flatten(data: Record<string, unknown>, prefix: string, depthLeft: numbe
     else if (isPlainObject(v) && depthLeft > 0) {
       size += flatten(v, `${name}.`, depthLeft - 1, out, limits);
       continue;
-    } else value = JSON.stringify(v);
+    } else value = asJson(v, name);
 
     if (typeof value === 'string' && value.length * 3 > limits.maxStringBytes && Buffer.byteLength(value) > limits.maxStringBytes) {
       throw new EventRejected(`field ${JSON.stringify(name.slice(0, 128))} is longer than ${limits.maxStringBytes} bytes`);
