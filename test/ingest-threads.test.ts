@@ -2,6 +2,7 @@
 // the event store (src/stores/events/columns.ts): the same requests give the same answers and
 // the same stored rows whether batches are decoded on worker threads or on the JavaScript
 // thread; a thread that dies is replaced; the column form keeps every value as a Map would.
+import { spawnSync } from 'node:child_process';
 import { gzipSync } from 'node:zlib';
 import { pack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -115,6 +116,18 @@ describe('ingest threads', () => {
     } finally {
       await t.close();
     }
+  });
+
+  it('keep a process alive while they decode, and not once they are idle', () => {
+    // A script whose only work is one decode: it must print the result (not exit early) and then exit.
+    const url = new URL('../src/ingest/batch-threads.ts', import.meta.url).href;
+    const script = `import { batchThreads } from ${JSON.stringify(url)};
+      const d = await batchThreads(1).decode({ body: Buffer.from('[{"data":{"a":1}},{"data":{"a":2}}]'), maxDecompressed: 1e6, expandDepth: 0, receivedUs: 0 });
+      console.log(d.ok, d.columns.count);`;
+    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
+    expect(run.stderr).toBe('');
+    expect(run.stdout.trim()).toBe('true 2');
+    expect(run.status).toBe(0);
   });
 
   it('WAGGLE_INGEST_THREADS sets how many (0: none); anything else is refused', () => {

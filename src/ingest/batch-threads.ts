@@ -5,7 +5,7 @@
 // (WAGGLE_INGEST_THREADS=0) the same code runs on the JavaScript thread.
 //
 // One pool per process and size, started on first use: the threads hold no state (each request
-// carries what decoding needs), and are unref'd, so they never keep a process alive.
+// carries what decoding needs), and keep the process alive only while they have work.
 import { Worker } from 'node:worker_threads';
 import { decodeBatch, type BatchRequest, type DecodedBatch } from './batch.js';
 
@@ -32,10 +32,10 @@ class Thread {
   dead = false;
 
   constructor(onDeath: () => void) {
-    this.worker.unref();
     this.worker.on('message', (m: { id: number; decoded?: DecodedBatch; error?: string }) => {
       const task = this.tasks.get(m.id);
       this.tasks.delete(m.id);
+      if (this.tasks.size === 0) this.worker.unref();
       if (m.decoded) task?.resolve(m.decoded);
       else task?.reject(new Error(`ingest thread: ${m.error}`));
     });
@@ -48,6 +48,16 @@ class Thread {
     };
     this.worker.on('error', die);
     this.worker.on('exit', (code) => die(new Error(`exited with code ${code}`)));
+    // After the listeners: adding a 'message' listener refs the thread again.
+    this.worker.unref();
+  }
+
+  /** Posts a task; the thread keeps the process alive while it has tasks, and only then. */
+  post(id: number, request: BatchRequest, task: Task): void {
+    if (this.tasks.size === 0) this.worker.ref();
+    this.tasks.set(id, task);
+    // The body is copied, not transferred: Node may have cut it from a shared pool.
+    this.worker.postMessage({ id, request });
   }
 }
 
@@ -70,11 +80,7 @@ export class BatchThreads {
       thread = t;
     } else thread = this.threads.reduce((a, b) => (b.tasks.size < a.tasks.size ? b : a));
     const id = this.nextId++;
-    return new Promise<DecodedBatch>((resolve, reject) => {
-      thread.tasks.set(id, { resolve, reject });
-      // The body is copied, not transferred: Node may have cut it from a shared pool.
-      thread.worker.postMessage({ id, request });
-    });
+    return new Promise<DecodedBatch>((resolve, reject) => thread.post(id, request, { resolve, reject }));
   }
 }
 

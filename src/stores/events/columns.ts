@@ -1,9 +1,9 @@
 // One request's events, column by column: the form events take from decoding to the event
-// store. A batch is decoded and normalised on an ingest thread (src/ingest/batch-threads.ts), which hands
-// its events back in this form: typed arrays move between threads without being copied, and all
-// string values travel as one string, so the JavaScript thread that stages them into DuckDB
-// neither parses nor builds an object per event. The writer checks each column once per
-// request, not each value, and the event store copies columns into DuckDB's vectors.
+// store. A batch is decoded and normalised on an ingest thread (src/ingest/batch-threads.ts),
+// which hands its events back in this form: typed arrays move between threads without being
+// copied, and all string values travel as one string, so the JavaScript thread that stages them
+// into DuckDB neither parses nor builds an object per event. The writer checks each column once
+// per request, not each value, and the event store copies columns into DuckDB's vectors.
 import type { Scalar } from './types.js';
 
 /** One event with its fields in a Map (what normalising one event gives). */
