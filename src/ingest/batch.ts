@@ -3,7 +3,7 @@
 // decompress (with the cap that defuses bombs), parse (JSON or msgpack), then normalise each
 // item into the next row of the columns.
 import { ColumnsBuilder, type EventColumns } from '../stores/events/columns.js';
-import { DecodeError, decompress, parseBody } from './decode.js';
+import { DecodeError, decodeBody } from './decode.js';
 import { DEFAULT_LIMITS, EventRejected, normaliseBatchItemInto } from './normalise.js';
 
 export interface BatchRequest {
@@ -27,18 +27,14 @@ export type DecodedBatch =
       refused: [number, string][];
       columns: EventColumns;
     }
-  | { ok: false; kind: 'empty' | DecodeError['kind']; message: string };
-
-const isBlank = (raw: Uint8Array) => raw.every((b) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09);
+  | { ok: false; kind: DecodeError['kind']; message: string };
 
 export async function decodeBatch(req: BatchRequest): Promise<DecodedBatch> {
   let items: unknown;
   try {
+    // (A Buffer arrives on another thread as a plain Uint8Array.)
     const body = Buffer.from(req.body.buffer, req.body.byteOffset, req.body.byteLength);
-    const raw = await decompress(body, req.contentEncoding, req.maxDecompressed);
-    // "The body is empty, or blank": whitespace alone is no JSON document either.
-    if (isBlank(raw)) return { ok: false, kind: 'empty', message: 'the body is blank' };
-    items = parseBody(raw, req.contentType);
+    items = await decodeBody(body, req.contentEncoding, req.contentType, req.maxDecompressed);
   } catch (err) {
     if (err instanceof DecodeError) return { ok: false, kind: err.kind, message: err.message };
     throw err;

@@ -37,8 +37,11 @@ addExtension({
 export class DecodeError extends Error {
   constructor(
     message: string,
-    /** `too-large` answers "Request body is too large."; `malformed` the malformed-body text. */
-    readonly kind: 'too-large' | 'malformed' | 'unsupported-encoding',
+    /**
+     * `too-large` answers "Request body is too large."; `malformed` the malformed-body text;
+     * `empty` "Request body should not be empty.".
+     */
+    readonly kind: 'too-large' | 'malformed' | 'unsupported-encoding' | 'empty',
   ) {
     super(message);
   }
@@ -221,4 +224,12 @@ export function parseBody(raw: Buffer, contentType: string | undefined): unknown
   } catch (err) {
     throw new DecodeError(`body is not valid ${isMsgpack(contentType) ? 'msgpack' : 'JSON'}: ${(err as Error).message}`, 'malformed');
   }
+}
+
+/** An ingest body as sent → its value: undoes Content-Encoding, then parses; throws DecodeError. */
+export async function decodeBody(body: Buffer, contentEncoding: string | undefined, contentType: string | undefined, maxBytes: number): Promise<unknown> {
+  const raw = await decompress(body, contentEncoding, maxBytes);
+  // "The body is empty, or blank": whitespace alone is no JSON document either.
+  if (raw.every(isJsonSpace)) throw new DecodeError('the body is blank', 'empty');
+  return parseBody(raw, contentType);
 }

@@ -11,7 +11,7 @@ import { ALL_DATASETS, createOrGetDataset, datasetSlug } from '../../domain/data
 import type { BatchRequest, DecodedBatch } from '../../ingest/batch.js';
 import { batchThreads } from '../../ingest/batch-threads.js';
 import { columnsOf } from '../../stores/events/columns.js';
-import { DecodeError, decompress, isMsgpack, parseBody } from '../../ingest/decode.js';
+import { DecodeError, decodeBody, isMsgpack } from '../../ingest/decode.js';
 import { DEFAULT_LIMITS, EventRejected, normaliseFields, parseSamplerate, parseTime, type NormalisedEvent } from '../../ingest/normalise.js';
 import type { Dataset } from '../../stores/config/types.js';
 import type { ApiContext } from '../context.js';
@@ -45,7 +45,7 @@ export async function ingestDataset(ctx: ApiContext, request: FastifyRequest, se
 }
 
 /** Honeycomb's whole-request error for a body that cannot be decoded. */
-function decodeFailure(kind: Exclude<DecodedBatch, { ok: true }>['kind'], message: string): ApiError {
+function decodeFailure(kind: DecodeError['kind'], message: string): ApiError {
   if (kind === 'empty') return new ApiError(400, EMPTY);
   if (kind === 'too-large') return new ApiError(400, TOO_LARGE);
   if (kind === 'unsupported-encoding') return new ApiError(400, message);
@@ -57,10 +57,7 @@ export async function readIngestBody(ctx: ApiContext, request: FastifyRequest): 
   const body = request.body as Buffer | undefined;
   if (!body || body.length === 0) throw new ApiError(400, EMPTY);
   try {
-    const raw = await decompress(body, request.headers['content-encoding'], ctx.settings.ingestDecompressedLimit);
-    // "The body is empty, or blank": whitespace alone is no JSON document either.
-    if (raw.every((b) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09)) throw new ApiError(400, EMPTY);
-    return parseBody(raw, request.headers['content-type']);
+    return await decodeBody(body, request.headers['content-encoding'], request.headers['content-type'], ctx.settings.ingestDecompressedLimit);
   } catch (err) {
     if (err instanceof DecodeError) throw decodeFailure(err.kind, err.message);
     throw err;
