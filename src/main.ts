@@ -4,7 +4,7 @@
 // about 16,000 events (every client's batch) are parsed and waiting for their group commit at
 // any time, more than the default 16 MB holds, so each scavenge copied and promoted them, and
 // the garbage collector took a fifth of the server's CPU. With 128 MB they die young (figures
-// and the memory it costs: README, "Settings" and "Benchmarks"); run
+// and the memory it costs: docs/settings.md and docs/benchmarks.md); run
 // `node --max-semi-space-size=16 dist/main.js serve` to trade that memory back.
 import { Command } from 'commander';
 import { registerDeliveriesCommand } from './cli/deliveries.js';

@@ -6,7 +6,7 @@
 // check, the read used by delivery code, and the validation of NotificationRecipient arrays.
 // src/api/v1/recipients.ts is the HTTP face.
 //
-// Decisions (see also the README's Recipients section):
+// Decisions (see also docs/recipients.md):
 // - Duplicates (409): same `type` and same destination. email: the address, case-insensitively;
 //   slack: the channel; pagerduty: integration key and integration name; webhook, msteams,
 //   msteams_workflow: URL and name. The store enforces it (unique key = SHA-256 of that identity,

@@ -1,7 +1,7 @@
 // Trigger evaluation: a scheduler Job that runs every enabled trigger's query at its frequency,
 // compares the result with the threshold, keeps the trigger's state and notifies its recipients.
 //
-// Decisions (also in the README, section "Triggers"):
+// Decisions (also in docs/triggers.md):
 // - Schedule. Each trigger has evaluation slots: the first at its creation time (whole seconds,
 //   app clock), then every `frequency` seconds (next = last slot + frequency, whatever the tick
 //   delay). A slot is evaluated at the first tick at or after it. After downtime (or while

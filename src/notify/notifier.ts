@@ -2,7 +2,7 @@
 // delivery log (kind `delivery`), sent by the transports with retries, and every attempt and
 // outcome is written to the log.
 //
-// Decisions (the README's "Notifications and delivery" section says the same):
+// Decisions (docs/recipients.md, "Notifications and delivery" says the same):
 // - enqueue() never blocks and never throws. At most `queueSize` deliveries may be unfinished
 //   (queued, in flight or waiting for a retry); past that a new one is refused: a warning is
 //   logged and a `refused` entry written to the delivery log.

@@ -9,7 +9,7 @@
 // (application/problem+json with `type_detail`); a value of the wrong JSON type has code
 // `incorrect_type`, a required one that is absent `missing`, anything else `invalid`.
 //
-// Decisions (also in the README, section "Queries"):
+// Decisions (also in docs/queries.md):
 // - Unknown fields (top level and inside calculations, filters, orders, havings and calculated
 //   fields) are ignored, as everywhere on /1/, and left out of the stored and echoed spec. The
 //   OpenAPI Query schema does not forbid additional properties; echoing them would suggest that

@@ -3,7 +3,7 @@
 // a board of the key's environment (404 `board not found` otherwise), and a view is found only
 // under its own board (404 `board view not found`).
 //
-// Decisions (also in the README, section "Boards"):
+// Decisions (also in docs/boards.md):
 // - `name`: required, 1..255 characters, not blank; unique within its board (exact,
 //   case-sensitive match): a duplicate on create or PUT → 409 (problem+json, `conflict`).
 // - `filters`: required array of at least one `{column, operation, value}`: `column` a

@@ -3,7 +3,7 @@
 // needs the configuration-key permission Manage Public Boards (`manage_boards`); another
 // environment's board is a 404 like a missing one.
 //
-// Decisions (also in the README, section "Boards"):
+// Decisions (also in docs/boards.md):
 // - Flexible boards only: `type` is required and must be `flexible` (422 otherwise).
 // - Classic fields: `style`, `column_layout` and a query panel's `graph_settings` are accepted and
 //   ignored (cosmetic; never stored or echoed). `queries` and `slos` must be absent, null or

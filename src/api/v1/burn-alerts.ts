@@ -2,7 +2,7 @@
 // recipients), create (201), get, full-replacement PUT, DELETE (204). Every route needs Manage
 // SLOs (`manage_slos`). Evaluation is in src/engine/burn-alerts.ts.
 //
-// Decisions (also in the README, "SLOs and burn alerts"):
+// Decisions (also in docs/slos.md):
 // - Stored in the object store, kind `burn_alert`, under the SLO's environment and dataset (an
 //   alert of a dataset's SLO goes with the dataset). `triggered` lives in a separate state object.
 // - An alert is found under `__all__` or under any dataset of its SLO, like the SLO; elsewhere

@@ -54,7 +54,7 @@ export const CalculatedField = Type.Object({
 
 const CalculatedFieldInput = Type.Object({
   alias: Type.String({ minLength: 1, maxLength: 255 }),
-  expression: Type.String({ minLength: 1, maxLength: 4095, description: 'The calculated-field formula; see the README, "Calculated fields".' }),
+  expression: Type.String({ minLength: 1, maxLength: 4095, description: 'The calculated-field formula; see docs/calculated-fields.md.' }),
   description: Type.Optional(Type.String({ maxLength: 255 })),
 });
 

@@ -3,7 +3,7 @@
 // reads the outcome one page at a time. Both need the configuration-key permission Read Service
 // Maps (`read_service_maps`).
 //
-// Decisions (README, "Service maps"):
+// Decisions (docs/service-maps.md):
 // - A request runs in the background as soon as it is created and is stored (object kind
 //   `map_dependency_request`) when done; it never changes after. POST waits up to 200 ms for it:
 //   done by then → 200 with `status` ready (or error), otherwise 201 with `status: pending`.

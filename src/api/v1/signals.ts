@@ -94,7 +94,7 @@ const SignalInput = Type.Object({
     Type.Unsafe<Sensitivity | null>({
       type: ['string', 'null'],
       enum: [...SENSITIVITIES, null],
-      description: 'low | medium (default) | high: see the README for the band widths and silences.',
+      description: 'low | medium (default) | high: see docs/signals.md for the band widths and silences.',
     }),
   ),
   training_period_hours: Type.Optional(

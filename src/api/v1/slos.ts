@@ -3,7 +3,7 @@
 // and Waggle's reset: POST /1/slos/{datasetSlug|__all__}/{sloId}/reset. Every route needs Manage
 // SLOs (`manage_slos`). The maths is in src/engine/slo.ts.
 //
-// Decisions (also in the README, "SLOs and burn alerts"):
+// Decisions (also in docs/slos.md):
 // - Stored in the object store, kind `slo`, with the ids of its datasets. An SLO made on a dataset
 //   path belongs to that dataset (object datasetId: deleted with it); one made on `__all__` names
 //   1..10 `dataset_slugs` and belongs to the environment.

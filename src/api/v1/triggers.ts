@@ -4,7 +4,7 @@
 // (`manage_triggers`): 403 without it; another environment's trigger answers 404 like a missing one.
 // Registering the routes also registers the evaluation job (src/engine/triggers.ts).
 //
-// Decisions (also in the README, section "Triggers"):
+// Decisions (also in docs/triggers.md):
 // - A trigger belongs to its dataset, or to the environment for `__all__`, and is listed, read and
 //   changed only under that path segment (like queries and markers); elsewhere it is a 404.
 // - `query` (inline) or `query_id`: exactly one. An inline query is validated like any query

@@ -1,6 +1,6 @@
 // The function table: canonical names, aliases, arity, and which arguments must be literals.
-// Semantics and result types live in compile.ts (one case per function) and in the README's
-// "Calculated fields" section.
+// Semantics and result types live in compile.ts (one case per function) and in
+// docs/calculated-fields.md.
 
 export interface FunctionSpec {
   name: string;
