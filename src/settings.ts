@@ -1,7 +1,7 @@
 // Every setting of the server, read in one place. Flags (CLI) override environment variables,
 // which override the defaults. The README's settings table lists the same names.
 import { accessSync, constants } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import type { RatePolicy } from './http/rate-limit.js';
 
 export interface Settings {
@@ -78,6 +78,17 @@ export interface Settings {
   smtpCaFile?: string;
   /** The From address of notification emails. */
   smtpFrom: string;
+  /**
+   * The server's public base URL (`https://waggle.example.com`, no trailing slash): problem
+   * `type`s, `query_url`, `board_url`, `Location` headers and notification links start with it.
+   * Unset: the scheme and Host of each request (background links: see `backgroundBaseUrl`).
+   */
+  publicUrl?: string;
+  /**
+   * Whom to believe about `X-Forwarded-Proto/Host/For` (Fastify's `trustProxy`): `false` (no one,
+   * the default), `true` (any peer), a hop count, or a list of addresses/CIDRs.
+   */
+  trustProxy: boolean | number | string[];
 }
 
 export const DEFAULTS: Settings = {
@@ -112,6 +123,7 @@ export const DEFAULTS: Settings = {
   smtpSecure: false,
   smtpStarttls: 'opportunistic',
   smtpFrom: 'Waggle <waggle@localhost>',
+  trustProxy: false,
 };
 
 /** `N/S` = N requests per S seconds; `off` disables. */
@@ -143,6 +155,17 @@ function readableFile(text: string, name: string): string {
     throw new Error(`${name} must name a readable file (${path})`);
   }
   return path;
+}
+
+function parseTrustProxy(text: string): Settings['trustProxy'] {
+  const v = text.trim();
+  if (/^\d+$/.test(v)) return Number(v);
+  if (['1', 'true', 'yes', 'on', '0', 'false', 'no', 'off'].includes(v.toLowerCase())) return parseBoolean(v, 'WAGGLE_TRUST_PROXY');
+  const list = v.split(',').map((a) => a.trim()).filter(Boolean);
+  if (list.length === 0 || list.some((a) => !/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(a) && !['loopback', 'linklocal', 'uniquelocal'].includes(a))) {
+    throw new Error('WAGGLE_TRUST_PROXY must be true, false, a hop count, or a comma-separated list of addresses/CIDRs');
+  }
+  return list;
 }
 
 function parseUrl(text: string, name: string): string {
@@ -214,6 +237,20 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Settin
   if (env.WAGGLE_SMTP_PASSWORD) s.smtpPassword = env.WAGGLE_SMTP_PASSWORD;
   if (env.WAGGLE_SMTP_FROM) s.smtpFrom = env.WAGGLE_SMTP_FROM;
   if (env.WAGGLE_SMTP_CA_FILE) s.smtpCaFile = readableFile(env.WAGGLE_SMTP_CA_FILE, 'WAGGLE_SMTP_CA_FILE');
+  if (env.WAGGLE_PUBLIC_URL) s.publicUrl = parseUrl(env.WAGGLE_PUBLIC_URL, 'WAGGLE_PUBLIC_URL').replace(/\/+$/, '');
+  if (env.WAGGLE_TRUST_PROXY) s.trustProxy = parseTrustProxy(env.WAGGLE_TRUST_PROXY);
   if (env.WAGGLE_RETENTION_DAYS) s.retentionDays = parseInteger(env.WAGGLE_RETENTION_DAYS, 'WAGGLE_RETENTION_DAYS', 0, 100_000);
   return s;
+}
+
+/**
+ * The base of links made with no request at hand (notifications): `WAGGLE_PUBLIC_URL`, else
+ * the address the server listens on (this machine's name for a wildcard address). Set
+ * WAGGLE_PUBLIC_URL when people reach Waggle by another name.
+ */
+export function backgroundBaseUrl(settings: Pick<Settings, 'publicUrl' | 'host' | 'port'>): string {
+  if (settings.publicUrl) return settings.publicUrl;
+  const wildcard = settings.host === '0.0.0.0' || settings.host === '::' || settings.host === '';
+  const host = wildcard ? hostname() : settings.host.includes(':') ? `[${settings.host}]` : settings.host;
+  return `http://${host}:${settings.port}`;
 }

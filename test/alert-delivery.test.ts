@@ -21,6 +21,7 @@ const deliverySettings = () => ({
   notifyMaxAttempts: 3,
   notifyTimeoutMs: 2000,
   pagerdutyUrl: `${receiver.url}/pd`,
+  publicUrl: 'https://waggle.example.com',
 });
 
 type Res = { statusCode: number; body: string };
@@ -126,6 +127,8 @@ describe('trigger → webhook (template with per-alert variables) and PagerDuty 
       dedup_key: `trigger:${trigger.id}`,
       payload: { severity: 'warning', source: 'waggle/checkout', class: 'trigger', timestamp: iso(0), custom_details: { value: 12, threshold: { op: '>', value: 5 } } },
       client: 'Waggle',
+      // Links start with WAGGLE_PUBLIC_URL.
+      client_url: `https://waggle.example.com/1/triggers/checkout/${trigger.id}`,
     });
     expect(JSON.parse(events[0].body).payload.summary).toContain('Checkout busy');
 

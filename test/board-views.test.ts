@@ -188,8 +188,8 @@ describe('/1/boards/{boardId}/views', () => {
       await created(view('🐝'.repeat(255)));
       expectValidation(await create(view('n'.repeat(256))), 'name');
       expectValidation(await create(view('🐝'.repeat(256))), 'name');
-      expectValidation(await create(view('')), 'name');
-      expectValidation(await create(view('  ')), 'name');
+      expectValidation(await create(view('')), 'name', 'missing');
+      expectValidation(await create(view('  ')), 'name', 'missing');
       expectValidation(await create({ filters: eq() }), 'name', 'missing');
       expectValidation(await create(view(5 as unknown as string)), 'name', 'incorrect_type');
       const v = await created(view(unique()));
@@ -208,7 +208,7 @@ describe('/1/boards/{boardId}/views', () => {
     it('filter column and operation are required; operation is one of the 16', async () => {
       expect(FILTER_OPS).toHaveLength(16);
       expectValidation(await create(view(unique(), [{ operation: 'exists' }])), 'filters[0].column', 'missing');
-      expectValidation(await create(view(unique(), [{ column: '', operation: 'exists' }])), 'filters[0].column');
+      expectValidation(await create(view(unique(), [{ column: '', operation: 'exists' }])), 'filters[0].column', 'missing');
       expectValidation(await create(view(unique(), [{ column: 1, operation: 'exists' }])), 'filters[0].column', 'incorrect_type');
       expectValidation(await create(view(unique(), [{ column: 'a' }])), 'filters[0].operation', 'missing');
       for (const operation of ['==', 'like', 'EXISTS', 'starts_with']) {
@@ -269,7 +269,7 @@ describe('/1/boards/{boardId}/views', () => {
         { column: 'b', operation: 'in', value: 'x' },
         { column: 'c', operation: 'nope' },
       ]));
-      const body = expectValidation(res, 'name');
+      const body = expectValidation(res, 'name', 'missing');
       expect(body.type_detail.map((d: { field: string }) => d.field)).toEqual(['name', 'filters[1].value', 'filters[2].operation']);
     });
   });

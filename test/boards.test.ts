@@ -199,7 +199,7 @@ describe('/1/boards', () => {
 
     it('every problem of a body is reported in one 422', async () => {
       const res = await create({ name: '', type: 'classic', panels: [{ type: 'query', query_panel: {} }, textPanel('x'.repeat(10_001))], tags: [{ key: 'A', value: 'b' }] });
-      const body = expectValidation(res, 'name');
+      const body = expectValidation(res, 'name', 'missing');
       expect(body.type_detail.map((d: { field: string }) => d.field).sort()).toEqual([
         'name', 'panels[0].query_panel.query_annotation_id', 'panels[0].query_panel.query_id', 'panels[1].text_panel.content', 'tags[0].key', 'type',
       ]);
@@ -226,8 +226,8 @@ describe('/1/boards', () => {
       await created(board({ name: '🐝'.repeat(255) }));
       expectValidation(await create(board({ name: 'n'.repeat(256) })), 'name');
       expectValidation(await create(board({ name: '🐝'.repeat(256) })), 'name');
-      expectValidation(await create(board({ name: '' })), 'name');
-      expectValidation(await create(board({ name: '   ' })), 'name');
+      expectValidation(await create(board({ name: '' })), 'name', 'missing');
+      expectValidation(await create(board({ name: '   ' })), 'name', 'missing');
       expectValidation(await create({ type: 'flexible' }), 'name', 'missing');
       expectValidation(await create(board({ name: null })), 'name', 'missing');
       expectValidation(await create(board({ name: 5 })), 'name', 'incorrect_type');
@@ -284,7 +284,7 @@ describe('/1/boards', () => {
       expectValidation(await create(board({ panels: [{ type: 'query', query_panel: { query_annotation_id: annotationId } }] })), 'panels[0].query_panel.query_id', 'missing');
       expectValidation(await create(board({ panels: [{ type: 'query', query_panel: { query_id: queryId } }] })), 'panels[0].query_panel.query_annotation_id', 'missing');
       expectValidation(await create(board({ panels: [queryPanel({ query_id: 5 })] })), 'panels[0].query_panel.query_id', 'incorrect_type');
-      expectValidation(await create(board({ panels: [queryPanel({ query_annotation_id: '' })] })), 'panels[0].query_panel.query_annotation_id');
+      expectValidation(await create(board({ panels: [queryPanel({ query_annotation_id: '' })] })), 'panels[0].query_panel.query_annotation_id', 'missing');
     });
 
     it('query panel: the query and its annotation must exist in this environment, the annotation of that query', async () => {
@@ -485,7 +485,7 @@ describe('/1/boards', () => {
       expectValidation(await create(board({ preset_filters: filters(6) })), 'preset_filters');
       expectValidation(await create(board({ preset_filters: [{ alias: 'a' }] })), 'preset_filters[0].column', 'missing');
       expectValidation(await create(board({ preset_filters: [{ column: 'c' }] })), 'preset_filters[0].alias', 'missing');
-      expectValidation(await create(board({ preset_filters: [{ column: '', alias: 'a' }] })), 'preset_filters[0].column');
+      expectValidation(await create(board({ preset_filters: [{ column: '', alias: 'a' }] })), 'preset_filters[0].column', 'missing');
       expectValidation(await create(board({ preset_filters: [{ column: 'c', alias: 1 }] })), 'preset_filters[0].alias', 'incorrect_type');
       expectValidation(await create(board({ preset_filters: ['c'] })), 'preset_filters[0]', 'incorrect_type');
       expectValidation(await create(board({ preset_filters: { column: 'c', alias: 'a' } })), 'preset_filters', 'incorrect_type');

@@ -295,8 +295,8 @@ describe('/1/columns', () => {
 
       it('key_name: required, 1..255 characters, a string, not blank', async () => {
         expectValidation(await create(ds, {}), 'key_name', 'missing');
-        expectValidation(await create(ds, { key_name: '' }), 'key_name', 'invalid');
-        expectValidation(await create(ds, { key_name: '   ' }), 'key_name', 'invalid');
+        expectValidation(await create(ds, { key_name: '' }), 'key_name', 'missing');
+        expectValidation(await create(ds, { key_name: '   ' }), 'key_name', 'missing');
         expectValidation(await create(ds, { key_name: 'k'.repeat(256) }), 'key_name', 'invalid');
         expectValidation(await create(ds, { key_name: 7 }), 'key_name', 'incorrect_type');
         expectValidation(await create(ds, { key_name: null }), 'key_name', 'incorrect_type');

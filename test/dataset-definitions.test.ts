@@ -5,6 +5,7 @@ import { makeApp, json, type TestApp } from './helpers.js';
 import { expectContract, expectSchema } from './contract.js';
 import { addKey, initialTenancy, secondEnvironment, secondTeam } from './tenancy-fixtures.js';
 import { DEFINITION_DEFAULTS } from '../src/domain/datasets.js';
+import { PROBLEM_BASE } from './problems.js';
 
 const PATH = '/1/dataset_definitions/{datasetSlug}';
 const KEYS = [
@@ -20,7 +21,7 @@ function expect422(res: Res, field?: string) {
   expect(String(res.headers['content-type'])).toMatch(/^application\/problem\+json\b/);
   const body = json(res);
   expect(typeof body.error).toBe('string');
-  expect(body.type).toBe('https://api.honeycomb.io/problems/validation-failed');
+  expect(body.type).toBe(`${PROBLEM_BASE}/validation-failed`);
   expectSchema('ValidationError', body);
   if (field) {
     const fields = body.type_detail.map((d: { field: string }) => d.field);
@@ -147,7 +148,7 @@ describe('/1/dataset_definitions', () => {
     expect(res.statusCode).toBe(400);
     expect(String(res.headers['content-type'])).toMatch(/^application\/problem\+json\b/);
     const body = json(res);
-    expect(body.type).toBe('https://api.honeycomb.io/problems/unparseable');
+    expect(body.type).toBe(`${PROBLEM_BASE}/unparseable`);
     expectSchema('DetailedError', body);
   });
 

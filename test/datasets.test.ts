@@ -3,7 +3,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeApp, json, type TestApp } from './helpers.js';
 import { expectContract, expectSchema } from './contract.js';
-import { expectProblem, expectValidation, expectLegacy } from './problems.js';
+import { expectProblem, expectValidation, expectLegacy, PROBLEM_BASE } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment, secondTeam } from './tenancy-fixtures.js';
 
 const COLLECTION = '/1/datasets';
@@ -134,8 +134,8 @@ describe('/1/datasets', () => {
     });
 
     it('422s for an empty, blank or over-long name', async () => {
-      expectValidation(await post({ name: '' }), 'name', 'invalid');
-      expectValidation(await post({ name: '   ' }), 'name', 'invalid');
+      expectValidation(await post({ name: '' }), 'name', 'missing');
+      expectValidation(await post({ name: '   ' }), 'name', 'missing');
       expectValidation(await post({ name: 'n'.repeat(256) }), 'name', 'invalid');
     });
 
@@ -435,7 +435,7 @@ describe('/1/datasets body limit', () => {
     const body = json(res);
     expect(body).toMatchObject({
       status: 413,
-      type: 'https://api.honeycomb.io/problems/payload-too-large',
+      type: `${PROBLEM_BASE}/payload-too-large`,
       title: 'Request body is too large.',
       error: 'Body size is larger than maximum size of 2048 bytes',
     });

@@ -5,6 +5,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, json, type TestApp } from './helpers.js';
 import { expectContract, expectSchema } from './contract.js';
+import { PROBLEM_BASE } from './problems.js';
 
 type Res = { statusCode: number; headers: Record<string, unknown>; body: string };
 
@@ -28,7 +29,7 @@ function dialectOf(res: Res): 'legacy' | 'problem' | 'jsonapi' {
   if (/^application\/problem\+json\b/.test(type)) {
     expectSchema('DetailedError', body);
     expect(body.status).toBe(res.statusCode);
-    expect(body.type).toMatch(/^https:\/\/api\.honeycomb\.io\/problems\/[a-z-]+$/);
+    expect(body.type).toMatch(new RegExp(`^${PROBLEM_BASE}/[a-z-]+$`));
     expect(body).not.toHaveProperty('errors');
     return 'problem';
   }
@@ -128,10 +129,11 @@ describe('error dialects', () => {
     expect(expectContract('/1/datasets', 'post', res)).toBe(true);
     expectSchema('ValidationError', json(res));
     const body = json(res);
-    expect(body.type).toBe('https://api.honeycomb.io/problems/validation-failed');
+    expect(body.type).toBe(`${PROBLEM_BASE}/validation-failed`);
     expect(body.title).toBe('The provided input is invalid.');
     expect(body.type_detail).toEqual([{ field: 'name', code: 'incorrect_type', description: expect.stringMatching(/^name: /) }]);
-    expect(body.error).toContain('name');
+    expect(body.error).toBe('The provided input is invalid.');
+    expect(body.detail).toContain('name');
     expect(body.instance).toBe(expectRequestId(res));
     expectNoLeak(res);
   });
@@ -143,7 +145,7 @@ describe('error dialects', () => {
     expect(res.statusCode).toBe(400);
     expect(dialectOf(res)).toBe('problem');
     const body = json(res);
-    expect(body.type).toBe('https://api.honeycomb.io/problems/unparseable');
+    expect(body.type).toBe(`${PROBLEM_BASE}/unparseable`);
     expect(body.title).toBe('The request body could not be parsed.');
     expect(body.instance).toBe(expectRequestId(res));
     expectNoLeak(res);
@@ -158,7 +160,7 @@ describe('error dialects', () => {
     const res = await t.app.inject({ method: 'DELETE', url: '/1/datasets/locked', headers: t.config });
     expect(res.statusCode).toBe(409);
     expect(dialectOf(res)).toBe('problem');
-    expect(json(res).type).toBe('https://api.honeycomb.io/problems/conflict');
+    expect(json(res).type).toBe(`${PROBLEM_BASE}/conflict`);
     expect(json(res).instance).toBe(expectRequestId(res));
     expect(expectContract('/1/datasets/{datasetSlug}', 'delete', res)).toBe(true);
   });

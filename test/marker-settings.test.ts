@@ -117,8 +117,8 @@ describe('/1/marker_settings', () => {
     });
 
     it('type: 1..255 characters, not blank', async () => {
-      expectValidation(await create({ type: '', color: '#abc' }), 'type');
-      expectValidation(await create({ type: '   ', color: '#abc' }), 'type');
+      expectValidation(await create({ type: '', color: '#abc' }), 'type', 'missing');
+      expectValidation(await create({ type: '   ', color: '#abc' }), 'type', 'missing');
       expectValidation(await create({ type: 'x'.repeat(256), color: '#abc' }), 'type');
       const long = await created({ type: 'y'.repeat(255), color: '#abc' });
       expect(long.type).toHaveLength(255);
@@ -148,7 +148,7 @@ describe('/1/marker_settings', () => {
       const type = uniqueType();
       await created({ type, color: '#111' });
       const dup = expectValidation(await create({ type, color: '#222' }), 'type', 'already_exists');
-      expect(dup.error).toContain(type);
+      expect(dup.detail).toContain(type);
       // Types are case-sensitive, and each dataset and the environment have their own.
       await created({ type: type.toUpperCase(), color: '#333' });
       await created({ type, color: '#444' }, OTHER);

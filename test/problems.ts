@@ -5,6 +5,9 @@ import { expect } from 'vitest';
 import { json } from './helpers.js';
 import { expectSchema } from './contract.js';
 
+/** Problem `type`s start with the server's public base URL: for `inject`, the request's `http://localhost:80`. */
+export const PROBLEM_BASE = 'http://localhost:80/problems';
+
 export type Res = { statusCode: number; headers: Record<string, unknown>; body: string };
 
 /** A problem answer of `status` and problem `type`; returns its body. */
@@ -13,7 +16,7 @@ export function expectProblem(res: Res, status: number, type: string) {
   expect(String(res.headers['content-type'])).toMatch(/^application\/problem\+json\b/);
   const body = json(res);
   expect(body.status).toBe(status);
-  expect(body.type).toBe(`https://api.honeycomb.io/problems/${type}`);
+  expect(body.type).toBe(`${PROBLEM_BASE}/${type}`);
   expect(typeof body.title).toBe('string');
   expect(typeof body.error).toBe('string');
   expectSchema('DetailedError', body);
@@ -24,6 +27,8 @@ export function expectProblem(res: Res, status: number, type: string) {
 export function expectValidation(res: Res, field: string, code = 'invalid') {
   const body = expectProblem(res, 422, 'validation-failed');
   expect(body.title).toBe('The provided input is invalid.');
+  // As Honeycomb's: the per-field text is in type_detail (and detail), never in `error`.
+  expect(body.error).toBe('The provided input is invalid.');
   expectSchema('ValidationError', body);
   expect(Array.isArray(body.type_detail)).toBe(true);
   const entry = body.type_detail.find((d: { field: string }) => d.field === field);

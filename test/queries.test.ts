@@ -274,7 +274,7 @@ describe('/1/queries', () => {
       const body = expectValidation(await post({ limit: 0, time_range: 'x', calculations: [{ op: 'SUM' }] }), 'limit');
       const fields = body.type_detail.map((d: { field: string }) => d.field);
       expect(fields).toEqual(expect.arrayContaining(['limit', 'time_range', 'calculations[0].column']));
-      expect(body.error).toContain('limit:');
+      expect(body.detail).toContain('limit:');
     });
   });
 
@@ -305,7 +305,7 @@ describe('/1/queries', () => {
         } else {
           await refused({ calculations: [{ op: 'COUNT' }, { op }] }, 'calculations[1].column', 'missing');
           await refused({ calculations: [{ op, column: null }] }, 'calculations[0].column', 'missing');
-          await refused({ calculations: [{ op, column: '' }] }, 'calculations[0].column');
+          await refused({ calculations: [{ op, column: '' }] }, 'calculations[0].column', 'missing');
         }
       }
       await refused({ calculations: [{ op: 'SUM', column: 5 }] }, 'calculations[0].column', 'incorrect_type');
@@ -318,7 +318,7 @@ describe('/1/queries', () => {
       await refused({ filters: [null] }, 'filters[0]', 'incorrect_type');
       await refused({ filters: [{ op: 'exists' }] }, 'filters[0].column', 'missing');
       await refused({ filters: [{ column: null, op: 'exists' }] }, 'filters[0].column');
-      await refused({ filters: [{ column: '', op: 'exists' }] }, 'filters[0].column');
+      await refused({ filters: [{ column: '', op: 'exists' }] }, 'filters[0].column', 'missing');
       await refused({ filters: [{ column: 3, op: 'exists' }] }, 'filters[0].column', 'incorrect_type');
       await refused({ filters: [{ column: 'a' }] }, 'filters[0].op', 'missing');
       await refused({ filters: [{ column: 'a', op: 'like', value: 'x' }] }, 'filters[0].op');
@@ -360,7 +360,7 @@ describe('/1/queries', () => {
       await accepted({ breakdowns: range(100).map((i) => `c${i}`) });
       await refused({ breakdowns: range(101).map((i) => `c${i}`) }, 'breakdowns');
       await refused({ breakdowns: 'a' }, 'breakdowns', 'incorrect_type');
-      await refused({ breakdowns: ['a', ''] }, 'breakdowns[1]');
+      await refused({ breakdowns: ['a', ''] }, 'breakdowns[1]', 'missing');
       await refused({ breakdowns: ['a', 1] }, 'breakdowns[1]', 'incorrect_type');
     });
 
@@ -484,9 +484,9 @@ describe('/1/queries', () => {
       await refused({ calculated_fields: {} }, 'calculated_fields', 'incorrect_type');
       await refused({ calculated_fields: [{ expression: '$a' }] }, 'calculated_fields[0].name', 'missing');
       await refused({ calculated_fields: [{ name: 'f' }] }, 'calculated_fields[0].expression', 'missing');
-      await refused({ calculated_fields: [{ name: '', expression: '$a' }] }, 'calculated_fields[0].name');
-      await refused({ calculated_fields: [{ name: '  ', expression: '$a' }] }, 'calculated_fields[0].name');
-      await refused({ calculated_fields: [{ name: 'f', expression: '' }] }, 'calculated_fields[0].expression');
+      await refused({ calculated_fields: [{ name: '', expression: '$a' }] }, 'calculated_fields[0].name', 'missing');
+      await refused({ calculated_fields: [{ name: '  ', expression: '$a' }] }, 'calculated_fields[0].name', 'missing');
+      await refused({ calculated_fields: [{ name: 'f', expression: '' }] }, 'calculated_fields[0].expression', 'missing');
       await refused({ calculated_fields: [{ name: 'f', expression: 5 }] }, 'calculated_fields[0].expression', 'incorrect_type');
       await refused({ calculated_fields: [{ name: 1, expression: '$a' }] }, 'calculated_fields[0].name', 'incorrect_type');
       await refused(

@@ -127,8 +127,8 @@ describe('/1/query_annotations', () => {
       await created({ name: 'x', query_id: queryId });
       await created({ name: 'x'.repeat(320), query_id: queryId });
       expectValidation(await create({ name: 'x'.repeat(321), query_id: queryId }), 'name');
-      expectValidation(await create({ name: '', query_id: queryId }), 'name');
-      expectValidation(await create({ name: '   ', query_id: queryId }), 'name');
+      expectValidation(await create({ name: '', query_id: queryId }), 'name', 'missing');
+      expectValidation(await create({ name: '   ', query_id: queryId }), 'name', 'missing');
       expectValidation(await create({ query_id: queryId }), 'name', 'missing');
       expectValidation(await create({ name: 5, query_id: queryId }), 'name', 'incorrect_type');
       expectValidation(await create({ name: null, query_id: queryId }), 'name', 'incorrect_type');
@@ -152,7 +152,7 @@ describe('/1/query_annotations', () => {
       expectValidation(await update(a.id, { name: 'y' }), 'query_id', 'missing');
       expectValidation(await update(a.id, { name: 'y'.repeat(321), query_id: queryId }), 'name');
       expectValidation(await update(a.id, { name: 'y', description: 'd'.repeat(1024), query_id: queryId }), 'description');
-      expectValidation(await update(a.id, { name: ' ', query_id: queryId }), 'name');
+      expectValidation(await update(a.id, { name: ' ', query_id: queryId }), 'name', 'missing');
       expect((await update(a.id, { name: 'y'.repeat(320), description: 'd'.repeat(1023), query_id: queryId })).statusCode).toBe(200);
       expect(json(await get(a.id)).name).toBe('y'.repeat(320));
     });

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeApp, json, type TestApp } from './helpers.js';
 import { expectContract, expectSchema } from './contract.js';
 import { addKey, initialTenancy } from './tenancy-fixtures.js';
+import { PROBLEM_BASE } from './problems.js';
 
 type Res = { statusCode: number; headers: Record<string, unknown>; body: string };
 const HTTP_DATE = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/;
@@ -64,7 +65,7 @@ describe('rate limits (3 per 60 s)', () => {
     expectSchema('DetailedError', body);
     expect(body).toMatchObject({
       status: 429,
-      type: 'https://api.honeycomb.io/problems/rate-limited',
+      type: `${PROBLEM_BASE}/rate-limited`,
       title: 'You have exceeded your rate limit.',
       error: 'You have exceeded your rate limit.',
     });

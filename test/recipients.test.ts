@@ -198,7 +198,7 @@ describe('/1/recipients', () => {
           expectValidation(await create({ type, details }), `details.${field}`, 'missing');
           expectValidation(await attempt(type, { [field]: null }), `details.${field}`, 'missing');
           expectValidation(await attempt(type, { [field]: 42 }), `details.${field}`, 'incorrect_type');
-          expectValidation(await attempt(type, { [field]: '   ' }), `details.${field}`);
+          expectValidation(await attempt(type, { [field]: '   ' }), `details.${field}`, 'missing');
         }
         // every problem at once
         const body = expectValidation(await create({ type, details: {} }), `details.${required[type][0]}`, 'missing');
@@ -210,7 +210,7 @@ describe('/1/recipients', () => {
       expectValidation(await attempt('pagerduty', { pagerduty_integration_key: s(31) }), 'details.pagerduty_integration_key');
       await accepted('pagerduty', { pagerduty_integration_key: s(32, 'b') });
       expectValidation(await attempt('pagerduty', { pagerduty_integration_key: s(33) }), 'details.pagerduty_integration_key');
-      expectValidation(await attempt('pagerduty', { pagerduty_integration_key: '' }), 'details.pagerduty_integration_key');
+      expectValidation(await attempt('pagerduty', { pagerduty_integration_key: '' }), 'details.pagerduty_integration_key', 'missing');
     });
 
     it('email: the address must be valid', async () => {
@@ -247,7 +247,7 @@ describe('/1/recipients', () => {
           'http://', 'https:///path', 'http:/example.com', 'https://exa mple.com', ' https://example.com', 'https://example.com/\n',
           'http://exa[mple.com', 'https://\\evil.example.com/', 'https://example.com\\path', 'http://?x', 'http://#x', '',
         ]) {
-          expectValidation(await attempt(type, { webhook_url: bad }), 'details.webhook_url');
+          expectValidation(await attempt(type, { webhook_url: bad }), 'details.webhook_url', bad === '' ? 'missing' : 'invalid');
         }
       });
     }
@@ -270,7 +270,7 @@ describe('/1/recipients', () => {
       await accepted('webhook', { webhook_headers: [{ header: s(64, 'H') }] });
       expectValidation(await attempt('webhook', { webhook_headers: [{ header: s(65, 'H') }] }), 'details.webhook_headers.0.header');
       for (const bad of ['X Header', 'X:Y', 'Ünïcode', '', '(x)']) {
-        expectValidation(await attempt('webhook', { webhook_headers: [{ header: 'Ok' }, { header: bad }] }), 'details.webhook_headers.1.header');
+        expectValidation(await attempt('webhook', { webhook_headers: [{ header: 'Ok' }, { header: bad }] }), 'details.webhook_headers.1.header', bad === '' ? 'missing' : 'invalid');
       }
       await accepted('webhook', { webhook_headers: [{ header: 'X', value: s(750) }] });
       await accepted('webhook', { webhook_headers: [{ header: 'X', value: '' }] });
@@ -288,7 +288,7 @@ describe('/1/recipients', () => {
         await accepted('webhook', payloads([{ name: good }]));
       }
       for (const bad of ['A', 'Severity', '1abc', '_a', 'a_b', 'a-b', 'a b', 'é', '', 'abc\n', s(65)]) {
-        expectValidation(await attempt('webhook', payloads([{ name: bad }])), 'details.webhook_payloads.template_variables.0.name');
+        expectValidation(await attempt('webhook', payloads([{ name: bad }])), 'details.webhook_payloads.template_variables.0.name', bad === '' ? 'missing' : 'invalid');
       }
       expectValidation(await attempt('webhook', payloads([{ default_value: 'x' }])), 'details.webhook_payloads.template_variables.0.name', 'missing');
       await accepted('webhook', payloads([{ name: 'a', default_value: s(256) }]));

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, json, type TestApp } from './helpers.js';
 import { expectJsonApiError, managementKey } from './v2-helpers.js';
+import { PROBLEM_BASE } from './problems.js';
 
 describe('request edges', () => {
   let t: TestApp;
@@ -16,15 +17,15 @@ describe('request edges', () => {
     const v1 = await t.app.inject({ method: 'POST', url: '/1/datasets', headers: { ...t.config, 'content-type': 'application/json' } });
     expect(v1.statusCode).toBe(400);
     expect(v1.headers['content-type']).toMatch(/^application\/problem\+json/);
-    expect(json(v1).error).toBe('request body should not be empty');
+    expect(json(v1)).toMatchObject({ error: 'could not parse request body', title: 'The request body could not be parsed.', type: `${PROBLEM_BASE}/unparseable` });
     const v2 = await t.app.inject({ method: 'POST', url: `/2/teams/${team()}/environments`, headers: t.mgmt });
-    expect(expectJsonApiError(v2, 400)[0].detail).toBe('request body should not be empty');
+    expect(expectJsonApiError(v2, 400)[0].detail).toBe('could not parse request body: request body is empty');
   });
 
   it('malformed JSON is described without parser internals, and /2/ uses Honeycomb\'s title', async () => {
     const v1 = await t.app.inject({ method: 'POST', url: '/1/datasets', headers: { ...t.config, 'content-type': 'application/json' }, payload: '{"name":' });
     expect(v1.statusCode).toBe(400);
-    expect(json(v1).error).toBe('request body is not valid JSON');
+    expect(json(v1)).toMatchObject({ error: 'could not parse request body', title: 'The request body could not be parsed.', type: `${PROBLEM_BASE}/unparseable` });
     expect(v1.body).not.toMatch(/content-type is set/);
     const v2 = await t.app.inject({ method: 'POST', url: `/2/teams/${team()}/environments`, headers: t.mgmt, payload: '{"data":' });
     const [e] = expectJsonApiError(v2, 400);

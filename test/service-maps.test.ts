@@ -388,7 +388,7 @@ describe('/1/maps/dependencies/requests', { timeout: 60_000 }, () => {
       [{ filters: ['db'] }, '', 'filters.0', 'incorrect_type'],
       [{ filters: [{ type: 'service' }] }, '', 'filters.0.name', 'missing'],
       [{ filters: [{ name: 5 }] }, '', 'filters.0.name', 'incorrect_type'],
-      [{ filters: [{ name: '' }] }, '', 'filters.0.name', 'invalid'],
+      [{ filters: [{ name: '' }] }, '', 'filters.0.name', 'missing'],
       [{ filters: [{ name: 'db', type: 'host' }] }, '', 'filters.0.type', 'invalid'],
       [{ time_range: 60, start_time: nowS - 120, end_time: nowS }, '', 'time_range', 'invalid'],
       [{ start_time: nowS, end_time: nowS }, '', 'start_time', 'invalid'],

@@ -473,14 +473,14 @@ describe('signals: validation', () => {
   it.each([
     [{ kind: 'error_rate' }, 'service_name', 'missing'],
     [{ ...base, service_name: 7 }, 'service_name', 'incorrect_type'],
-    [{ ...base, service_name: '' }, 'service_name', 'invalid'],
-    [{ ...base, service_name: '   ' }, 'service_name', 'invalid'],
+    [{ ...base, service_name: '' }, 'service_name', 'missing'],
+    [{ ...base, service_name: '   ' }, 'service_name', 'missing'],
     [{ ...base, service_name: 'x'.repeat(256) }, 'service_name', 'invalid'],
     [{ service_name: 'checkout' }, 'kind', 'missing'],
     [{ ...base, kind: 'latency' }, 'kind', 'invalid'],
     [{ ...base, kind: 1 }, 'kind', 'incorrect_type'],
-    [{ ...base, name: '' }, 'name', 'invalid'],
-    [{ ...base, name: '  ' }, 'name', 'invalid'],
+    [{ ...base, name: '' }, 'name', 'missing'],
+    [{ ...base, name: '  ' }, 'name', 'missing'],
     [{ ...base, name: 'n'.repeat(121) }, 'name', 'invalid'],
     [{ ...base, name: 5 }, 'name', 'incorrect_type'],
     [{ ...base, description: 'd'.repeat(1024) }, 'description', 'invalid'],
@@ -506,7 +506,7 @@ describe('signals: validation', () => {
   });
 
   it('reports every problem at once', async () => {
-    const b = await fails({ service_name: ' ', kind: 'error_rate', name: ' ', recipients: [{ id: 'nope' }] }, 'service_name', 'invalid');
+    const b = await fails({ service_name: ' ', kind: 'error_rate', name: ' ', recipients: [{ id: 'nope' }] }, 'service_name', 'missing');
     expect(b.type_detail.map((d: any) => d.field).sort()).toEqual(['name', 'recipients.0.id', 'service_name']);
     const c = await fails({ kind: 'nope', training_period_hours: 0 }, 'service_name', 'missing');
     expect(c.type_detail.map((d: any) => d.field).sort()).toEqual(['kind', 'service_name', 'training_period_hours']);

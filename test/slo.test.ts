@@ -154,8 +154,8 @@ describe('/1/slos', () => {
   describe('field rules', () => {
     it('name: required, 1..120 characters, not blank, a string', async () => {
       expectValidation(await create('healthy', { ...slo(), name: undefined }), 'name', 'missing');
-      expectValidation(await create('healthy', slo({ name: '' })), 'name');
-      expectValidation(await create('healthy', slo({ name: '   ' })), 'name');
+      expectValidation(await create('healthy', slo({ name: '' })), 'name', 'missing');
+      expectValidation(await create('healthy', slo({ name: '   ' })), 'name', 'missing');
       expectValidation(await create('healthy', slo({ name: 'x'.repeat(121) })), 'name');
       expectValidation(await create('healthy', slo({ name: 7 })), 'name', 'incorrect_type');
       const s = await created('healthy', slo({ name: 'é'.repeat(120) }));
@@ -176,7 +176,7 @@ describe('/1/slos', () => {
       expectValidation(await create('healthy', { ...slo(), sli: undefined }), 'sli', 'missing');
       expectValidation(await create('healthy', slo({ sli: 'ok' })), 'sli', 'incorrect_type');
       expectValidation(await create('healthy', slo({ sli: {} })), 'sli.alias', 'missing');
-      expectValidation(await create('healthy', slo({ sli: { alias: '' } })), 'sli.alias');
+      expectValidation(await create('healthy', slo({ sli: { alias: '' } })), 'sli.alias', 'missing');
       expectValidation(await create('healthy', slo({ sli: { alias: 'x'.repeat(256) } })), 'sli.alias');
       expectValidation(await create('healthy', slo({ sli: { alias: 'nope' } })), 'sli.alias');
       expectValidation(await create('healthy', slo({ sli: { alias: 'status' } })), 'sli.alias'); // a column, not a calculated field
@@ -211,7 +211,7 @@ describe('/1/slos', () => {
       expectValidation(await create('healthy', slo({ tags: [{ key: 'Team', value: 'blue' }] })), 'tags[0].key');
       expectValidation(await create('healthy', slo({ tags: [{ key: 'team', value: '1blue' }] })), 'tags[0].value');
       const res = await create('healthy', slo({ name: '', target_per_million: -5, tags: [{ key: 'team' }] }));
-      expectValidation(res, 'name');
+      expectValidation(res, 'name', 'missing');
       expectValidation(res, 'target_per_million');
       expectValidation(res, 'tags[0].value', 'missing');
       const s = await created('healthy', slo());

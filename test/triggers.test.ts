@@ -259,8 +259,8 @@ describe('/1/triggers', () => {
     const cases: Case[] = [
       // name
       ['name missing', { name: undefined }, 'name', 'missing'],
-      ['name empty', { name: '' }, 'name'],
-      ['name blank', { name: '   ' }, 'name'],
+      ['name empty', { name: '' }, 'name', 'missing'],
+      ['name blank', { name: '   ' }, 'name', 'missing'],
       ['name 120', { name: s(120) }, null],
       ['name 121', { name: s(121) }, 'name'],
       ['name number', { name: 12 }, 'name', 'incorrect_type'],
@@ -378,7 +378,7 @@ describe('/1/triggers', () => {
 
     it('reports every problem at once; PUT validates the same way; bodies that are not objects', async () => {
       const res = await create({ name: '', threshold: { op: '!=' }, frequency: 61, alert_type: 1, query: { limit: 5 } });
-      const body = expectValidation(res, 'name');
+      const body = expectValidation(res, 'name', 'missing');
       const fields = body.type_detail.map((d: { field: string }) => d.field);
       expect(fields).toEqual(expect.arrayContaining(['name', 'threshold.op', 'threshold.value', 'frequency', 'alert_type', 'query.limit']));
       const trig = await created(valid());

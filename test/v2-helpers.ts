@@ -7,7 +7,8 @@ import { createKey } from '../src/domain/tenancy.js';
 import type { Environment, Team } from '../src/stores/config/types.js';
 import { json, type TestApp } from './helpers.js';
 
-export const JSONAPI_TYPE = /^application\/vnd\.api\+json(\s*;|$)/;
+/** Exactly the JSON:API media type, no parameters: Honeycomb's Go client matches it exactly. */
+export const JSONAPI_TYPE = /^application\/vnd\.api\+json$/;
 
 type Res = { statusCode: number; headers: Record<string, unknown>; body: string };
 

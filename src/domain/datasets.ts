@@ -1,6 +1,6 @@
 // Datasets and their definitions: naming rules, defaults and the response shapes.
 import { prefixedId, slugify } from './ids.js';
-import { invalidField, ApiError, notFound } from '../http/errors.js';
+import { invalidField, ApiError, notFound, BLANK } from '../http/errors.js';
 import { UniqueViolation, type ConfigStore, type Dataset, type Environment } from '../stores/config/types.js';
 
 export const ALL_DATASETS = '__all__';
@@ -43,7 +43,7 @@ export async function findDataset(store: ConfigStore, env: Environment, segment:
 }
 
 export function checkDatasetName(name: string): void {
-  if (name.trim() === '') throw invalidField('name', 'must not be blank');
+  if (name.trim() === '') throw invalidField('name', BLANK, 'missing');
   if (name === ALL_DATASETS || datasetSlug(name) === ALL_DATASETS) {
     throw invalidField('name', '__all__ is reserved for environment-wide operations');
   }

@@ -1,7 +1,7 @@
 // Environments: naming, colours and delete protection.
 import { randomInt } from 'node:crypto';
 import { prefixedId, slugify } from './ids.js';
-import { ApiError, invalidField, notFound } from '../http/errors.js';
+import { ApiError, invalidField, notFound, BLANK } from '../http/errors.js';
 import { UniqueViolation, type ConfigStore, type Environment, type Team } from '../stores/config/types.js';
 
 export const ENVIRONMENT_COLORS = [
@@ -16,7 +16,7 @@ export async function createEnvironment(
   input: { name: string; description?: string; color?: string },
 ): Promise<Environment> {
   const name = input.name.trim();
-  if (name === '') throw invalidField('data.attributes.name', 'must not be blank');
+  if (name === '') throw invalidField('data.attributes.name', BLANK, 'missing');
   const slug = slugify(name);
   if (await store.getEnvironmentBySlug(team.id, slug)) {
     throw new ApiError(409, `an environment named ${JSON.stringify(name)} already exists`);

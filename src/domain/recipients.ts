@@ -18,6 +18,7 @@
 //   like unknown fields elsewhere on /1/; an optional field sent as null counts as absent.
 import { Type, type TSchema } from '@sinclair/typebox';
 import { ApiError, notFound, validationError, type TypeDetail } from '../http/errors.js';
+import { isObject, Problems } from '../http/validation.js';
 import { UniqueViolation, type ConfigStore, type StoredObject } from '../stores/config/types.js';
 import { sha256, shortId } from './ids.js';
 
@@ -201,26 +202,15 @@ export const RecipientInputSchema = Type.Object({
 
 const length = (s: string) => Array.from(s).length;
 
-/** Collects field problems, then throws them together as one 422. */
-class Problems {
-  readonly list: TypeDetail[] = [];
-  add(field: string, description: string, code: TypeDetail['code'] = 'invalid'): void {
-    this.list.push({ field, code, description: `${field}: ${description}` });
-  }
-  throwIfAny(): void {
-    if (this.list.length) throw validationError(this.list);
-  }
-}
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A required string: missing, wrong type, blank and over-long are problems. Returns it when fine. */
 function requiredString(p: Problems, obj: Record<string, unknown>, key: string, field: string, max?: number): string | undefined {
   const v = obj[key];
-  if (v === undefined || v === null) return void p.add(field, 'is required', 'missing');
-  if (typeof v !== 'string') return void p.add(field, 'must be a string', 'incorrect_type');
-  if (v.trim() === '') return void p.add(field, 'must not be blank');
-  if (max !== undefined && length(v) > max) return void p.add(field, `must be at most ${max} characters`);
+  if (v === undefined || v === null) return void p.missing(field);
+  if (typeof v !== 'string') return void p.add(field, 'incorrect_type', 'must be a string');
+  if (v.trim() === '') return void p.missing(field);
+  if (max !== undefined && length(v) > max) return void p.add(field, 'invalid', `must be at most ${max} characters`);
   return v;
 }
 
@@ -228,8 +218,8 @@ function requiredString(p: Problems, obj: Record<string, unknown>, key: string, 
 function optionalString(p: Problems, obj: Record<string, unknown>, key: string, field: string, max?: number): string | undefined {
   const v = obj[key];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string') return void p.add(field, 'must be a string', 'incorrect_type');
-  if (max !== undefined && length(v) > max) return void p.add(field, `must be at most ${max} characters`);
+  if (typeof v !== 'string') return void p.add(field, 'incorrect_type', 'must be a string');
+  if (max !== undefined && length(v) > max) return void p.add(field, 'invalid', `must be at most ${max} characters`);
   return v;
 }
 
@@ -237,8 +227,8 @@ function optionalString(p: Problems, obj: Record<string, unknown>, key: string, 
 function optionalArray(p: Problems, obj: Record<string, unknown>, key: string, field: string, max: number): unknown[] | undefined {
   const v = obj[key];
   if (v === undefined || v === null) return undefined;
-  if (!Array.isArray(v)) return void p.add(field, 'must be an array', 'incorrect_type');
-  if (v.length > max) return void p.add(field, `must have at most ${max} items`);
+  if (!Array.isArray(v)) return void p.add(field, 'incorrect_type', 'must be an array');
+  if (v.length > max) return void p.add(field, 'invalid', `must have at most ${max} items`);
   return v;
 }
 
@@ -246,7 +236,7 @@ function optionalArray(p: Problems, obj: Record<string, unknown>, key: string, f
 function optionalObject(p: Problems, obj: Record<string, unknown>, key: string, field: string): Record<string, unknown> | undefined {
   const v = obj[key];
   if (v === undefined || v === null) return undefined;
-  if (!isObject(v)) return void p.add(field, 'must be an object', 'incorrect_type');
+  if (!isObject(v)) return void p.add(field, 'incorrect_type', 'must be an object');
   return v;
 }
 
@@ -274,7 +264,7 @@ function webhookUrl(p: Problems, obj: Record<string, unknown>, field: string): s
   const url = requiredString(p, obj, 'webhook_url', field, LIMITS.webhookUrl);
   if (url === undefined) return undefined;
   const problem = httpUrlProblem(url);
-  if (problem) return void p.add(field, problem);
+  if (problem) return void p.add(field, 'invalid', problem);
   return url;
 }
 
@@ -282,11 +272,11 @@ function parseHeaders(p: Problems, list: unknown[], at: string): WebhookHeader[]
   const out: WebhookHeader[] = [];
   list.forEach((item, i) => {
     const f = `${at}.${i}`;
-    if (!isObject(item)) return p.add(f, 'must be an object', 'incorrect_type');
+    if (!isObject(item)) return p.add(f, 'incorrect_type', 'must be an object');
     const header = requiredString(p, item, 'header', `${f}.header`, LIMITS.headerName);
-    if (header !== undefined && !HEADER_NAME.test(header)) p.add(`${f}.header`, 'must be a valid HTTP header name');
+    if (header !== undefined && !HEADER_NAME.test(header)) p.add(`${f}.header`, 'invalid', 'must be a valid HTTP header name');
     const value = optionalString(p, item, 'value', `${f}.value`, LIMITS.headerValue);
-    if (value !== undefined && /[\r\n\u0000]/.test(value)) p.add(`${f}.value`, 'must not contain line breaks');
+    if (value !== undefined && /[\r\n\u0000]/.test(value)) p.add(`${f}.value`, 'invalid', 'must not contain line breaks');
     if (header !== undefined) out.push(value === undefined ? { header } : { header, value });
   });
   return out;
@@ -297,7 +287,7 @@ function variableName(p: Problems, obj: Record<string, unknown>, field: string):
   const name = requiredString(p, obj, 'name', field, LIMITS.variableName);
   if (name === undefined) return undefined;
   if (!VARIABLE_NAME_PATTERN.test(name)) {
-    return void p.add(field, 'must start with a lowercase letter and contain only letters and digits');
+    return void p.add(field, 'invalid', 'must start with a lowercase letter and contain only letters and digits');
   }
   return name;
 }
@@ -310,11 +300,11 @@ function parsePayloads(p: Problems, payloads: Record<string, unknown>, at: strin
     out.template_variables = [];
     vars.forEach((item, i) => {
       const f = `${at}.template_variables.${i}`;
-      if (!isObject(item)) return p.add(f, 'must be an object', 'incorrect_type');
+      if (!isObject(item)) return p.add(f, 'incorrect_type', 'must be an object');
       const name = variableName(p, item, `${f}.name`);
       const def = optionalString(p, item, 'default_value', `${f}.default_value`, LIMITS.variableDefault);
       if (name === undefined) return;
-      if (seen.has(name)) return p.add(`${f}.name`, `duplicates the variable ${JSON.stringify(name)}`);
+      if (seen.has(name)) return p.add(`${f}.name`, 'invalid', `duplicates the variable ${JSON.stringify(name)}`);
       seen.add(name);
       out.template_variables!.push(def === undefined ? { name } : { name, default_value: def });
     });
@@ -340,12 +330,12 @@ function parsePayloads(p: Problems, payloads: Record<string, unknown>, at: strin
 export function parseRecipient(input: { type?: unknown; details?: unknown }): StoredRecipient {
   const p = new Problems();
   const type = input.type;
-  if (type === undefined || type === null) p.add('type', 'is required', 'missing');
-  else if (typeof type !== 'string') p.add('type', 'must be a string', 'incorrect_type');
-  else if (!(RECIPIENT_TYPES as readonly string[]).includes(type)) p.add('type', `must be one of ${RECIPIENT_TYPES.join(', ')}`);
+  if (type === undefined || type === null) p.missing('type');
+  else if (typeof type !== 'string') p.add('type', 'incorrect_type', 'must be a string');
+  else if (!(RECIPIENT_TYPES as readonly string[]).includes(type)) p.add('type', 'invalid', `must be one of ${RECIPIENT_TYPES.join(', ')}`);
   const d = input.details;
-  if (d === undefined || d === null) p.add('details', 'is required', 'missing');
-  else if (!isObject(d)) p.add('details', 'must be an object', 'incorrect_type');
+  if (d === undefined || d === null) p.missing('details');
+  else if (!isObject(d)) p.add('details', 'incorrect_type', 'must be an object');
   p.throwIfAny();
   const details = d as Record<string, unknown>;
 
@@ -355,14 +345,14 @@ export function parseRecipient(input: { type?: unknown; details?: unknown }): St
       const name = requiredString(p, details, 'pagerduty_integration_name', 'details.pagerduty_integration_name');
       const key = requiredString(p, details, 'pagerduty_integration_key', 'details.pagerduty_integration_key');
       if (key !== undefined && length(key) !== LIMITS.pagerdutyKeyLength) {
-        p.add('details.pagerduty_integration_key', `must be exactly ${LIMITS.pagerdutyKeyLength} characters`);
+        p.add('details.pagerduty_integration_key', 'invalid', `must be exactly ${LIMITS.pagerdutyKeyLength} characters`);
       }
       result = { type: 'pagerduty', details: { pagerduty_integration_name: name!, pagerduty_integration_key: key! } };
       break;
     }
     case 'email': {
       const address = requiredString(p, details, 'email_address', 'details.email_address');
-      if (address !== undefined && !isEmailAddress(address)) p.add('details.email_address', 'must be a valid email address');
+      if (address !== undefined && !isEmailAddress(address)) p.add('details.email_address', 'invalid', 'must be a valid email address');
       result = { type: 'email', details: { email_address: address! } };
       break;
     }
@@ -623,12 +613,12 @@ export async function validateNotificationRecipients(
   const p = new Problems();
   if (input === undefined || input === null) input = [];
   if (!Array.isArray(input)) {
-    p.add(at, 'must be an array', 'incorrect_type');
+    p.add(at, 'incorrect_type', 'must be an array');
     p.throwIfAny();
   }
   const list = input as unknown[];
   if (opts.minItems !== undefined && list.length < opts.minItems) {
-    p.add(at, `must have at least ${opts.minItems} item${opts.minItems > 1 ? 's' : ''}`, list.length ? 'invalid' : 'missing');
+    p.add(at, list.length ? 'invalid' : 'missing', `must have at least ${opts.minItems} item${opts.minItems > 1 ? 's' : ''}`);
   }
   const team = list.length ? await listRecipients(store, teamId) : [];
   const byId = new Map(team.map((o) => [o.id, o]));
@@ -637,12 +627,12 @@ export async function validateNotificationRecipients(
 
   list.forEach((item, i) => {
     const f = `${at}.${i}`;
-    if (!isObject(item)) return p.add(f, 'must be an object', 'incorrect_type');
+    if (!isObject(item)) return p.add(f, 'incorrect_type', 'must be an object');
     const id = optionalString(p, item, 'id', `${f}.id`);
     let type = optionalString(p, item, 'type', `${f}.type`);
     if (type === '') type = undefined;
     if (type !== undefined && !(RECIPIENT_TYPES as readonly string[]).includes(type)) {
-      return p.add(`${f}.type`, `must be one of ${RECIPIENT_TYPES.join(', ')}`);
+      return p.add(`${f}.type`, 'invalid', `must be one of ${RECIPIENT_TYPES.join(', ')}`);
     }
     let target = optionalString(p, item, 'target', `${f}.target`);
     if (target === '') target = undefined;
@@ -650,19 +640,19 @@ export async function validateNotificationRecipients(
     let recipient: StoredObject<StoredRecipient> | undefined;
     if (id !== undefined && id !== '') {
       recipient = byId.get(id);
-      if (!recipient) return p.add(`${f}.id`, 'is not a recipient of this team');
-      if (type !== undefined && type !== recipient.body.type) return p.add(`${f}.type`, `does not match the recipient (${recipient.body.type})`);
-      if (target !== undefined && !sameTarget(recipient.body, target)) return p.add(`${f}.target`, 'does not match the recipient');
+      if (!recipient) return p.add(`${f}.id`, 'invalid', 'is not a recipient of this team');
+      if (type !== undefined && type !== recipient.body.type) return p.add(`${f}.type`, 'invalid', `does not match the recipient (${recipient.body.type})`);
+      if (target !== undefined && !sameTarget(recipient.body, target)) return p.add(`${f}.target`, 'invalid', 'does not match the recipient');
     } else if (type !== undefined && target !== undefined) {
       const matches = team.filter((o) => o.body.type === type && sameTarget(o.body, target!));
       if (matches.length !== 1) {
-        return p.add(`${f}.target`, matches.length ? 'matches more than one recipient; use id' : `no ${type} recipient of this team has this target`);
+        return p.add(`${f}.target`, 'invalid', matches.length ? 'matches more than one recipient; use id' : `no ${type} recipient of this team has this target`);
       }
       recipient = matches[0];
     } else {
-      return p.add(`${f}.id`, 'is required', 'missing');
+      return p.missing(`${f}.id`);
     }
-    if (seen.has(recipient.id)) return p.add(`${f}.id`, 'names a recipient already in the list');
+    if (seen.has(recipient.id)) return p.add(`${f}.id`, 'invalid', 'names a recipient already in the list');
     seen.add(recipient.id);
 
     const r = recipient.body;
@@ -670,10 +660,10 @@ export async function validateNotificationRecipients(
     const details = optionalObject(p, item, 'details', `${f}.details`) ?? {};
     const severity = details.pagerduty_severity;
     if (severity !== undefined && severity !== null) {
-      if (r.type !== 'pagerduty') p.add(`${f}.details.pagerduty_severity`, 'is only for pagerduty recipients');
-      else if (typeof severity !== 'string') p.add(`${f}.details.pagerduty_severity`, 'must be a string', 'incorrect_type');
+      if (r.type !== 'pagerduty') p.add(`${f}.details.pagerduty_severity`, 'invalid', 'is only for pagerduty recipients');
+      else if (typeof severity !== 'string') p.add(`${f}.details.pagerduty_severity`, 'incorrect_type', 'must be a string');
       else if (!(PAGERDUTY_SEVERITIES as readonly string[]).includes(severity)) {
-        p.add(`${f}.details.pagerduty_severity`, `must be one of ${PAGERDUTY_SEVERITIES.join(', ')}`);
+        p.add(`${f}.details.pagerduty_severity`, 'invalid', `must be one of ${PAGERDUTY_SEVERITIES.join(', ')}`);
       }
     }
     if (r.type === 'pagerduty') {
@@ -682,19 +672,19 @@ export async function validateNotificationRecipients(
     const vars = optionalArray(p, details, 'variables', `${f}.details.variables`, LIMITS.templateVariables);
     if (vars) {
       if (r.type !== 'webhook') {
-        p.add(`${f}.details.variables`, 'are only for webhook recipients');
+        p.add(`${f}.details.variables`, 'invalid', 'are only for webhook recipients');
       } else {
         const defined = new Set((r.details.webhook_payloads?.template_variables ?? []).map((v) => v.name));
         const names = new Set<string>();
         const variables: NotificationVariable[] = [];
         vars.forEach((v, j) => {
           const vf = `${f}.details.variables.${j}`;
-          if (!isObject(v)) return p.add(vf, 'must be an object', 'incorrect_type');
+          if (!isObject(v)) return p.add(vf, 'incorrect_type', 'must be an object');
           const name = variableName(p, v, `${vf}.name`);
           const value = optionalString(p, v, 'value', `${vf}.value`, LIMITS.variableValue);
           if (name === undefined) return;
-          if (!defined.has(name)) return p.add(`${vf}.name`, 'is not a template variable of the recipient');
-          if (names.has(name)) return p.add(`${vf}.name`, `duplicates the variable ${JSON.stringify(name)}`);
+          if (!defined.has(name)) return p.add(`${vf}.name`, 'invalid', 'is not a template variable of the recipient');
+          if (names.has(name)) return p.add(`${vf}.name`, 'invalid', `duplicates the variable ${JSON.stringify(name)}`);
           names.add(name);
           variables.push(value === undefined ? { name } : { name, value });
         });

@@ -13,6 +13,7 @@
 // - Unknown fields inside a tag are ignored and not echoed; tags keep the client's order.
 // - Lengths count Unicode code points (JSON Schema's maxLength), though only ASCII can pass.
 import { validationError, type TypeDetail } from '../http/errors.js';
+import { BLANK, jsonType, textLength as length } from '../http/validation.js';
 
 export interface Tag {
   key: string;
@@ -25,8 +26,6 @@ export const TAG_VALUE_MAX_LENGTH = 128;
 export const TAG_KEY_PATTERN = /^[a-z]+$/;
 export const TAG_VALUE_PATTERN = /^[a-z][a-z0-9/-]*$/;
 
-const jsonType = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
-const length = (s: string) => [...s].length;
 
 /**
  * Checks a `tags` field as sent. Returns the tags to store (`{key, value}` only, in the client's
@@ -54,13 +53,13 @@ export function checkTags(input: unknown, field = 'tags', max = MAX_TAGS): { tag
     }
     const { key, value } = item as Record<string, unknown>;
     let ok = true;
-    if (key === undefined || key === null) ok = add(`${at}.key`, 'missing', 'is required');
+    if (key === undefined || key === null) ok = add(`${at}.key`, 'missing', BLANK);
     else if (typeof key !== 'string') ok = add(`${at}.key`, 'incorrect_type', `must be a string, not ${jsonType(key)}`);
     else if (key === '') ok = add(`${at}.key`, 'invalid', 'must not be empty');
     else if (length(key) > TAG_KEY_MAX_LENGTH) ok = add(`${at}.key`, 'invalid', `must be at most ${TAG_KEY_MAX_LENGTH} characters`);
     else if (!TAG_KEY_PATTERN.test(key)) ok = add(`${at}.key`, 'invalid', 'must contain only lowercase letters (a-z)');
     else if (seen.has(key)) ok = add(`${at}.key`, 'invalid', `duplicates the key ${JSON.stringify(key)}`);
-    if (value === undefined || value === null) ok = add(`${at}.value`, 'missing', 'is required');
+    if (value === undefined || value === null) ok = add(`${at}.value`, 'missing', BLANK);
     else if (typeof value !== 'string') ok = add(`${at}.value`, 'incorrect_type', `must be a string, not ${jsonType(value)}`);
     else if (value === '') ok = add(`${at}.value`, 'invalid', 'must not be empty');
     else if (length(value) > TAG_VALUE_MAX_LENGTH) ok = add(`${at}.value`, 'invalid', `must be at most ${TAG_VALUE_MAX_LENGTH} characters`);

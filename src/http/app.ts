@@ -10,7 +10,9 @@ import { IngestWriter } from '../ingest/writer.js';
 import { DEFAULTS, type Settings } from '../settings.js';
 import { authHook } from './auth.js';
 import { errorResponses } from './error-schemas.js';
-import { ApiError, renderError, validationError, type TypeDetail } from './errors.js';
+import { ApiError, JSONAPI, renderError, validationError, type TypeDetail } from './errors.js';
+import { requestBaseUrl } from './public-url.js';
+import { BLANK, unparseable } from './validation.js';
 import { RateLimiter } from './rate-limit.js';
 import { registerV1 } from '../api/v1/index.js';
 import type { ApiContext } from '../api/context.js';
@@ -22,6 +24,10 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Background evaluation and delivery, reachable from tests (tick the scheduler, read what was sent). */
     engine: { scheduler: Scheduler; notifier: Notifier & { sent?: Notification[] } };
+  }
+  interface FastifyRequest {
+    /** The server's public base URL as this request sees it (src/http/public-url.ts). */
+    readonly publicBase: string;
   }
 }
 import { registerV2 } from '../api/v2/index.js';
@@ -60,6 +66,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
       customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, useDefaults: true },
     },
     return503OnClosing: true,
+    // Fastify takes a hop count too; its types leave the number out.
+    trustProxy: settings.trustProxy as boolean | string | string[],
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Response schemas document the API (OpenAPI); bodies are serialised as they are.
@@ -106,6 +114,11 @@ export async function createApp(deps: AppDeps): Promise<App> {
   });
 
   app.decorateRequest('auth', null);
+  app.decorateRequest('publicBase', {
+    getter(this: { protocol: string; host: string }) {
+      return requestBaseUrl(this, settings);
+    },
+  });
   app.addHook(
     'onRequest',
     authHook({
@@ -118,6 +131,9 @@ export async function createApp(deps: AppDeps): Promise<App> {
   );
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // Fastify appends `; charset=utf-8` when it serialises; JSON:API clients (Honeycomb's Go
+    // client) read `/2/` bodies only on the exact media type.
+    if (String(reply.getHeader('content-type') ?? '').startsWith(JSONAPI)) reply.header('content-type', JSONAPI);
   });
 
   app.setErrorHandler((err: FastifyError | ApiError, request, reply) => {
@@ -125,11 +141,12 @@ export async function createApp(deps: AppDeps): Promise<App> {
     const rule = request.routeOptions.config?.auth;
     if (rule?.kind === 'team' && rule.legacyErrors) apiError = asIngestError(apiError);
     if (apiError.status >= 500) request.log.error({ err }, 'request failed');
-    const out = renderError(apiError, request.url, String(request.id), now());
+    const out = renderError(apiError, request.url, String(request.id), request.publicBase, now());
     return reply.code(out.status).headers(out.headers).type(out.contentType).send(out.body);
   });
   app.setNotFoundHandler((request, reply) => {
-    const out = renderError(new ApiError(404, `no such route: ${request.method} ${request.url.split('?')[0]}`), request.url, String(request.id));
+    const err = new ApiError(404, `no such route: ${request.method} ${request.url.split('?')[0]}`);
+    const out = renderError(err, request.url, String(request.id), request.publicBase, now());
     return reply.code(404).type(out.contentType).send(out.body);
   });
 
@@ -197,9 +214,7 @@ function toApiError(err: FastifyError | ApiError, request: FastifyRequest, setti
   if (err instanceof ApiError) return err;
   const fe = err as FastifyError;
   const url = request.url;
-  if (fe.validation && fe.validationContext === 'body' && request.body === undefined) {
-    return new ApiError(400, 'request body should not be empty');
-  }
+  if (fe.validation && fe.validationContext === 'body' && request.body === undefined) return unparseable();
   if (fe.validation) {
     const where = fe.validationContext === 'body' ? '' : `${fe.validationContext}.`;
     const details: TypeDetail[] = fe.validation.map((v) => {
@@ -208,8 +223,10 @@ function toApiError(err: FastifyError | ApiError, request: FastifyRequest, setti
       const missing = v.keyword === 'required' ? String((v.params as { missingProperty?: string }).missingProperty)
         : v.keyword === 'additionalProperties' ? String((v.params as { additionalProperty?: string }).additionalProperty) : '';
       const field = where + [path, missing].filter(Boolean).join('.') || fe.validationContext || 'body';
-      const code = v.keyword === 'required' ? 'missing' : v.keyword === 'type' ? 'incorrect_type' : 'invalid';
-      const message = v.keyword === 'required' ? 'is required' : v.keyword === 'additionalProperties'
+      // minLength 1 fails only for "": a blank required field, as Honeycomb words it.
+      const blank = v.keyword === 'required' || (v.keyword === 'minLength' && (v.params as { limit?: number }).limit === 1);
+      const code = blank ? 'missing' : v.keyword === 'type' ? 'incorrect_type' : 'invalid';
+      const message = blank ? BLANK : v.keyword === 'additionalProperties'
         ? 'is not a known field'
         : v.message ?? 'is invalid';
       return { field, code, description: `${field}: ${message}` };
@@ -224,12 +241,12 @@ function toApiError(err: FastifyError | ApiError, request: FastifyRequest, setti
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ApiError(415, 'unsupported Content-Type');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new ApiError(400, 'request body should not be empty');
+      return unparseable();
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError(400, 'request body length does not match Content-Length');
   }
   if (err instanceof SyntaxError || fe.statusCode === 400) {
-    return new ApiError(400, 'request body is not valid JSON', { detail: `request body could not be parsed: ${fe.message.replace(/ but content-type is set to .*$/, '')}` });
+    return unparseable(fe.message.replace(/ but content-type is set to .*$/, ''));
   }
   if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) return new ApiError(fe.statusCode, fe.message);
   return new ApiError(500, 'something went wrong!');

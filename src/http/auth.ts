@@ -8,7 +8,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { resolveBearer, resolveTeamHeader, type Permission, type Rejection, type Scope } from '../domain/keys.js';
 import type { ApiKey, ConfigStore, Environment, Team } from '../stores/config/types.js';
-import { ApiError } from './errors.js';
+import { ApiError, INVALID_KEY } from './errors.js';
 import type { RateLimiter, RatePolicy } from './rate-limit.js';
 
 export type AuthRule =
@@ -82,7 +82,10 @@ export function authHook(deps: AuthDeps) {
         throw new ApiError(401, 'this endpoint requires a configuration key', legacy);
       }
     }
-    if (typeof key === 'string') throw new ApiError(401, REJECTION_TEXT[key], legacy);
+    if (typeof key === 'string') {
+      const unknown = rule.kind === 'management' && (key === 'missing' || key === 'unknown');
+      throw new ApiError(401, unknown ? INVALID_KEY : REJECTION_TEXT[key], legacy);
+    }
 
     const team = await deps.store.getTeam(key.teamId);
     const environment = (key.environmentId && (await deps.store.getEnvironmentById(key.environmentId))) || null;

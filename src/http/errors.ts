@@ -33,11 +33,19 @@ export class ApiError extends Error {
   }
 }
 
-/** 422 built from one or more field problems; `error` lists them in readable form. */
+export const INVALID_INPUT = 'The provided input is invalid.';
+
+/**
+ * 422 built from one or more field problems. As Honeycomb's: `title` and `error` are both
+ * "The provided input is invalid."; each field's problem is in `type_detail`, and `detail`
+ * lists them in readable form.
+ */
 export function validationError(typeDetail: TypeDetail[]): ApiError {
-  const message = typeDetail.map((d) => d.description).join('; ') || 'The provided input is invalid.';
-  return new ApiError(422, message, { typeDetail });
+  return new ApiError(422, INVALID_INPUT, { typeDetail, detail: typeDetail.map((d) => d.description).join('; ') || INVALID_INPUT });
 }
+
+/** What Honeycomb says of a required field that is absent, null or blank (code `missing`). */
+export const BLANK = 'cannot be blank';
 
 export const invalidField = (field: string, description: string, code: DetailCode = 'invalid') =>
   validationError([{ field, code, description: `${field}: ${description}` }]);
@@ -70,6 +78,11 @@ const JSONAPI_TITLES: Record<number, string> = {
 const PROBLEM_STATUSES = new Set([400, 405, 409, 413, 415, 422, 429]);
 const problemFor = (status: number) => PROBLEMS[status] ?? PROBLEMS[status >= 500 ? 500 : 400];
 
+/** The JSON:API media type, exactly: Honeycomb's Go client reads errors only on an exact match. */
+export const JSONAPI = 'application/vnd.api+json';
+/** The `/2/` answer to a missing, malformed, unknown, disabled or expired management key. */
+export const INVALID_KEY = 'invalid API key';
+
 export function dialectFor(url: string, err: ApiError): Dialect {
   if (url.startsWith('/2/') || url === '/2') return 'jsonapi';
   if (err.extra.dialect) return err.extra.dialect;
@@ -83,8 +96,11 @@ export interface RenderedError {
   headers: Record<string, string>;
 }
 
-/** `now` is the app clock; `Retry-After` is counted from it, like the rate limiter. */
-export function renderError(err: ApiError, url: string, requestId: string, now: Date = new Date()): RenderedError {
+/**
+ * `base` is the server's public base URL (problem `type`s are `<base>/problems/<slug>`); `now`
+ * is the app clock: `Retry-After` is counted from it, like the rate limiter.
+ */
+export function renderError(err: ApiError, url: string, requestId: string, base: string, now: Date = new Date()): RenderedError {
   const dialect = dialectFor(url, err);
   const p = problemFor(err.status);
   const headers: Record<string, string> = {};
@@ -98,13 +114,19 @@ export function renderError(err: ApiError, url: string, requestId: string, now: 
     const body: Record<string, unknown> = {
       error: err.message,
       status: err.status,
-      type: `https://api.honeycomb.io/problems/${p.type}`,
+      type: `${base}/problems/${p.type}`,
       title: p.title,
       detail: err.extra.detail ?? err.message,
       instance: requestId,
     };
     if (err.extra.typeDetail) body.type_detail = err.extra.typeDetail;
     return { status: err.status, contentType: 'application/problem+json; charset=utf-8', body, headers };
+  }
+  if (err.status === 401) {
+    // Honeycomb's Go client recognises a bad management key by this code and header source.
+    const detail = err.message === INVALID_KEY ? INVALID_KEY : `${INVALID_KEY}: ${err.message}`;
+    const errors = [{ id: requestId, status: '401', code: 'unauthenticated/invalid-key', title: INVALID_KEY, detail, source: { header: 'Authorization' } }];
+    return { status: 401, contentType: JSONAPI, body: { errors }, headers };
   }
   const errors = err.extra.typeDetail?.length
     ? err.extra.typeDetail.map((d, i) => ({
@@ -117,5 +139,5 @@ export function renderError(err: ApiError, url: string, requestId: string, now: 
         source: /^\w+\[\w+\]$/.test(d.field) ? { parameter: d.field } : { pointer: `/${d.field.replace(/\./g, '/')}` },
       }))
     : [{ id: requestId, status: String(err.status), code: p.code, title: JSONAPI_TITLES[err.status] ?? p.title, detail: err.extra.detail ?? err.message }];
-  return { status: err.status, contentType: 'application/vnd.api+json', body: { errors }, headers };
+  return { status: err.status, contentType: JSONAPI, body: { errors }, headers };
 }

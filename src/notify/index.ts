@@ -1,6 +1,6 @@
 // The notifier the app uses: real delivery (DeliveryNotifier) built from the settings, or, for
 // code that has no store to hand, a RecordingNotifier that only records what was enqueued.
-import { DEFAULTS, type Settings } from '../settings.js';
+import { backgroundBaseUrl, DEFAULTS, type Settings } from '../settings.js';
 import type { ConfigStore } from '../stores/config/types.js';
 import { DeliveryNotifier, type NotifyLogger } from './notifier.js';
 import type { Notification, Notifier } from './types.js';
@@ -45,6 +45,7 @@ export function createNotifier(deps?: CreateNotifierDeps): Notifier & { sent: No
       retryMaxMs: s.notifyRetryMaxMs,
       logSize: s.deliveryLogSize,
       closeGraceMs: Math.min(s.notifyTimeoutMs, 3000),
+      linkBase: backgroundBaseUrl(s),
     },
     transport: {
       timeoutMs: s.notifyTimeoutMs,

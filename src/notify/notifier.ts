@@ -46,6 +46,8 @@ export interface DeliveryOptions {
   logSize: number;
   /** How long close() lets requests in flight finish before cutting them short. */
   closeGraceMs: number;
+  /** Base URL that makes an alert's relative `url` absolute (settings' backgroundBaseUrl). */
+  linkBase?: string;
 }
 
 export interface DeliveryNotifierDeps {
@@ -141,6 +143,7 @@ export class DeliveryNotifier implements Notifier {
 
   enqueue(n: Notification): void {
     try {
+      if (n.alert.url?.startsWith('/') && this.opts.linkBase) n = { ...n, alert: { ...n.alert, url: this.opts.linkBase + n.alert.url } };
       this.sent.push(n);
       if (this.sent.length > SENT_KEPT) this.sent.splice(0, this.sent.length - SENT_KEPT);
       this.accept(n);

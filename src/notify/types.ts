@@ -22,7 +22,7 @@ export interface Notification {
     description: string;
     /** Stable key for deduplication at the receiver (PagerDuty dedup_key): same for a trigger and its resolve. */
     dedupKey: string;
-    /** Link a human can follow (Waggle has no UI: the API URL of the object). */
+    /** Link a human can follow: the API URL of the object; a path is made absolute with the server's public base URL. */
     url?: string;
     datasetSlug?: string;
     /**

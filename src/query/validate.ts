@@ -41,7 +41,8 @@
 // - `compare_time_offset_seconds`: one of the enumerated offsets and ≥ T.
 // - `calculated_fields`: at most 100 of `{name, expression}`, both non-empty strings, names
 //   unique (case-sensitive, as column names are); the expression must parse.
-import { validationError, type DetailCode, type TypeDetail } from '../http/errors.js';
+import { validationError, type TypeDetail } from '../http/errors.js';
+import { has, isObject, jsonType, Problems, type Json } from '../http/validation.js';
 import * as expr from './expr/index.js';
 import {
   COMPARE_TIME_OFFSETS,
@@ -75,29 +76,9 @@ const TOP_LEVEL = [
   'time_range', 'start_time', 'end_time', 'granularity', 'calculated_fields', 'compare_time_offset_seconds',
 ] as const;
 
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const has = (o: Json, k: string) => Object.prototype.hasOwnProperty.call(o, k);
-const jsonType = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
-
-/** Collects problems; every check returns whether the value passed. */
-class Problems {
-  readonly list: TypeDetail[] = [];
-  add(field: string, code: DetailCode, message: string): false {
-    this.list.push({ field, code, description: `${field}: ${message}` });
-    return false;
-  }
-  type(field: string, expected: string, value: unknown): false {
-    return this.add(field, 'incorrect_type', `must be ${expected}, not ${jsonType(value)}`);
-  }
-  get count() {
-    return this.list.length;
-  }
-}
-
 function checkString(p: Problems, field: string, v: unknown, { nonEmpty = true } = {}): v is string {
   if (typeof v !== 'string') return p.type(field, 'a string', v);
-  if (nonEmpty && v === '') return p.add(field, 'invalid', 'must not be empty');
+  if (nonEmpty && v === '') return p.missing(field);
   return true;
 }
 
@@ -142,7 +123,7 @@ function items<T>(p: Problems, field: string, v: unknown, check: (item: Json, at
 }
 
 function checkCalculation(p: Problems, c: Json, at: string): boolean {
-  if (!has(c, 'op')) return p.add(`${at}.op`, 'missing', 'is required');
+  if (!has(c, 'op')) return p.missing(`${at}.op`);
   if (!checkEnum(p, `${at}.op`, c.op, QUERY_OPS)) return false;
   const column = c.column;
   if (column !== undefined && column !== null && typeof column !== 'string') return p.type(`${at}.column`, 'a string or null', column);
@@ -156,10 +137,10 @@ function checkCalculation(p: Problems, c: Json, at: string): boolean {
 
 function checkFilter(p: Problems, f: Json, at: string): boolean {
   let ok = true;
-  if (!has(f, 'column')) ok = p.add(`${at}.column`, 'missing', 'is required');
+  if (!has(f, 'column')) ok = p.missing(`${at}.column`);
   else if (f.column === null) ok = p.add(`${at}.column`, 'invalid', 'must name a column');
   else if (!checkString(p, `${at}.column`, f.column)) ok = false;
-  if (!has(f, 'op')) return p.add(`${at}.op`, 'missing', 'is required');
+  if (!has(f, 'op')) return p.missing(`${at}.op`);
   if (!checkEnum(p, `${at}.op`, f.op, FILTER_OPS)) return false;
   const value = f.value;
   const vf = `${at}.value`;
@@ -193,13 +174,13 @@ function checkOrder(p: Problems, o: Json, at: string): boolean {
 
 function checkHaving(p: Problems, h: Json, at: string): boolean {
   let ok = true;
-  if (!has(h, 'calculate_op')) ok = p.add(`${at}.calculate_op`, 'missing', 'is required');
+  if (!has(h, 'calculate_op')) ok = p.missing(`${at}.calculate_op`);
   else if (!checkEnum(p, `${at}.calculate_op`, h.calculate_op, QUERY_OPS)) ok = false;
   else if (h.calculate_op === 'HEATMAP') ok = p.add(`${at}.calculate_op`, 'invalid', 'HEATMAP cannot be used in havings');
   if (h.column !== undefined && h.column !== null && !checkString(p, `${at}.column`, h.column)) ok = false;
-  if (!has(h, 'op')) ok = p.add(`${at}.op`, 'missing', 'is required');
+  if (!has(h, 'op')) ok = p.missing(`${at}.op`);
   else if (!checkEnum(p, `${at}.op`, h.op, HAVING_OPS)) ok = false;
-  if (!has(h, 'value') || h.value === null) ok = p.add(`${at}.value`, 'missing', 'is required');
+  if (!has(h, 'value') || h.value === null) ok = p.missing(`${at}.value`);
   else if (typeof h.value !== 'number' || !Number.isFinite(h.value)) ok = p.type(`${at}.value`, 'a number', h.value);
   return ok;
 }
@@ -221,12 +202,12 @@ function expressionProblem(text: string): string | undefined {
 
 function checkCalculatedField(p: Problems, f: Json, at: string): boolean {
   let ok = true;
-  if (!has(f, 'name')) ok = p.add(`${at}.name`, 'missing', 'is required');
+  if (!has(f, 'name')) ok = p.missing(`${at}.name`);
   else if (!checkString(p, `${at}.name`, f.name)) ok = false;
-  else if (f.name.trim() === '') ok = p.add(`${at}.name`, 'invalid', 'must not be blank');
-  if (!has(f, 'expression')) return p.add(`${at}.expression`, 'missing', 'is required');
+  else if (f.name.trim() === '') ok = p.missing(`${at}.name`);
+  if (!has(f, 'expression')) return p.missing(`${at}.expression`);
   if (!checkString(p, `${at}.expression`, f.expression)) return false;
-  if (f.expression.trim() === '') return p.add(`${at}.expression`, 'invalid', 'must not be blank');
+  if (f.expression.trim() === '') return p.missing(`${at}.expression`);
   const problem = expressionProblem(f.expression);
   if (problem) return p.add(`${at}.expression`, 'invalid', problem);
   return ok;

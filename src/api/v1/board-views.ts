@@ -28,7 +28,8 @@ import { shortId } from '../../domain/ids.js';
 import { FILTER_OPS, type FilterOp } from '../../query/spec.js';
 import { UniqueViolation, type ConfigStore, type Environment, type StoredObject } from '../../stores/config/types.js';
 import type { ApiContext } from '../context.js';
-import { BoardParams, Problems, bodyObject, getBoardObject, isObject } from './boards.js';
+import { BoardParams, getBoardObject } from './boards.js';
+import { Problems, bodyObject, isObject } from '../../http/validation.js';
 
 export const BOARD_VIEW_KIND = 'board_view';
 export const MAX_VIEWS_PER_BOARD = 50;
@@ -90,7 +91,7 @@ const isScalar = (v: unknown): v is Scalar => typeof v === 'string' || typeof v 
 function checkFilter(p: Problems, f: unknown, at: string): BoardViewFilter | undefined {
   if (!isObject(f)) return p.type(at, 'an object', f) || undefined;
   const columnOk = p.string(`${at}.column`, f.column);
-  if (f.operation === undefined || f.operation === null) return p.add(`${at}.operation`, 'missing', 'is required') || undefined;
+  if (f.operation === undefined || f.operation === null) return p.missing(`${at}.operation`) || undefined;
   if (!p.enumOf(`${at}.operation`, f.operation, FILTER_OPS)) return undefined;
   const op = f.operation;
   const value = f.value;
@@ -120,7 +121,7 @@ function validateView(input: unknown): StoredBoardView {
   const p = new Problems();
   p.string('name', body.name, { max: MAX_VIEW_NAME_LENGTH, notBlank: true });
   const filters: BoardViewFilter[] = [];
-  if (body.filters === undefined || body.filters === null) p.add('filters', 'missing', 'is required');
+  if (body.filters === undefined || body.filters === null) p.missing('filters');
   else if (!Array.isArray(body.filters)) p.type('filters', 'an array', body.filters);
   else if (body.filters.length === 0) p.add('filters', 'invalid', 'must have at least one filter');
   else {

@@ -42,7 +42,7 @@
 //   full replacement; every other omitted field takes its default (description "", no panels,
 //   no tags).
 // - `name` 1..255 characters, not blank; `description` at most 1024. Lengths count code points.
-// - `links.board_url` is `<scheme>://<host of the request>/<team>/environments/<env>/board/<id>`.
+// - `links.board_url` is `<public base URL>/<team>/environments/<env>/board/<id>` (src/http/public-url.ts).
 // - No query annotations are created: Honeycomb's `source: board` annotations are what its UI
 //   makes when a query is saved to a board, and through the API every query panel already names
 //   an existing annotation. (createQueryAnnotation(…, 'board') is there should that change.)
@@ -51,7 +51,8 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { ApiError, notFound, validationError, type DetailCode, type TypeDetail } from '../../http/errors.js';
+import { ApiError, notFound } from '../../http/errors.js';
+import { bodyObject, isObject, Problems, textLength, type Json } from '../../http/validation.js';
 import { shortId } from '../../domain/ids.js';
 import { checkTags, type Tag } from '../../domain/tags.js';
 import type { ConfigStore, Environment, StoredObject } from '../../stores/config/types.js';
@@ -187,60 +188,6 @@ const BoardResponse = Type.Object({
 });
 export const BoardParams = Type.Object({ boardId: Type.String() });
 
-// ---- validation helpers (shared with board-views.ts) ---------------------------------------
-
-export type Json = Record<string, unknown>;
-export const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-export const jsonType = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
-/** Length in code points, as JSON Schema's minLength/maxLength count. */
-export const textLength = (s: string) => [...s].length;
-
-/** Collects problems; every check returns whether the value passed. */
-export class Problems {
-  readonly list: TypeDetail[] = [];
-  add(field: string, code: DetailCode, message: string): false {
-    this.list.push({ field, code, description: `${field}: ${message}` });
-    return false;
-  }
-  type(field: string, expected: string, value: unknown): false {
-    return this.add(field, 'incorrect_type', `must be ${expected}, not ${jsonType(value)}`);
-  }
-  /** A required non-empty string of at most `max` characters (and not blank with `notBlank`). */
-  string(field: string, v: unknown, { max = Infinity, notBlank = false, required = true } = {}): v is string {
-    if (v === undefined || v === null) return required ? this.add(field, 'missing', 'is required') : false;
-    if (typeof v !== 'string') return this.type(field, 'a string', v);
-    if (v === '') return this.add(field, 'invalid', 'must not be empty');
-    if (notBlank && v.trim() === '') return this.add(field, 'invalid', 'must not be blank');
-    if (textLength(v) > max) return this.add(field, 'invalid', `must be at most ${max} characters, not ${textLength(v)}`);
-    return true;
-  }
-  enumOf<T extends string>(field: string, v: unknown, values: readonly T[]): v is T {
-    if (typeof v !== 'string') return this.type(field, 'a string', v);
-    if (!(values as readonly string[]).includes(v)) return this.add(field, 'invalid', `must be one of ${values.join(', ')}`);
-    return true;
-  }
-  bool(field: string, v: unknown): v is boolean {
-    return typeof v === 'boolean' || this.type(field, 'a boolean', v);
-  }
-  integer(field: string, v: unknown, min = 0): v is number {
-    if (typeof v !== 'number' || !Number.isSafeInteger(v)) return this.type(field, 'an integer', v);
-    if (v < min) return this.add(field, 'invalid', `must be at least ${min}`);
-    return true;
-  }
-  throwIfAny(): void {
-    if (this.list.length > 0) throw validationError(this.list);
-  }
-}
-
-/** The request body as a JSON object: 400 when empty, 422 when not an object. */
-export function bodyObject(input: unknown): Json {
-  if (input === undefined) throw new ApiError(400, 'request body should not be empty');
-  if (!isObject(input)) {
-    throw validationError([{ field: 'body', code: 'incorrect_type', description: `body: must be a JSON object, not ${jsonType(input)}` }]);
-  }
-  return input;
-}
-
 // ---- board validation ------------------------------------------------------------------------
 
 /** A panel as validated, before references are resolved and positions laid out. */
@@ -304,7 +251,7 @@ function checkVisualization(p: Problems, v: unknown, at: string): VisualizationS
 function checkPanel(p: Problems, v: unknown, at: string): DraftPanel | undefined {
   if (!isObject(v)) return p.type(at, 'an object', v) || undefined;
   const position = checkPosition(p, v.position, `${at}.position`);
-  if (v.type === undefined || v.type === null) return p.add(`${at}.type`, 'missing', 'is required') || undefined;
+  if (v.type === undefined || v.type === null) return p.missing(`${at}.type`) || undefined;
   if (!p.enumOf(`${at}.type`, v.type, PANEL_TYPES)) return undefined;
   const sub = `${v.type}_panel`;
   const body = v[sub];
@@ -338,7 +285,7 @@ function checkPanel(p: Problems, v: unknown, at: string): DraftPanel | undefined
     case 'text': {
       const content = body.content;
       const f = `${sa}.content`;
-      if (content === undefined || content === null) return p.add(f, 'missing', 'is required') || undefined;
+      if (content === undefined || content === null) return p.missing(f) || undefined;
       if (typeof content !== 'string') return p.type(f, 'a string', content) || undefined;
       if (textLength(content) > MAX_TEXT_PANEL_LENGTH) {
         return p.add(f, 'invalid', `must be at most ${MAX_TEXT_PANEL_LENGTH} characters, not ${textLength(content)}`) || undefined;
@@ -375,7 +322,7 @@ function checkBoard(p: Problems, input: Json): DraftBoard {
       p.add('description', 'invalid', `must be at most ${MAX_BOARD_DESCRIPTION_LENGTH} characters, not ${textLength(input.description)}`);
     } else description = input.description;
   }
-  if (input.type === undefined || input.type === null) p.add('type', 'missing', 'is required');
+  if (input.type === undefined || input.type === null) p.missing('type');
   else if (typeof input.type !== 'string') p.type('type', 'a string', input.type);
   else if (input.type !== 'flexible') p.add('type', 'invalid', 'must be flexible (classic boards are not supported)');
   for (const classic of ['queries', 'slos'] as const) {
@@ -399,7 +346,7 @@ function checkBoard(p: Problems, input: Json): DraftBoard {
     }
   }
   const t = checkTags(input.tags);
-  p.list.push(...t.problems);
+  p.addAll(t.problems);
   const preset_filters = checkPresetFilters(p, input.preset_filters);
   return { name: name as string, description, panels, layout, tags: t.tags, preset_filters };
 }
@@ -516,7 +463,7 @@ export async function getBoardObject(store: ConfigStore, env: Environment, id: s
 
 function boardResponse(request: FastifyRequest, env: Environment, o: StoredObject<StoredBoard>): Static<typeof BoardResponse> {
   const team = request.auth?.team.slug ?? '';
-  const base = `${request.protocol}://${request.host}`;
+  const base = request.publicBase;
   const b = o.body;
   return {
     id: o.id,

@@ -35,7 +35,7 @@ import { MINUTES_PER_DAY, type SloObject } from '../../engine/slo.js';
 import { sloEngineFor } from '../../engine/slo-registry.js';
 import type { ConfigStore } from '../../stores/config/types.js';
 import type { ApiContext } from '../context.js';
-import { bodyObject, isObject, Problems, textLength, type Json } from './boards.js';
+import { bodyObject, isObject, Problems, textLength, type Json } from '../../http/validation.js';
 import { getSloObject, sloScope, type SloScope } from './slos.js';
 import { SlugParams } from './schemas.js';
 
@@ -190,7 +190,7 @@ export function registerBurnAlerts(app: App, ctx: ApiContext): void {
       const input = bodyObject(request.body);
       const p = new Problems();
       let sloId: string | undefined;
-      if (input.slo === undefined || input.slo === null) p.add('slo', 'missing', 'is required');
+      if (input.slo === undefined || input.slo === null) p.missing('slo');
       else if (!isObject(input.slo)) p.type('slo', 'an object', input.slo);
       else if (p.string('slo.id', input.slo.id)) sloId = input.slo.id;
       p.throwIfAny();
@@ -198,7 +198,7 @@ export function registerBurnAlerts(app: App, ctx: ApiContext): void {
       const fields = checkAlert(p, input, slo);
       const recipients = await validateNotificationRecipients(store, scope.env.teamId, input.recipients ?? undefined, { minItems: 1 }).catch((err) => {
         if (err instanceof ApiError && err.extra.typeDetail) {
-          p.list.push(...err.extra.typeDetail);
+          p.addAll(err.extra.typeDetail);
           return [];
         }
         throw err;
@@ -250,7 +250,7 @@ export function registerBurnAlerts(app: App, ctx: ApiContext): void {
       const fields = checkAlert(p, input, slo);
       const recipients = await validateNotificationRecipients(store, scope.env.teamId, input.recipients ?? undefined, { minItems: 1 }).catch((err) => {
         if (err instanceof ApiError && err.extra.typeDetail) {
-          p.list.push(...err.extra.typeDetail);
+          p.addAll(err.extra.typeDetail);
           return [];
         }
         throw err;

@@ -24,7 +24,7 @@
 import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { ApiError, invalidField, notFound } from '../../http/errors.js';
+import { ApiError, invalidField, notFound, BLANK } from '../../http/errors.js';
 import { ALL_DATASETS, findDataset } from '../../domain/datasets.js';
 import { DATASET_TOO_MANY_COLUMNS } from '../../ingest/writer.js';
 import { UniqueViolation, type Column as ColumnRecord, type ColumnType, type Dataset } from '../../stores/config/types.js';
@@ -106,7 +106,7 @@ function apiType(type: unknown): ColumnType {
 }
 
 function checkKeyName(keyName: string): void {
-  if (keyName.trim() === '') throw invalidField('key_name', 'must not be blank');
+  if (keyName.trim() === '') throw invalidField('key_name', BLANK, 'missing');
 }
 
 export function registerColumns(app: App, { store, writer }: ApiContext): void {

@@ -21,7 +21,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { ApiError, invalidField, notFound } from '../../http/errors.js';
+import { ApiError, invalidField, notFound, BLANK } from '../../http/errors.js';
 import { ALL_DATASETS, findDataset } from '../../domain/datasets.js';
 import { shortId } from '../../domain/ids.js';
 import {
@@ -99,11 +99,11 @@ const conflict = (alias: string) =>
   new ApiError(409, 'A resource by that name already exists.', { detail: `a calculated field with alias ${JSON.stringify(alias)} already exists here` });
 
 function checkAlias(alias: string): void {
-  if (alias.trim() === '') throw invalidField('alias', 'must not be blank');
+  if (alias.trim() === '') throw invalidField('alias', BLANK, 'missing');
 }
 
 async function checkExpressionOf(store: ConfigStore, scope: Scope, body: { alias: string; expression: string }, replacing?: string) {
-  if (body.expression.trim() === '') throw invalidField('expression', 'must not be blank');
+  if (body.expression.trim() === '') throw invalidField('expression', BLANK, 'missing');
   try {
     await checkCalculatedField(store, scope.env, scope.dataset, body, replacing);
   } catch (err) {

@@ -23,7 +23,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { invalidField, notFound } from '../../http/errors.js';
+import { invalidField, notFound, BLANK } from '../../http/errors.js';
 import { shortId } from '../../domain/ids.js';
 import { UniqueViolation, type ConfigStore, type Dataset, type Environment, type StoredObject } from '../../stores/config/types.js';
 import type { ApiContext } from '../context.js';
@@ -66,7 +66,7 @@ export function markerSettingResponse(o: StoredObject<StoredMarkerSetting>): Sta
 }
 
 function checkInput(input: MarkerSettingInput): void {
-  if (input.type.trim() === '') throw invalidField('type', 'must not be blank');
+  if (input.type.trim() === '') throw invalidField('type', BLANK, 'missing');
   if (!HEX_COLOR.test(input.color)) throw invalidField('color', 'must be a hexadecimal RGB colour such as #F96E11 (or #F61)');
 }
 

@@ -15,7 +15,8 @@
 import { Type, type TSchema, type TUnsafe } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { ApiError, notFound } from '../../http/errors.js';
+import { notFound } from '../../http/errors.js';
+import { unparseable } from '../../http/validation.js';
 import { ALL_DATASETS, findDataset } from '../../domain/datasets.js';
 import { shortId } from '../../domain/ids.js';
 import { COMPARE_TIME_OFFSETS, FILTER_OPS, HAVING_OPS, QUERY_OPS, type QuerySpec, type StoredQuery } from '../../query/spec.js';
@@ -154,7 +155,7 @@ export function registerQueries(app: App, { store }: ApiContext): void {
       const env = envOf(request);
       const dataset = await datasetOrAll(store, env, request.params.datasetSlug);
       const input: unknown = request.body;
-      if (input === undefined) throw new ApiError(400, 'request body should not be empty');
+      if (input === undefined) throw unparseable();
       return saveQuery(store, env, dataset, validateQuerySpec(input));
     },
   );

@@ -24,7 +24,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
 import { errorResponses } from '../../http/error-schemas.js';
-import { ApiError, invalidField, notFound } from '../../http/errors.js';
+import { ApiError, invalidField, notFound, BLANK } from '../../http/errors.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
 import { shortId } from '../../domain/ids.js';
 import type { ApiContext } from '../context.js';
@@ -93,7 +93,7 @@ export function annotationResponse(o: StoredObject<StoredQueryAnnotation>): Stat
 }
 
 function checkName(name: string): void {
-  if (name.trim() === '') throw invalidField('name', 'must not be blank');
+  if (name.trim() === '') throw invalidField('name', BLANK, 'missing');
 }
 
 /** 400 unless `queryId` is a query of this dataset (or `__all__`) and environment. */

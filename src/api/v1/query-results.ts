@@ -143,11 +143,10 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
   const limiter = new RateLimiter(() => now().getTime());
   const running = new Map<string, Running>();
 
-  const baseUrl = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
-  const respond = (request: FastifyRequest, env: Environment, body: ResultBody): Static<typeof QueryResult> => {
+    const respond = (request: FastifyRequest, env: Environment, body: ResultBody): Static<typeof QueryResult> => {
     // Honeycomb's UI address of the result: /<team>/environments/<env>/datasets/<dataset>/result/<id>.
     const team = encodeURIComponent(request.auth?.team.slug ?? '');
-    const query_url = `${baseUrl(request)}/${team}/environments/${encodeURIComponent(env.slug)}/datasets/${encodeURIComponent(body.datasetSlug)}/result/${body.id}`;
+    const query_url = `${request.publicBase}/${team}/environments/${encodeURIComponent(env.slug)}/datasets/${encodeURIComponent(body.datasetSlug)}/result/${body.id}`;
     return {
       id: body.id,
       complete: body.complete,
@@ -268,7 +267,7 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
         body,
       });
       void start(env, obj);
-      reply.header('location', `${baseUrl(request)}/1/query_results/${encodeURIComponent(datasetSlug)}/${id}`);
+      reply.header('location', `${request.publicBase}/1/query_results/${encodeURIComponent(datasetSlug)}/${id}`);
       return reply.code(201).send(respond(request, env, body));
     },
   );

@@ -20,7 +20,7 @@ import { envOf } from '../../http/auth.js';
 import { isSlo, SLO_KIND, sloMaths, type SloObject } from '../../engine/slo.js';
 import { sloEngineFor } from '../../engine/slo-registry.js';
 import type { ApiContext } from '../context.js';
-import { bodyObject, Problems } from './boards.js';
+import { bodyObject, Problems } from '../../http/validation.js';
 
 const HOUR = 3600;
 const DAY = 86_400;
@@ -74,14 +74,14 @@ export function registerReporting(app: App, ctx: ApiContext): void {
       const p = new Problems();
       const nowS = Math.floor(ctx.now().getTime() / 1000);
       const ids: { i: number; id: string }[] = [];
-      if (input.ids === undefined || input.ids === null) p.add('ids', 'missing', 'is required');
+      if (input.ids === undefined || input.ids === null) p.missing('ids');
       else if (!Array.isArray(input.ids)) p.type('ids', 'an array', input.ids);
       else if (input.ids.length < 1) p.add('ids', 'invalid', 'must name at least 1 SLO');
       else if (input.ids.length > MAX_IDS) p.add('ids', 'invalid', `must name at most ${MAX_IDS} SLOs, not ${input.ids.length}`);
       else input.ids.forEach((id, i) => p.string(`ids[${i}]`, id) && ids.push({ i, id }));
       const time = (f: 'start_time' | 'end_time') => {
         const v = input[f];
-        if (v === undefined || v === null) return p.add(f, 'missing', 'is required') || undefined;
+        if (v === undefined || v === null) return p.missing(f) || undefined;
         return p.integer(f, v, 0) ? (v as number) : undefined;
       };
       const start = time('start_time');

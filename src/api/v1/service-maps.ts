@@ -128,7 +128,7 @@ export function registerServiceMaps(app: App, ctx: ApiContext): void {
   const { store, events, settings, now } = ctx;
   const running = new Map<string, Promise<RequestBody>>();
 
-  const location = (request: FastifyRequest, id: string) => `${request.protocol}://${request.host}${BASE_PATH}/${id}`;
+  const location = (request: FastifyRequest, id: string) => `${request.publicBase}${BASE_PATH}/${id}`;
   const lastModified = (obj: StoredObject<RequestBody>, body: RequestBody) => new Date(body.completedAt ?? obj.createdAt).toUTCString();
 
   /** Runs a stored request once per process; the stored copy is updated when it is done. */

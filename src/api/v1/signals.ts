@@ -30,7 +30,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { ApiError, notFound, validationError, type TypeDetail } from '../../http/errors.js';
+import { ApiError, notFound } from '../../http/errors.js';
+import { Problems } from '../../http/validation.js';
 import { findDataset } from '../../domain/datasets.js';
 import { shortId } from '../../domain/ids.js';
 import {
@@ -260,20 +261,21 @@ const uniqueKey = (kind: SignalKind, service: string) => `${kind}:${service}`;
  * fields on update and the recipients, all reported together.
  */
 async function parseSignal(store: ConfigStore, teamId: string, input: SignalInput, current?: StoredSignal): Promise<StoredSignal> {
-  const problems: TypeDetail[] = [];
-  const add = (field: string, description: string) => problems.push({ field, code: 'invalid', description: `${field}: ${description}` });
-  if (input.service_name.trim() === '') add('service_name', 'must not be blank');
-  if (input.name !== undefined && input.name !== null && input.name.trim() === '') add('name', 'must not be blank');
-  if (current && input.kind !== current.kind) add('kind', `cannot be changed (it is ${current.kind}); create another signal`);
-  if (current && input.service_name !== current.service_name) add('service_name', `cannot be changed (it is ${JSON.stringify(current.service_name)}); create another signal`);
+  const p = new Problems();
+  if (input.service_name.trim() === '') p.missing('service_name');
+  if (input.name !== undefined && input.name !== null && input.name.trim() === '') p.missing('name');
+  if (current && input.kind !== current.kind) p.add('kind', 'invalid', `cannot be changed (it is ${current.kind}); create another signal`);
+  if (current && input.service_name !== current.service_name) {
+    p.add('service_name', 'invalid', `cannot be changed (it is ${JSON.stringify(current.service_name)}); create another signal`);
+  }
   let recipients: StoredSignal['recipients'] = [];
   try {
     recipients = await validateNotificationRecipients(store, teamId, input.recipients ?? []);
   } catch (err) {
     if (!(err instanceof ApiError) || !err.extra.typeDetail) throw err;
-    problems.push(...err.extra.typeDetail);
+    p.addAll(err.extra.typeDetail);
   }
-  if (problems.length) throw validationError(problems);
+  p.throwIfAny();
   return {
     name: input.name ?? defaultSignalName(input.kind, input.service_name),
     description: input.description ?? '',

@@ -33,7 +33,7 @@ import { BURN_ALERT_KIND, deleteBurnAlert, getAlertState, type BurnAlertBody } f
 import { isSlo, SLO_KIND, type SloBody, type SloEngine, type SloObject } from '../../engine/slo.js';
 import { sloEngineFor } from '../../engine/slo-registry.js';
 import type { ApiContext } from '../context.js';
-import { bodyObject, isObject, Problems, textLength, type Json } from './boards.js';
+import { bodyObject, isObject, Problems, textLength, type Json } from '../../http/validation.js';
 import { SlugParams } from './schemas.js';
 
 const tags = ['SLOs'];
@@ -151,12 +151,12 @@ function checkSloFields(p: Problems, input: Json): Draft {
     } else description = input.description;
   }
   let alias = '';
-  if (input.sli === undefined || input.sli === null) p.add('sli', 'missing', 'is required');
+  if (input.sli === undefined || input.sli === null) p.missing('sli');
   else if (!isObject(input.sli)) p.type('sli', 'an object', input.sli);
   else if (p.string('sli.alias', input.sli.alias, { max: LIMITS.alias, notBlank: true })) alias = input.sli.alias;
   const integer = (field: string, min: number, max: number) => {
     const v = input[field];
-    if (v === undefined || v === null) return p.add(field, 'missing', 'is required') || 0;
+    if (v === undefined || v === null) return p.missing(field) || 0;
     if (!p.integer(field, v, min)) return 0;
     if (v > max) return p.add(field, 'invalid', `must be at most ${max}`) || 0;
     return v;
@@ -164,7 +164,7 @@ function checkSloFields(p: Problems, input: Json): Draft {
   const time_period_days = integer('time_period_days', LIMITS.minPeriodDays, Number.MAX_SAFE_INTEGER);
   const target_per_million = integer('target_per_million', 0, LIMITS.maxTargetPerMillion);
   const t = checkTags(input.tags);
-  p.list.push(...t.problems);
+  p.addAll(t.problems);
   return { name: input.name as string, description, alias, time_period_days, target_per_million, tags: t.tags };
 }
 

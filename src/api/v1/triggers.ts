@@ -75,7 +75,7 @@ import type { QuerySpec, StoredQuery } from '../../query/spec.js';
 import { validateQuerySpec } from '../../query/validate.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext } from '../context.js';
-import { Problems, bodyObject, isObject, textLength, type Json } from './boards.js';
+import { Problems, bodyObject, isObject, textLength, type Json } from '../../http/validation.js';
 import { QUERY_KIND, QuerySchema, datasetOrAll, saveQuery } from './queries.js';
 
 const tags = ['Triggers'];
@@ -195,12 +195,12 @@ function checkTriggerQuery(p: Problems, spec: QuerySpec, at: (field: string) => 
 }
 
 function checkThreshold(p: Problems, v: unknown): Threshold | undefined {
-  if (v === undefined || v === null) return void p.add('threshold', 'missing', 'is required');
+  if (v === undefined || v === null) return void p.missing('threshold');
   if (!isObject(v)) return void p.type('threshold', 'an object', v);
   let ok = true;
-  if (v.op === undefined || v.op === null) ok = p.add('threshold.op', 'missing', 'is required');
+  if (v.op === undefined || v.op === null) ok = p.missing('threshold.op');
   else ok = p.enumOf('threshold.op', v.op, THRESHOLD_OPS) && ok;
-  if (v.value === undefined || v.value === null) ok = p.add('threshold.value', 'missing', 'is required');
+  if (v.value === undefined || v.value === null) ok = p.missing('threshold.value');
   else if (typeof v.value !== 'number' || !Number.isFinite(v.value)) ok = p.type('threshold.value', 'a number', v.value);
   let exceeded = 1;
   if (has(v, 'exceeded_limit')) {
@@ -240,12 +240,12 @@ function checkSchedule(p: Problems, body: Json): Pick<StoredTrigger, 'evaluation
   if (schedule === undefined || schedule === null) return void p.add('evaluation_schedule', 'missing', 'is required with evaluation_schedule_type "window"');
   if (!isObject(schedule)) return void p.type('evaluation_schedule', 'an object', schedule);
   const w = schedule.window;
-  if (w === undefined || w === null) return void p.add('evaluation_schedule.window', 'missing', 'is required');
+  if (w === undefined || w === null) return void p.missing('evaluation_schedule.window');
   if (!isObject(w)) return void p.type('evaluation_schedule.window', 'an object', w);
   const at = (f: string) => `evaluation_schedule.window.${f}`;
   let ok = true;
   const days = w.days_of_week;
-  if (days === undefined || days === null) ok = p.add(at('days_of_week'), 'missing', 'is required');
+  if (days === undefined || days === null) ok = p.missing(at('days_of_week'));
   else if (!Array.isArray(days)) ok = p.type(at('days_of_week'), 'an array', days);
   else if (days.length < 1 || days.length > 7) ok = p.add(at('days_of_week'), 'invalid', `must have 1 to 7 days, not ${days.length}`);
   else {
@@ -258,7 +258,7 @@ function checkSchedule(p: Problems, body: Json): Pick<StoredTrigger, 'evaluation
   }
   for (const f of ['start_time', 'end_time'] as const) {
     const t = w[f];
-    if (t === undefined || t === null) ok = p.add(at(f), 'missing', 'is required');
+    if (t === undefined || t === null) ok = p.missing(at(f));
     else if (typeof t !== 'string') ok = p.type(at(f), 'a string', t);
     else if (!TIME_OF_DAY.test(t)) ok = p.add(at(f), 'invalid', 'must be a UTC time as HH:mm (00:00 to 23:59)');
   }
@@ -272,12 +272,12 @@ function checkBaseline(p: Problems, v: unknown): { ok: boolean; baseline?: Basel
   if (!isObject(v)) return { ok: p.type('baseline_details', 'an object', v) };
   if (Object.keys(v).length === 0) return { ok: true };
   let ok = true;
-  if (v.offset_minutes === undefined || v.offset_minutes === null) ok = p.add('baseline_details.offset_minutes', 'missing', 'is required');
+  if (v.offset_minutes === undefined || v.offset_minutes === null) ok = p.missing('baseline_details.offset_minutes');
   else if (typeof v.offset_minutes !== 'number' || !Number.isSafeInteger(v.offset_minutes)) ok = p.type('baseline_details.offset_minutes', 'an integer', v.offset_minutes);
   else if (!(BASELINE_OFFSETS as readonly number[]).includes(v.offset_minutes)) {
     ok = p.add('baseline_details.offset_minutes', 'invalid', `must be one of ${BASELINE_OFFSETS.join(', ')}`);
   }
-  if (v.type === undefined || v.type === null) ok = p.add('baseline_details.type', 'missing', 'is required');
+  if (v.type === undefined || v.type === null) ok = p.missing('baseline_details.type');
   else ok = p.enumOf('baseline_details.type', v.type, BASELINE_TYPES) && ok;
   return ok ? { ok, baseline: { offset_minutes: v.offset_minutes as BaselineDetails['offset_minutes'], type: v.type as BaselineDetails['type'] } } : { ok };
 }
@@ -350,7 +350,7 @@ export async function validateTrigger(
     else description = body.description;
   }
   const { tags: tagList, problems: tagProblems } = checkTags(body.tags);
-  p.list.push(...tagProblems);
+  p.addAll(tagProblems);
   const threshold = checkThreshold(p, body.threshold);
   const frequency = checkFrequency(p, body.frequency);
   let alertType: StoredTrigger['alert_type'] = 'on_change';
@@ -384,7 +384,7 @@ export async function validateTrigger(
   try {
     recipients = await validateNotificationRecipients(store, env.teamId, body.recipients);
   } catch (err) {
-    p.list.push(...problemsOf(err));
+    p.addAll(problemsOf(err));
   }
   p.throwIfAny();
 
