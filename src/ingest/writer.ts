@@ -416,8 +416,13 @@ export class IngestWriter {
    */
   private async reconcile(dataset: Dataset, ensureTable: boolean): Promise<Registry> {
     const registered = await this.config.listColumns(dataset.id);
-    if (ensureTable || registered.length > 0) await this.events.ensureTable(dataset.id);
-    const stored = new Map((await this.events.columns(dataset.id)).map((c) => [c.physical, c.type]));
+    let layout = await this.events.columns(dataset.id);
+    // No field columns: perhaps no table either.
+    if (layout.length === 0 && (ensureTable || registered.length > 0)) {
+      await this.events.ensureTable(dataset.id);
+      layout = await this.events.columns(dataset.id);
+    }
+    const stored = new Map(layout.map((c) => [c.physical, c.type]));
     const reg: Registry = { byName: new Map(), nextPhysical: 1 };
     for (const p of [...stored.keys(), ...registered.map((c) => c.physical)]) {
       const n = Number(/^c(\d+)$/.exec(p)?.[1] ?? 0);
