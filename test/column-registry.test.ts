@@ -22,7 +22,7 @@ import { openSqliteStore } from '../src/stores/config/store.js';
 import type { ConfigStore } from '../src/stores/config/types.js';
 import { columnsOf as asColumns } from '../src/stores/events/columns.js';
 import { DuckDbEventStore } from '../src/stores/events/duckdb.js';
-import { json, TestClock, type TestApp } from './helpers.js';
+import { json, keyHeaders, TestClock, type TestApp } from './helpers.js';
 import { batch, columnsOf, datasetOf, results, single, stored } from './ingest-helpers.js';
 import { runQuery } from './query-helpers.js';
 import { expectStoresAgree, storeDisagreements } from './store-agreement.js';
@@ -98,9 +98,7 @@ async function open(dataDir: string, init?: InitResult, settings: Record<string,
     init,
     dataDir,
     clock,
-    config: { 'x-honeycomb-team': init.keys.configuration },
-    ingest: { 'x-honeycomb-team': init.keys.ingest },
-    mgmt: { authorization: `Bearer ${init.keys.management.id}:${init.keys.management.secret}`, 'content-type': 'application/vnd.api+json' },
+    ...keyHeaders(init),
     configFaults,
     eventFaults,
     logs,

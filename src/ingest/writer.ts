@@ -345,48 +345,48 @@ export class IngestWriter {
       add: added.map(({ physical, type }) => ({ physical, type })),
       widen: widened.map(({ col, type }) => ({ physical: col.physical, type })),
     });
-    for (const { keyName, physical, type } of added) {
-      const col = await this.config.createColumn({
-        id: shortId(),
-        datasetId: dataset.id,
-        keyName,
-        physical,
-        storedType: type,
-        type,
-        description: '',
-        hidden: false,
-      });
-      reg.byName.set(keyName, col);
-    }
+    for (const { keyName, physical, type } of added) await this.recordColumn(dataset, reg, keyName, { physical, type });
     for (const { col, type } of widened) await this.recordWidening(reg, col, type);
   }
 
+  /** Creates a column before any event has it (Columns API): the event store first, then the config store. */
   private async addColumn(
     dataset: Dataset,
     reg: Registry,
     keyName: string,
     type: ColumnType,
-    extra: { description?: string; hidden?: boolean; apiType?: ColumnType } = {},
+    extra: { description?: string; hidden?: boolean; apiType?: ColumnType },
   ): Promise<Column> {
     const physical = `c${reg.nextPhysical++}`;
     await this.events.addColumn(dataset.id, { physical, type });
     try {
-      const col = await this.config.createColumn({
-        id: shortId(),
-        datasetId: dataset.id,
-        keyName,
-        physical,
-        storedType: type,
-        type: extra.apiType ?? type,
-        description: extra.description ?? '',
-        hidden: extra.hidden ?? false,
-      });
-      reg.byName.set(keyName, col);
-      return col;
+      return await this.recordColumn(dataset, reg, keyName, { physical, type }, extra);
     } catch (err) {
       await this.repair(dataset, err);
       throw err;
     }
+  }
+
+  /** Records in the config store (and the registry) a column the event store has made. */
+  private async recordColumn(
+    dataset: Dataset,
+    reg: Registry,
+    keyName: string,
+    { physical, type }: PhysicalColumn,
+    extra: { description?: string; hidden?: boolean; apiType?: ColumnType } = {},
+  ): Promise<Column> {
+    const col = await this.config.createColumn({
+      id: shortId(),
+      datasetId: dataset.id,
+      keyName,
+      physical,
+      storedType: type,
+      type: extra.apiType ?? type,
+      description: extra.description ?? '',
+      hidden: extra.hidden ?? false,
+    });
+    reg.byName.set(keyName, col);
+    return col;
   }
 
   /** Records in the registry that the event store widened a column. */
