@@ -37,10 +37,10 @@ declare global {
  * The one rule for text that is not well-formed Unicode, on every ingest path and for column
  * names however they arrive: each lone surrogate (a JSON escape such as `\udfff` with no partner)
  * becomes U+FFFD, before the text is looked up or stored. (Bytes that are not UTF-8 already
- * become U+FFFD when a body is decoded.) Replacing, not refusing, is what Honeycomb's JSON
- * decoding does; and the stores could not keep such text anyway: SQLite stored it as bytes that
- * read back as other text, so two names became one and the column registry lost track of its
- * columns; UTF-8 has no form for a lone surrogate at all.
+ * become U+FFFD when a body is decoded.) Replacing, not refusing, keeps the rest of the event,
+ * as Go's encoding/json does; and the stores could not keep such text anyway: SQLite stored it
+ * as bytes that read back as other text, so two names became one and the column registry lost
+ * track of its columns; UTF-8 has no form for a lone surrogate at all.
  */
 export function wellFormed(s: string): string {
   return s.isWellFormed() ? s : s.toWellFormed();
