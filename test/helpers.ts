@@ -52,17 +52,24 @@ export async function makeApp(opts: { settings?: Partial<Settings>; store?: Conf
     init,
     dataDir,
     clock,
-    config: { 'x-honeycomb-team': init.keys.configuration },
-    ingest: { 'x-honeycomb-team': init.keys.ingest },
-    mgmt: {
-      authorization: `Bearer ${init.keys.management.id}:${init.keys.management.secret}`,
-      'content-type': 'application/vnd.api+json',
-    },
+    ...keyHeaders(init),
     async close() {
       await app.close();
       await events.close();
       await store.close();
       rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Request headers for the initial keys: configuration, ingest and management. */
+export function keyHeaders(init: InitResult): Pick<TestApp, 'config' | 'ingest' | 'mgmt'> {
+  return {
+    config: { 'x-honeycomb-team': init.keys.configuration },
+    ingest: { 'x-honeycomb-team': init.keys.ingest },
+    mgmt: {
+      authorization: `Bearer ${init.keys.management.id}:${init.keys.management.secret}`,
+      'content-type': 'application/vnd.api+json',
     },
   };
 }

@@ -85,6 +85,20 @@ export async function createOrGetDataset(
   }
 }
 
+/** Every dataset of every environment of every team. */
+export async function allDatasets(store: ConfigStore): Promise<Dataset[]> {
+  const out: Dataset[] = [];
+  for (const team of await store.listTeams()) {
+    for (let after: string | undefined; ; ) {
+      const envs = await store.listEnvironments(team.id, { after, limit: 1000 });
+      for (const env of envs) out.push(...(await store.listDatasets(env.id)));
+      if (envs.length < 1000) break;
+      after = envs[envs.length - 1].id;
+    }
+  }
+  return out;
+}
+
 /** Deletes the dataset with its events (`dropEvents`) and its columns. */
 export async function deleteDataset(
   store: ConfigStore,

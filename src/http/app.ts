@@ -156,6 +156,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
   const writer = new IngestWriter(deps.configStore, deps.eventStore, {
     maxColumnsPerDataset: settings.maxColumnsPerDataset,
     now,
+    log: app.log,
   });
   const scheduler = new Scheduler(now, (job, err) => app.log.error({ err, job }, 'evaluation failed'));
   const notifier = createNotifier({ store: deps.configStore, settings, log: app.log });
@@ -190,6 +191,8 @@ function startBackground(app: App, ctx: ApiContext) {
   bookkeeping.unref();
   retention.unref();
   app.addHook('onReady', async () => {
+    // Before any request or evaluation: the two stores' columns agree (ingest/writer.ts).
+    await ctx.writer.reconcileAll();
     retain();
     if (ctx.settings.evaluationTickMs > 0) ctx.scheduler.start(ctx.settings.evaluationTickMs);
   });

@@ -3,6 +3,7 @@
 // numeric string) in seconds, milliseconds, microseconds or nanoseconds, told apart by size.
 // Stored with microsecond precision. Nested objects are flattened to dotted names down to the
 // dataset's expand_json_depth; deeper objects and all arrays are kept as JSON strings.
+// Field names and string values that are not well-formed Unicode are made so (wellFormed).
 import type { Scalar } from '../stores/events/types.js';
 import type { ColumnsBuilder } from '../stores/events/columns.js';
 
@@ -23,6 +24,27 @@ export interface NormalisedEvent {
 export const TOO_MANY_COLUMNS = 'Event has too many columns.';
 
 export class EventRejected extends Error {}
+
+declare global {
+  // ES2024, in Node 20; the project's lib is ES2022.
+  interface String {
+    isWellFormed(): boolean;
+    toWellFormed(): string;
+  }
+}
+
+/**
+ * The one rule for text that is not well-formed Unicode, on every ingest path and for column
+ * names however they arrive: each lone surrogate (a JSON escape such as `\udfff` with no partner)
+ * becomes U+FFFD, before the text is looked up or stored. (Bytes that are not UTF-8 already
+ * become U+FFFD when a body is decoded.) Replacing, not refusing, keeps the rest of the event,
+ * as Go's encoding/json does; and the stores could not keep such text anyway: SQLite stored it
+ * as bytes that read back as other text, so two names became one and the column registry lost
+ * track of its columns; UTF-8 has no form for a lone surrogate at all.
+ */
+export function wellFormed(s: string): string {
+  return s.isWellFormed() ? s : s.toWellFormed();
+}
 
 const RFC3339 = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:?\d{2})?$/;
 const NUMERIC = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
@@ -144,9 +166,9 @@ function flatten(data: Record<string, unknown>, prefix: string, depthLeft: numbe
   for (const key of Object.keys(data)) {
     const v = data[key];
     if (v === null || v === undefined) continue;
-    const name = prefix + key;
+    const name = prefix + wellFormed(key);
     let value: Scalar;
-    if (typeof v === 'string') value = v;
+    if (typeof v === 'string') value = wellFormed(v);
     else if (typeof v === 'number') {
       if (!Number.isFinite(v)) continue; // NaN/Infinity have no JSON form; msgpack can carry them
       value = v;

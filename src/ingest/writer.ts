@@ -12,10 +12,22 @@
 // commits right after it: the JavaScript thread stages one group while DuckDB commits another.
 //
 // Every change of a dataset's columns (ingest, the Columns API, dataset deletion) runs under
-// one lock, so the registry, the config store and the event-store table stay in step. On first
-// use of a dataset the registry reconciles the two stores (a crash between them heals here).
+// one lock, so the registry, the config store and the event-store table stay in step.
+//
+// The two stores cannot change in one transaction, so the order of their writes is chosen so
+// that what a failure (or a kill -9) between them leaves is harmless, and reconciling repairs
+// it, the event store being the truth for which columns are stored and how:
+// - adding or widening a column: the event store first, then the config store. Left behind: a
+//   table column no column is registered for (no query can name it), or a registered type
+//   narrower than the stored one (queries read every column through a cast to its API type,
+//   query/fields.ts, so a stale type gives no error);
+// - deleting a column: the config store first, then the event store. Left behind: an
+//   unregistered table column.
+// Reconciling (reconcile()) runs for every dataset when the app starts, right after any failed
+// column change, and when a dataset is first written to; it logs what it repaired.
 import { shortId } from '../domain/ids.js';
 import { notFound } from '../http/errors.js';
+import { allDatasets } from '../domain/datasets.js';
 import { UniqueViolation, type Column, type ColumnType, type ConfigStore, type Dataset } from '../stores/config/types.js';
 import type { AppendBatch, EventStore, PhysicalColumn, Scalar } from '../stores/events/types.js';
 import { Value, bit, columnsOf, kindOf, rowsOf, type EventColumns } from '../stores/events/columns.js';
@@ -113,10 +125,20 @@ class Lock {
   }
 }
 
+/** Where the writer reports repairs of the column registry (the app's logger). */
+export interface WriterLog {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
 export interface WriterOptions {
   maxColumnsPerDataset: number;
   now: () => Date;
+  log?: WriterLog;
 }
+
+/** The refusal of an event whose new field name is not well-formed Unicode (a path that skipped normalise.ts's wellFormed). */
+export const ILL_FORMED_NAME = 'field name is not well-formed Unicode';
 
 export class IngestWriter {
   private queue: Pending[] = [];
@@ -242,9 +264,8 @@ export class IngestWriter {
         await this.applyPlan(plan);
         for (const w of plan.waiting) (placed[w.request] as (NormalisedEvent | undefined)[])[w.index] = w.event;
       } catch (error) {
-        // The registry may no longer match the stores: reload (and reconcile) it on next use.
-        this.registries.delete(plan.dataset.id);
         for (const w of plan.waiting) outcomes[w.request] = { ok: false, error };
+        await this.repair(plan.dataset, error);
       }
     }
     const batches = new Map<string, AppendBatch>();
@@ -290,7 +311,12 @@ export class IngestWriter {
   private plan(plan: Plan, e: NormalisedEvent): string | undefined {
     const { reg, add, widen: widening } = plan;
     let fresh = 0;
-    for (const k of e.fields.keys()) if (!reg.byName.has(k) && !add.has(k)) fresh++;
+    for (const k of e.fields.keys()) {
+      if (reg.byName.has(k) || add.has(k)) continue;
+      // No column may get a name the config store cannot keep as it is.
+      if (!k.isWellFormed()) return ILL_FORMED_NAME;
+      fresh++;
+    }
     if (fresh > 0 && reg.byName.size + add.size + fresh > this.opts.maxColumnsPerDataset) return DATASET_TOO_MANY_COLUMNS;
     for (const [k, v] of e.fields) {
       const type = inferType(v);
@@ -307,7 +333,10 @@ export class IngestWriter {
     return undefined;
   }
 
-  /** Makes a plan's columns: one event-store transaction, then the config store's entries. */
+  /**
+   * Makes a plan's columns: one event-store transaction, then the config store's entries (in
+   * this order: see the head of this file). On failure the caller repairs the dataset.
+   */
   private async applyPlan(plan: Plan): Promise<void> {
     const { dataset, reg } = plan;
     const added = [...plan.add].map(([keyName, type]) => ({ keyName, physical: `c${reg.nextPhysical++}`, type }));
@@ -316,31 +345,36 @@ export class IngestWriter {
       add: added.map(({ physical, type }) => ({ physical, type })),
       widen: widened.map(({ col, type }) => ({ physical: col.physical, type })),
     });
-    for (const { keyName, physical, type } of added) {
-      const col = await this.config.createColumn({
-        id: shortId(),
-        datasetId: dataset.id,
-        keyName,
-        physical,
-        storedType: type,
-        type,
-        description: '',
-        hidden: false,
-      });
-      reg.byName.set(keyName, col);
-    }
+    for (const { keyName, physical, type } of added) await this.recordColumn(dataset, reg, keyName, { physical, type });
     for (const { col, type } of widened) await this.recordWidening(reg, col, type);
   }
 
+  /** Creates a column before any event has it (Columns API): the event store first, then the config store. */
   private async addColumn(
     dataset: Dataset,
     reg: Registry,
     keyName: string,
     type: ColumnType,
-    extra: { description?: string; hidden?: boolean; apiType?: ColumnType } = {},
+    extra: { description?: string; hidden?: boolean; apiType?: ColumnType },
   ): Promise<Column> {
     const physical = `c${reg.nextPhysical++}`;
     await this.events.addColumn(dataset.id, { physical, type });
+    try {
+      return await this.recordColumn(dataset, reg, keyName, { physical, type }, extra);
+    } catch (err) {
+      await this.repair(dataset, err);
+      throw err;
+    }
+  }
+
+  /** Records in the config store (and the registry) a column the event store has made. */
+  private async recordColumn(
+    dataset: Dataset,
+    reg: Registry,
+    keyName: string,
+    { physical, type }: PhysicalColumn,
+    extra: { description?: string; hidden?: boolean; apiType?: ColumnType } = {},
+  ): Promise<Column> {
     const col = await this.config.createColumn({
       id: shortId(),
       datasetId: dataset.id,
@@ -363,30 +397,92 @@ export class IngestWriter {
     reg.byName.set(col.keyName, updated);
   }
 
-  /** Loads a dataset's columns and reconciles the config store with the event-store table. */
+  /** A dataset's column registry, loaded (and reconciled) on first use. */
   private async registry(dataset: Dataset): Promise<Registry> {
     const known = this.registries.get(dataset.id);
     if (known) return known;
-    await this.events.ensureTable(dataset.id);
-    const physical = new Map((await this.events.columns(dataset.id)).map((c) => [c.physical, c.type]));
+    const reg = await this.reconcile(dataset, true);
+    this.registries.set(dataset.id, reg);
+    return reg;
+  }
+
+  /**
+   * Brings a dataset's columns in the two stores into agreement, the event store being the
+   * truth for what is stored: a registered column whose type differs from the table's takes the
+   * table's (its API type too, unless someone chose another); a registered column the table
+   * lacks is added back, empty; a table column that no column is registered for is dropped.
+   * Logs what it repaired; returns the registry. `ensureTable`: make the table if there is none
+   * (else only when columns are registered).
+   */
+  private async reconcile(dataset: Dataset, ensureTable: boolean): Promise<Registry> {
+    const registered = await this.config.listColumns(dataset.id);
+    let layout = await this.events.columns(dataset.id);
+    // No field columns: perhaps no table either.
+    if (layout.length === 0 && (ensureTable || registered.length > 0)) {
+      await this.events.ensureTable(dataset.id);
+      layout = await this.events.columns(dataset.id);
+    }
+    const stored = new Map(layout.map((c) => [c.physical, c.type]));
     const reg: Registry = { byName: new Map(), nextPhysical: 1 };
+    for (const p of [...stored.keys(), ...registered.map((c) => c.physical)]) {
+      const n = Number(/^c(\d+)$/.exec(p)?.[1] ?? 0);
+      if (n >= reg.nextPhysical) reg.nextPhysical = n + 1;
+    }
+    const repairs: string[] = [];
     const missing: PhysicalColumn[] = [];
-    for (let col of await this.config.listColumns(dataset.id)) {
-      const actual = physical.get(col.physical);
-      if (actual === undefined) missing.push({ physical: col.physical, type: col.storedType });
-      else if (actual !== col.storedType) {
+    for (let col of registered) {
+      const actual = stored.get(col.physical);
+      stored.delete(col.physical);
+      if (actual === undefined) {
+        missing.push({ physical: col.physical, type: col.storedType });
+        repairs.push(`column ${JSON.stringify(col.keyName)} (${col.physical}) was missing from the event store: added back, empty, as ${col.storedType}`);
+      } else if (actual !== col.storedType) {
         const patch = col.type === col.storedType ? { storedType: actual, type: actual } : { storedType: actual };
-        col = (await this.config.updateColumn(dataset.id, col.id, patch)) ?? col;
+        col = (await this.config.updateColumn(dataset.id, col.id, patch)) ?? { ...col, ...patch };
+        repairs.push(`column ${JSON.stringify(col.keyName)} (${col.physical}) is stored as ${actual}: its registered type follows`);
       }
       reg.byName.set(col.keyName, col);
     }
     await this.events.changeColumns(dataset.id, { add: missing, widen: [] });
-    for (const p of [...physical.keys(), ...[...reg.byName.values()].map((c) => c.physical)]) {
-      const n = Number(/^c(\d+)$/.exec(p)?.[1] ?? 0);
-      if (n >= reg.nextPhysical) reg.nextPhysical = n + 1;
+    for (const physical of stored.keys()) {
+      await this.events.dropColumn(dataset.id, physical);
+      repairs.push(`event-store column ${physical} was not registered: dropped`);
     }
-    this.registries.set(dataset.id, reg);
+    if (repairs.length > 0) this.opts.log?.warn({ dataset: dataset.id, repairs }, `column registry of dataset ${dataset.slug} repaired`);
     return reg;
+  }
+
+  /**
+   * After a column change failed between (or in) its two writes: reconciles the dataset at once,
+   * so the stores disagree no longer than that. Resolves whether it could; if not, the next use
+   * of the dataset tries again.
+   */
+  private async repair(dataset: Dataset, cause: unknown): Promise<boolean> {
+    this.registries.delete(dataset.id);
+    try {
+      this.registries.set(dataset.id, await this.reconcile(dataset, true));
+      return true;
+    } catch (err) {
+      this.opts.log?.error({ err, cause, dataset: dataset.id }, 'could not reconcile the column registry after a failed change; retried on next use');
+      return false;
+    }
+  }
+
+  /**
+   * Reconciles every dataset (when the app starts: what a kill -9 between two writes left heals
+   * here, before any request). A dataset that cannot be reconciled now is logged and tried again
+   * on its first write.
+   */
+  reconcileAll(): Promise<void> {
+    return this.lock.run(async () => {
+      for (const dataset of await allDatasets(this.config)) {
+        try {
+          await this.reconcile(dataset, false);
+        } catch (err) {
+          this.opts.log?.error({ err, dataset: dataset.id }, 'could not reconcile the column registry at start');
+        }
+      }
+    });
   }
 
   // --- column changes from the Columns API and dataset deletion, under the same lock
@@ -410,9 +506,15 @@ export class IngestWriter {
     return this.lock.run(async () => {
       const current = (await this.config.listColumns(dataset.id)).find((c) => c.id === column.id);
       if (!current) return false;
-      await this.events.dropColumn(dataset.id, current.physical);
-      await this.config.deleteColumn(dataset.id, current.id);
       this.registries.delete(dataset.id);
+      // The config store first (see the head of this file): a failure after it leaves a table
+      // column that nothing names, which reconciling drops.
+      await this.config.deleteColumn(dataset.id, current.id);
+      try {
+        await this.events.dropColumn(dataset.id, current.physical);
+      } catch (err) {
+        if (!(await this.repair(dataset, err))) throw err;
+      }
       return true;
     });
   }

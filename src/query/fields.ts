@@ -25,15 +25,15 @@ export interface CalculatedSource {
 const DUCKDB_TYPE: Record<ColumnType, string> = { string: 'VARCHAR', integer: 'BIGINT', float: 'DOUBLE', boolean: 'BOOLEAN' };
 
 /**
- * The SQL that reads each column as its API type: the quoted physical column, wrapped in
- * TRY_CAST when the API type differs from the stored type (a value that does not convert is null).
+ * The SQL that reads each column as its API type: the quoted physical column in a TRY_CAST to
+ * that type (a value that does not convert is null). Always, not only when the API type differs
+ * from the registered stored type: the table's type is the truth, and the registry may lag it
+ * for a moment (ingest/writer.ts widens the table first), so the SQL must not depend on the
+ * registry's copy. DuckDB drops a cast to the type a column already has when it binds the
+ * query, so this costs nothing and filters are still pushed into the scan.
  */
 export function columnSources(columns: Column[]): ColumnSource[] {
-  return columns.map((c) => {
-    const physical = quoteIdent(c.physical);
-    const sql = c.type === c.storedType ? physical : `TRY_CAST(${physical} AS ${DUCKDB_TYPE[c.type]})`;
-    return { keyName: c.keyName, sql, type: c.type };
-  });
+  return columns.map((c) => ({ keyName: c.keyName, sql: `TRY_CAST(${quoteIdent(c.physical)} AS ${DUCKDB_TYPE[c.type]})`, type: c.type }));
 }
 
 export class FieldScope {

@@ -21,11 +21,15 @@
 //   must be the column's (422 otherwise). Other read-only fields (`id`, timestamps) are ignored.
 // - `last_written` is left out until the column has received data: the contract types it as a
 //   string, not nullable.
+// - A `key_name` that is not well-formed Unicode (a lone surrogate) follows the ingest rule
+//   (wellFormed, src/ingest/normalise.ts): each lone surrogate becomes U+FFFD, in a create and in
+//   a lookup alike, so the column is the one an event with that field name writes to.
 import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
 import { ApiError, invalidField, notFound, BLANK } from '../../http/errors.js';
 import { ALL_DATASETS, findDataset } from '../../domain/datasets.js';
+import { wellFormed } from '../../ingest/normalise.js';
 import { DATASET_TOO_MANY_COLUMNS } from '../../ingest/writer.js';
 import { UniqueViolation, type Column as ColumnRecord, type ColumnType, type Dataset } from '../../stores/config/types.js';
 import type { ApiContext } from '../context.js';
@@ -133,7 +137,7 @@ export function registerColumns(app: App, { store, writer }: ApiContext): void {
       const env = envOf(request);
       const { datasetSlug } = request.params;
       const datasets = datasetSlug === ALL_DATASETS ? await store.listDatasets(env.id) : [await findDataset(store, env, datasetSlug)];
-      const keyName = request.query.key_name;
+      const keyName = request.query.key_name === undefined ? undefined : wellFormed(request.query.key_name);
       const columns: ColumnRecord[] = [];
       for (const ds of datasets) {
         const own = await store.listColumns(ds.id);
@@ -168,7 +172,8 @@ export function registerColumns(app: App, { store, writer }: ApiContext): void {
         throw invalidField('params.datasetSlug', 'environment-wide (__all__) column creation is not supported; create the column in a dataset');
       }
       const ds = await findDataset(store, env, datasetSlug);
-      const { key_name: keyName, description = '', hidden = false } = request.body;
+      const { description = '', hidden = false } = request.body;
+      const keyName = wellFormed(request.body.key_name);
       checkKeyName(keyName);
       const type = apiType(request.body.type);
       const conflict = () =>
@@ -214,7 +219,7 @@ export function registerColumns(app: App, { store, writer }: ApiContext): void {
       const ds = await findDataset(store, envOf(request), request.params.datasetSlug);
       const col = await findColumn(ds, request.params.columnId);
       const body = request.body;
-      if (body.key_name !== undefined && body.key_name !== col.keyName) throw invalidField('key_name', 'is read-only and cannot be changed');
+      if (body.key_name !== undefined && wellFormed(body.key_name) !== col.keyName) throw invalidField('key_name', 'is read-only and cannot be changed');
       const type = apiType(body.type);
       // Under the writer's lock: a concurrent commit widening this column cannot interleave.
       const updated = await writer.editColumn(ds.id, () => store.updateColumn(ds.id, col.id, { type, description: body.description ?? '', hidden: body.hidden ?? false }));

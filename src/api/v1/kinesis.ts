@@ -10,7 +10,7 @@
 // error bucket, and nothing is half-stored. 200 only once every event is durable. Every answer,
 // errors included (auth too), is Firehose's `{requestId, timestamp, errorMessage?}`: Firehose
 // logs errorMessage. Error bodies carry `error` (the same text) as well, the contract's legacy shape.
-import { TextDecoder } from 'node:util';
+import { isUtf8 } from 'node:buffer';
 import { Type } from '@sinclair/typebox';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../http/app.js';
@@ -39,7 +39,6 @@ const KinesisError = Type.Object(
 const MIN_TIME_MS = -62_135_596_800_000;
 const MAX_TIME_MS = 253_402_300_799_999;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** A record (or the request) that cannot be turned into events. */
 class Undecodable extends Error {}
@@ -123,14 +122,17 @@ async function decodeRecord(record: unknown, budget: number, receivedUs: number)
     }
   }
   if (bytes.length > budget) throw new ApiError(413, 'Request body is too large.');
-  let text: string;
+  // Bytes that are not UTF-8 become U+FFFD, as in every other ingest body (normalise.ts,
+  // wellFormed); data that is not text at all is named as such.
+  let values: unknown[];
   try {
-    text = utf8.decode(bytes);
-  } catch {
-    throw new Undecodable('data is neither JSON nor gzip (not UTF-8 text)');
+    values = parseRecordJson(bytes.toString('utf8'));
+  } catch (err) {
+    if (!isUtf8(bytes)) throw new Undecodable('data is neither JSON nor gzip (not UTF-8 text)');
+    throw err;
   }
   const events: { data: Fields; timeUs: number }[] = [];
-  for (const value of parseRecordJson(text)) {
+  for (const value of values) {
     if (!isPlainObject(value)) throw new Undecodable('data must be a JSON object');
     if (!isCloudWatchLogs(value)) {
       events.push({ data: value, timeUs: receivedUs });

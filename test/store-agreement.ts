@@ -1,0 +1,40 @@
+// Whether the configuration store and the event store agree on every dataset's columns, read
+// straight from both (the event store's information_schema, not any cache): every registered
+// column exists in its dataset's table with its registered stored type; no table column is left
+// that nothing registers; every key name is well-formed Unicode and names one column only (a
+// name the config store cannot keep as it is reads back as another, and two columns can then
+// share a name). For tests after anything that changes columns: `await expectStoresAgree(t.store, t.events)`.
+import { expect } from 'vitest';
+import { allDatasets } from '../src/domain/datasets.js';
+import type { ConfigStore } from '../src/stores/config/types.js';
+import { tableName, type EventStore } from '../src/stores/events/types.js';
+
+const TYPE_OF_SQL: Record<string, string> = { VARCHAR: 'string', BIGINT: 'integer', DOUBLE: 'float', BOOLEAN: 'boolean' };
+const FIXED = new Set(['__time', '__samplerate', '__ingested']);
+
+/** Every disagreement between the two stores, as a sentence naming the dataset and column; [] when they agree. */
+export async function storeDisagreements(config: ConfigStore, events: EventStore): Promise<string[]> {
+  const problems: string[] = [];
+  for (const ds of await allDatasets(config)) {
+    const rows = await events.query('SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ?', [tableName(ds.id)]);
+    const table = new Map(rows.filter((r) => !FIXED.has(String(r.column_name))).map((r) => [String(r.column_name), TYPE_OF_SQL[String(r.data_type)] ?? String(r.data_type)]));
+    const names = new Set<string>();
+    for (const col of await config.listColumns(ds.id)) {
+      const at = `dataset ${ds.slug}: column ${JSON.stringify(col.keyName)} (${col.physical})`;
+      const stored = table.get(col.physical);
+      if (stored === undefined) problems.push(`${at} is registered but not in the event store`);
+      else if (stored !== col.storedType) problems.push(`${at} is registered as ${col.storedType} but stored as ${stored}`);
+      if (!col.keyName.isWellFormed()) problems.push(`${at} has a key name that is not well-formed Unicode`);
+      if (names.has(col.keyName)) problems.push(`${at} shares its key name with another column`);
+      names.add(col.keyName);
+      table.delete(col.physical);
+    }
+    for (const physical of table.keys()) problems.push(`dataset ${ds.slug}: event-store column ${physical} is not registered`);
+  }
+  return problems;
+}
+
+/** Fails the test, listing every disagreement, unless the two stores agree. */
+export async function expectStoresAgree(config: ConfigStore, events: EventStore): Promise<void> {
+  expect(await storeDisagreements(config, events)).toEqual([]);
+}
