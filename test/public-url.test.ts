@@ -72,7 +72,7 @@ describe('public base URL', () => {
     afterAll(() => t.close());
 
     it('whatever the request or proxy headers say', async () => {
-      for (const headers of [{}, forwarded, { host: 'other:1' }]) {
+      for (const headers of [{}, forwarded, { host: "other:1" }] as Record<string, string>[]) {
         const l = await links(t, headers);
         expect(l.problemType).toBe('https://obs.example.org/waggle/problems/unparseable');
         expect(l.boardUrl.startsWith('https://obs.example.org/waggle/')).toBe(true);
