@@ -4,8 +4,12 @@
 // docs/slos.md states it), after each change the rollups must follow: the first call on an SLO
 // without rollups, new events between calls, late events inside the period, events after now
 // that become due, the window moving on, a clock that goes back, target and period changes, an
-// SLI change, a reset; and concurrent GETs sharing one refresh. Events are random but seeded.
+// SLI change, a reset, a restart with a clock behind the stored ingest times; and concurrent GETs
+// sharing one refresh. Events are random but seeded.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { join } from 'node:path';
+import { createApp } from '../src/http/app.js';
+import { DuckDbEventStore } from '../src/stores/events/duckdb.js';
 import { makeApp, json, type TestApp } from './helpers.js';
 import { ingest } from './query-helpers.js';
 
@@ -167,7 +171,12 @@ describe('SLO rollups stay exact', () => {
     single = await create({ dataset_slugs: ['r1'] }, { days: 1, tpm: 990_000, sli: lt(500) });
     multi = await create({ dataset_slugs: ['r1', 'r2'] }, { days: 1, tpm: 950_000, sli: lt(500) });
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    // The restart below replaces the app and the event store: close those, then the rest.
+    await t.app.close();
+    await t.events.close();
+    await t.close();
+  });
 
   it('on the first call, when the SLO has no rollups yet', async () => {
     // No SLO was evaluated yet: not even the state table is there.
@@ -305,5 +314,20 @@ describe('SLO rollups stay exact', () => {
     } finally {
       spy.mockRestore();
     }
+  });
+
+  it('after a restart whose clock is behind the ingest times stored: new ingest times still come after them', async () => {
+    await expectExact('before the restart');
+    await t.app.close();
+    await t.events.close();
+    t.events = new DuckDbEventStore(join(t.dataDir, 'events.duckdb'));
+    await t.events.open();
+    // Back three minutes: still after the reset of the first SLO, before the last ingest.
+    t.clock.advance(-180);
+    t.app = await createApp({ configStore: t.store, eventStore: t.events, settings: { dataDir: t.dataDir, evaluationTickMs: 0 }, now: t.clock.now, logger: false });
+    await t.app.ready();
+    await send('r1', [...events(30, t.clock.ms - 600 * MIN, t.clock.ms), ...events(10, t.clock.ms - 40_000, t.clock.ms)]);
+    await send('r2', events(30, t.clock.ms - 600 * MIN, t.clock.ms));
+    await expectExact('after the restart, the clock three minutes back');
   });
 });

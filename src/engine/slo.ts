@@ -229,7 +229,7 @@ export class SloEngine {
     const r = await this.fly(env, slo, nowMs, [BURN_RATE_MINUTES, ...extraMinutes]);
     const minute = Math.floor(r.nowMs / 60_000);
     const firstMinute = Math.floor(this.windowStartUs(r.slo.body, r.nowMs) / MINUTE_US);
-    const maths = sloMaths(slo.body, r.window, r.byWindow.get(BURN_RATE_MINUTES)!);
+    const maths = sloMaths(r.slo.body, r.window, r.byWindow.get(BURN_RATE_MINUTES)!);
     return { figures: { ...r.window, ...maths, minute, firstMinute }, extra: extraMinutes.map((n) => r.byWindow.get(n)!) };
   }
 
