@@ -15,11 +15,11 @@
 //     GET ?detailed=true on each, through HTTP (in turn, which goes first alternating);
 //   - the baseline: the same figures (good and bad over the window and over the last 4 hours)
 //     from raw events with hand-written DuckDB SQL, on each dataset, in the same round;
-//   - CONCURRENT GETs at once on each dataset after a round of new events (wall time for all:
-//     they share one refresh);
+//   - CONCURRENT GETs at once on each dataset after a round of new events, 7 rounds (wall time
+//     for all: they share one refresh, or two);
 //   - the first GET of a new SLO on each (building its rollups: once per SLO or SLI change).
 // Every round's answers are checked against the raw SQL's.
-// BENCH_SLO_EVENTS (default 10,000,000), BENCH_SLO_SMALL_EVENTS (1,000), BENCH_SLO_ITERATIONS (15).
+// BENCH_SLO_EVENTS (default 10,000,000), BENCH_SLO_SMALL_EVENTS (1,000), BENCH_SLO_ITERATIONS (25).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,7 +28,7 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const EVENTS = Number(process.env.BENCH_SLO_EVENTS ?? 10_000_000);
 const SMALL_EVENTS = Number(process.env.BENCH_SLO_SMALL_EVENTS ?? 1_000);
-const ITERATIONS = Number(process.env.BENCH_SLO_ITERATIONS ?? 15);
+const ITERATIONS = Number(process.env.BENCH_SLO_ITERATIONS ?? 25);
 const NEW_EVENTS = 200;
 const LATE_EVENTS = 20;
 const CONCURRENT = 32;
@@ -152,10 +152,10 @@ export async function sloBench() {
     }
 
     const burst = { large: [], small: [] };
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < 7; i++) {
       nowMs += 60_000;
       for (const d of [large, small]) await d.arrive();
-      for (const d of [large, small]) {
+      for (const d of i % 2 ? [small, large] : [large, small]) {
         const b = await timed(() => Promise.all(Array.from({ length: CONCURRENT }, d.get)));
         const expected = await d.raw();
         for (const answer of b.value) check(d, answer, expected);

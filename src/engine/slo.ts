@@ -233,14 +233,15 @@ export class SloEngine {
     return { figures: { ...r.window, ...maths, minute, firstMinute }, extra: extraMinutes.map((n) => r.byWindow.get(n)!) };
   }
 
-  /** Drops the SLO's rollups (the SLO is gone). */
-  forget(sloId: string): Promise<void> {
-    return this.rollups.forget(sloId);
+  /** Drops the SLO's rollups (the SLO is gone), after the refreshes under way. */
+  async forget(sloId: string): Promise<void> {
+    await this.flights.get(sloId)?.last.catch(() => undefined);
+    await this.rollups.forget(sloId);
   }
 
-  /** Drops rollups of SLOs that no longer exist (deleted with their dataset or environment). */
+  /** Drops rollups of SLOs that no longer exist (deleted with their dataset or environment); not those being refreshed. */
   collectGarbage(liveIds: Set<string>): Promise<void> {
-    return this.rollups.collectGarbage(liveIds);
+    return this.rollups.collectGarbage(new Set([...liveIds, ...this.flights.keys()]));
   }
 
   /**
