@@ -1,20 +1,25 @@
 // The SLO benchmark (part of `npm run bench`, alone with `BENCH_ONLY=slo npm run bench`, or
-// `node bench/slo.mjs` after `npm run build`): what the per-minute rollups save.
+// `node bench/slo.mjs` after `npm run build`): GET /1/slos/{ds}/{id}?detailed=true answered
+// from the incrementally refreshed rollups, on a large dataset against a small one, and against
+// recomputing the SLO's period from raw events (what every detailed GET cost once late events
+// arrived, before the rollups followed ingest time).
 //
-// An app is built in this process (dist/, a temporary data dir, a fixed app clock on an hour
-// boundary). One dataset gets EVENTS events spread evenly over the 30 days before now (0.1 %
-// failures, written straight into its DuckDB table with one INSERT … SELECT over range()), a
-// calculated field `ok = LT($status, 500)` and a 30-day SLO. Measured, each ITERATIONS times
-// (median and p90, ms):
-//   - rollup build: the first evaluation, which aggregates the whole 30-day window into
-//     minutes (what a new SLO, or a change of its SLI, costs once);
-//   - incremental evaluation: the clock moves a minute, a minute's worth of events arrives, and
-//     GET /1/slos/{ds}/{id}?detailed=true answers (refresh: the last LATE_MINUTES minutes
-//     re-aggregated, the ingest-time check for older minutes, then the figures from the rollups);
-//   - raw rescan (the baseline): the same figures (good and bad over 30 days and over 4 hours)
-//     from raw events with hand-written DuckDB SQL, as an evaluation without rollups would have
-//     to do every minute.
-// BENCH_SLO_EVENTS (default 10,000,000), BENCH_SLO_ITERATIONS (15).
+// An app is built in this process (dist/, a temporary data dir, an app clock that starts on an
+// hour boundary). Two datasets, `large` (EVENTS events) and `small` (SMALL_EVENTS), each with its
+// events spread evenly over the 30 days before now (0.1 % failures), written straight into their
+// DuckDB tables with one INSERT … SELECT over range(); a calculated field `ok = LT($status, 500)`
+// and a 30-day SLO on each. Measured, ITERATIONS rounds (median and p90, ms):
+//   - each round the clock moves a minute and each dataset gets the same new events: NEW_EVENTS
+//     of the last minute and LATE_EVENTS late ones with times anywhere in the 30 days (the
+//     stream that used to make every refresh re-aggregate most of the window); then
+//     GET ?detailed=true on each, through HTTP (in turn, which goes first alternating);
+//   - the baseline: the same figures (good and bad over the window and over the last 4 hours)
+//     from raw events with hand-written DuckDB SQL, on each dataset, in the same round;
+//   - CONCURRENT GETs at once on each dataset after a round of new events, 7 rounds (wall time
+//     for all: they share one refresh, or two);
+//   - the first GET of a new SLO on each (building its rollups: once per SLO or SLI change).
+// Every round's answers are checked against the raw SQL's.
+// BENCH_SLO_EVENTS (default 10,000,000), BENCH_SLO_SMALL_EVENTS (1,000), BENCH_SLO_ITERATIONS (25).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,15 +27,24 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const EVENTS = Number(process.env.BENCH_SLO_EVENTS ?? 10_000_000);
-const ITERATIONS = Number(process.env.BENCH_SLO_ITERATIONS ?? 15);
+const SMALL_EVENTS = Number(process.env.BENCH_SLO_SMALL_EVENTS ?? 1_000);
+const ITERATIONS = Number(process.env.BENCH_SLO_ITERATIONS ?? 25);
+const NEW_EVENTS = 200;
+const LATE_EVENTS = 20;
+const CONCURRENT = 32;
 const DAYS = 30;
-const DATASET = 'slo-bench';
+const MINUTE_US = 60_000_000;
 
 const percentile = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(p * s.length))];
 };
 const ms = (t0) => Number(process.hrtime.bigint() - t0) / 1e6;
+const timed = async (fn) => {
+  const t0 = process.hrtime.bigint();
+  const value = await fn();
+  return { ms: ms(t0), value };
+};
 
 export async function sloBench() {
   const { createApp } = await import(join(ROOT, 'dist/http/app.js'));
@@ -53,80 +67,118 @@ export async function sloBench() {
     if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`);
     return JSON.parse(res.body || 'null');
   };
-  try {
-    await inject('POST', `/1/batch/${DATASET}`, [{ data: { status: 200, duration_ms: 1.5 }, time: new Date(nowMs - 1000).toISOString() }], ingestHeaders);
-    const env = await store.getEnvironmentBySlug((await store.getTeamBySlug(init.team.slug)).id, init.environment.slug);
-    const ds = await store.getDataset(env.id, DATASET);
+  const env = async () => store.getEnvironmentBySlug((await store.getTeamBySlug(init.team.slug)).id, init.environment.slug);
+  const sloBody = (name) => ({ name, sli: { alias: 'ok' }, time_period_days: DAYS, target_per_million: 999000 });
+
+  /** A dataset with `n` events over the 30 days, its field `ok` and a 30-day SLO. */
+  async function dataset(slug, n) {
+    await inject('POST', `/1/batch/${slug}`, [{ data: { status: 200, duration_ms: 1.5 }, time: new Date(nowMs - 1000).toISOString() }], ingestHeaders);
+    const ds = await store.getDataset((await env()).id, slug);
     const cols = Object.fromEntries((await store.listColumns(ds.id)).map((c) => [c.keyName, c.physical]));
     const table = `ds_${ds.id.slice(6)}`;
-    const spanUs = DAYS * 86_400_000_000;
-    const startUs = nowMs * 1000 - spanUs;
-    const stepUs = Math.floor(spanUs / EVENTS);
-    const fill = (n, fromUs, step, ingestedUs) =>
+    // `count` events, the i-th at fromUs + i × stepUs, ingested at ingestedUs; every 1000th fails.
+    const fill = (count, fromUs, stepUs, ingestedUs) =>
       `INSERT INTO "${table}" ("__time", "__samplerate", "__ingested", "${cols.status}", "${cols.duration_ms}") ` +
-      `SELECT make_timestamp(${fromUs}::BIGINT + i * ${step}), 1, make_timestamp(${ingestedUs}::BIGINT), ` +
-      `CASE WHEN i % 1000 = 7 THEN 500 ELSE 200 END, (i % 997) / 3.0 FROM range(${n}) t(i)`;
+      `SELECT make_timestamp(${fromUs}::BIGINT + i * ${stepUs}::BIGINT), 1, make_timestamp(${ingestedUs}::BIGINT), ` +
+      `CASE WHEN i % 1000 = 7 THEN 500 ELSE 200 END, (i % 997) / 3.0 FROM range(${count}) t(i)`;
+    const spanUs = DAYS * 86_400_000_000;
+    await events.execute([{ sql: fill(n, nowMs * 1000 - spanUs, Math.floor(spanUs / n), nowMs * 1000 - 3_600_000_000) }]);
+    await inject('POST', `/1/derived_columns/${slug}`, { alias: 'ok', expression: 'LT($status, 500)' });
+    const slo = await inject('POST', `/1/slos/${slug}`, sloBody(slug));
+    const get = () => inject('GET', `/1/slos/${slug}/${slo.id}?detailed=true`);
+    // The hand-written recompute of the window and its last 4 hours at the app clock.
+    const raw = async () => {
+      const nowUs = nowMs * 1000;
+      const minute = Math.floor(nowMs / 60_000);
+      const from = (minute - DAYS * 1440 + 1) * MINUTE_US;
+      const four = (minute - 239) * MINUTE_US;
+      const s = `"${cols.status}"`;
+      const rows = await events.query(
+        `SELECT sum("__samplerate") FILTER (WHERE ${s} < 500) AS good, sum("__samplerate") FILTER (WHERE ${s} >= 500) AS bad, ` +
+          `sum("__samplerate") FILTER (WHERE ${s} < 500 AND "__time" >= make_timestamp(${four}::BIGINT)) AS good4, ` +
+          `sum("__samplerate") FILTER (WHERE ${s} >= 500 AND "__time" >= make_timestamp(${four}::BIGINT)) AS bad4 ` +
+          `FROM "${table}" WHERE "__time" >= make_timestamp(${from}::BIGINT) AND "__time" < make_timestamp(${nowUs}::BIGINT)`,
+      );
+      const r = rows[0];
+      const good = Number(r.good ?? 0);
+      const bad = Number(r.bad ?? 0);
+      return { compliance: good + bad > 0 ? (100 * good) / (good + bad) : 100 };
+    };
+    // A round's new events: NEW_EVENTS over the last minute, LATE_EVENTS anywhere in the window.
+    const arrive = async () => {
+      const nowUs = nowMs * 1000;
+      await events.execute([
+        { sql: fill(NEW_EVENTS, nowUs - MINUTE_US, Math.floor(MINUTE_US / NEW_EVENTS), nowUs) },
+        { sql: fill(LATE_EVENTS, nowUs - spanUs + MINUTE_US, Math.floor((spanUs - 2 * MINUTE_US) / LATE_EVENTS), nowUs) },
+      ]);
+    };
+    return { slug, n, get, raw, arrive };
+  }
+
+  try {
     let t0 = process.hrtime.bigint();
-    await events.execute([{ sql: fill(EVENTS, startUs, stepUs, nowMs * 1000 - 3_600_000_000) }]);
-    console.log(`\nSLO rollups: ${EVENTS.toLocaleString('en')} events over ${DAYS} days written in ${(ms(t0) / 1000).toFixed(1)} s`);
+    const large = await dataset('large', EVENTS);
+    const small = await dataset('small', SMALL_EVENTS);
+    console.log(`\nSLO detail: ${EVENTS.toLocaleString('en')} and ${SMALL_EVENTS.toLocaleString('en')} events over ${DAYS} days written in ${(ms(t0) / 1000).toFixed(1)} s`);
 
-    await inject('POST', `/1/derived_columns/${DATASET}`, { alias: 'ok', expression: 'LT($status, 500)' });
-    const slo = await inject('POST', `/1/slos/${DATASET}`, { name: 'bench', sli: { alias: 'ok' }, time_period_days: DAYS, target_per_million: 999000 });
-
-    // Rollup build: a fresh SLO each time (the first evaluation builds its window).
-    const build = [];
-    for (let i = 0; i < Math.min(ITERATIONS, 5); i++) {
-      const s = await inject('POST', `/1/slos/${DATASET}`, { name: `build ${i}`, sli: { alias: 'ok' }, time_period_days: DAYS, target_per_million: 999000 });
-      t0 = process.hrtime.bigint();
-      await inject('GET', `/1/slos/${DATASET}/${s.id}?detailed=true`);
-      build.push(ms(t0));
-      await inject('DELETE', `/1/slos/${DATASET}/${s.id}`);
+    // The first GET of a new SLO builds its rollups.
+    const build = { large: [], small: [] };
+    for (let i = 0; i < 3; i++) {
+      for (const d of [large, small]) {
+        const s = await inject('POST', `/1/slos/${d.slug}`, sloBody(`build ${i}`));
+        build[d.slug].push((await timed(() => inject('GET', `/1/slos/${d.slug}/${s.id}?detailed=true`))).ms);
+        await inject('DELETE', `/1/slos/${d.slug}/${s.id}`);
+      }
     }
-    const first = await inject('GET', `/1/slos/${DATASET}/${slo.id}?detailed=true`);
+    await large.get();
+    await small.get();
 
-    // Incremental: a minute later, with a minute of new events.
-    const perMinute = Math.max(1, Math.round(EVENTS / (DAYS * 1440)));
-    const incremental = [];
-    let last;
-    for (let i = 0; i < ITERATIONS; i++) {
-      const fromUs = nowMs * 1000;
-      nowMs += 60_000;
-      await events.execute([{ sql: fill(perMinute, fromUs, Math.floor(60_000_000 / perMinute), nowMs * 1000) }]);
-      t0 = process.hrtime.bigint();
-      last = await inject('GET', `/1/slos/${DATASET}/${slo.id}?detailed=true`);
-      incremental.push(ms(t0));
-    }
-
-    // Baseline: the figures from raw events, hand-written.
-    const nowUs = nowMs * 1000;
-    const windowFrom = (Math.floor(nowMs / 60_000) - DAYS * 1440 + 1) * 60_000_000;
-    const fourHours = (Math.floor(nowMs / 60_000) - 239) * 60_000_000;
-    const rawSql =
-      `SELECT sum("__samplerate") FILTER (WHERE "${cols.status}" < 500) AS good, sum("__samplerate") FILTER (WHERE "${cols.status}" >= 500) AS bad, ` +
-      `sum("__samplerate") FILTER (WHERE "${cols.status}" < 500 AND "__time" >= make_timestamp(${fourHours}::BIGINT)) AS good4, ` +
-      `sum("__samplerate") FILTER (WHERE "${cols.status}" >= 500 AND "__time" >= make_timestamp(${fourHours}::BIGINT)) AS bad4 ` +
-      `FROM "${table}" WHERE "__time" >= make_timestamp(${windowFrom}::BIGINT) AND "__time" < make_timestamp(${nowUs}::BIGINT)`;
-    const raw = [];
-    let rawRow;
+    const get = { large: [], small: [] };
+    const raw = { large: [], small: [] };
+    const check = (d, answer, expected) => {
+      if (Math.abs(answer.compliance - expected.compliance) > 1e-9) throw new Error(`${d.slug}: compliance ${answer.compliance}, raw events ${expected.compliance}`);
+    };
     for (let i = 0; i < ITERATIONS + 2; i++) {
-      t0 = process.hrtime.bigint();
-      rawRow = (await events.query(rawSql))[0];
-      if (i >= 2) raw.push(ms(t0));
+      nowMs += 60_000;
+      for (const d of [large, small]) await d.arrive();
+      for (const d of i % 2 ? [small, large] : [large, small]) {
+        const g = await timed(d.get);
+        const r = await timed(d.raw);
+        check(d, g.value, r.value);
+        if (i < 2) continue; // warm-up
+        get[d.slug].push(g.ms);
+        raw[d.slug].push(r.ms);
+      }
     }
-    const good = Number(rawRow.good);
-    const bad = Number(rawRow.bad);
-    const check = (100 * good) / (good + bad);
-    if (Math.abs(check - last.compliance) > 1e-9) throw new Error(`compliance differs: rollups ${last.compliance}, raw ${check}`);
 
-    const row = (name, xs, base) =>
-      `| ${name} | ${percentile(xs, 0.5).toFixed(1)} | ${percentile(xs, 0.9).toFixed(1)} | ${base ? (percentile(xs, 0.5) / base).toFixed(3) + 'x' : '1x'} |`;
-    const baseMedian = percentile(raw, 0.5);
-    console.log(`(first figures: compliance ${first.compliance.toFixed(4)} %, budget remaining ${first.budget_remaining.toFixed(2)} %; same from raw events)\n`);
-    console.log('| run | median ms | p90 ms | vs raw rescan |');
+    const burst = { large: [], small: [] };
+    for (let i = 0; i < 7; i++) {
+      nowMs += 60_000;
+      for (const d of [large, small]) await d.arrive();
+      for (const d of i % 2 ? [small, large] : [large, small]) {
+        const b = await timed(() => Promise.all(Array.from({ length: CONCURRENT }, d.get)));
+        const expected = await d.raw();
+        for (const answer of b.value) check(d, answer, expected);
+        burst[d.slug].push(b.ms);
+      }
+    }
+
+    const p50 = (xs) => percentile(xs, 0.5);
+    const row = (name, xs, base, baseName) =>
+      `| ${name} | ${p50(xs).toFixed(1)} | ${percentile(xs, 0.9).toFixed(1)} | ${base === undefined ? '' : `${(p50(xs) / p50(base)).toFixed(3)}x ${baseName}`} |`;
+    const L = EVENTS.toLocaleString('en');
+    const S = SMALL_EVENTS.toLocaleString('en');
+    console.log(`(each round: ${NEW_EVENTS} new events of the last minute and ${LATE_EVENTS} late ones anywhere in the ${DAYS} days, per dataset; answers checked against the raw SQL)\n`);
+    console.log('| run | median ms | p90 ms | ratio |');
     console.log('|---|---|---|---|');
-    console.log(row('raw rescan of 30 days (baseline, hand-written SQL)', raw));
-    console.log(row('rollup build (first evaluation of a new SLO, HTTP)', build, baseMedian));
-    console.log(row(`incremental evaluation, 1 min of new events (${perMinute}/min), HTTP GET ?detailed`, incremental, baseMedian));
+    console.log(row(`baseline: raw recompute of ${DAYS} days, ${L} events (hand-written SQL)`, raw.large));
+    console.log(row(`raw recompute of ${DAYS} days, ${S} events`, raw.small, raw.large, 'vs the baseline'));
+    console.log(row(`GET ?detailed=true, ${S} events (HTTP)`, get.small, raw.large, 'vs the baseline'));
+    console.log(row(`GET ?detailed=true, ${L} events (HTTP)`, get.large, raw.large, 'vs the baseline'));
+    console.log(row(`  the same, against ${S} events`, get.large, get.small, `vs ${S} events`));
+    console.log(row(`${CONCURRENT} concurrent GETs, ${S} events (all answered)`, burst.small, raw.large, 'vs the baseline'));
+    console.log(row(`${CONCURRENT} concurrent GETs, ${L} events (all answered)`, burst.large, burst.small, `vs ${S} events`));
+    console.log(row(`first GET of a new SLO (builds its rollups), ${L} events`, build.large, raw.large, 'vs the baseline'));
   } finally {
     await app.close();
     await events.close();

@@ -1,4 +1,4 @@
-// SLO maths over real events, and the per-minute rollups that keep it cheap.
+// SLO maths over real events, answered from per-minute rollups.
 //
 // The SLI is a calculated field evaluated per event: true = good, false = bad, null = not counted.
 // Counts are weighted by the sample rate (an event stored with samplerate 10 stands for 10). Over
@@ -13,42 +13,26 @@
 // SLO's window is its last time_period_days × 1440 minutes, starting no earlier than `reset_at`
 // (to the microsecond): a reset starts the budget afresh.
 //
-// Rollups: per SLO, a DuckDB table `slo_rollup_<hex id>` (minute, good, bad) holds the weighted
-// counts per minute of the SLO's window, and `slo_rollup_state` one row per SLO: a fingerprint of
-// what the counts were computed from (the SLI's SQL per dataset, with the columns and calculated
-// fields as they are now, the datasets, reset_at), the start of what is covered and `through`,
-// the time of the last refresh. A refresh at `now`:
-//   - fingerprint changed (SLI expression or its fields, columns, datasets, reset), the window
-//     reaching before what is covered (a longer time_period_days), or the clock behind `through`:
-//     drop and rebuild the window from raw events;
-//   - otherwise re-aggregate from min(the minute of `through`, now − LATE_MINUTES) to now
-//     (late-arriving events of the last minutes), and further back only if events *ingested*
-//     since the last refresh (`__ingested` ≥ through − INGEST_MARGIN) carry older times (a
-//     backfill): then from the oldest such minute. Minutes that fell out of the window are pruned.
-// Everything of one refresh (deletes, the insert, the state row) is one transaction, so rollups and
-// their state never disagree. Each statement reads the dataset tables with the window's `__time`
-// range, so DuckDB skips row groups by their min/max; the ingest-time check is pruned the same way
-// by `__ingested`.
+// Every answer comes from the SLO's rollups (src/stores/events/slo-rollups.ts: counts per minute,
+// brought up to date incrementally, at a cost that follows the events that are new since the last
+// refresh, not those in the window). Each evaluation refreshes them to its `now` first, so an
+// answer counts every event committed before it was asked for. Refreshes of one SLO fly singly:
+// while one runs, every caller that comes waits for the next one, which starts when it ends, at
+// the latest `now` of those callers, and answers them all.
 import { createHash } from 'node:crypto';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../stores/config/types.js';
 import { quoteIdent, tableName, type EventStore } from '../stores/events/types.js';
-import { INGESTED_COLUMN, SAMPLERATE_COLUMN, TIME_COLUMN } from '../stores/events/duckdb.js';
+import { INGESTED_COLUMN, TIME_COLUMN } from '../stores/events/duckdb.js';
+import { MINUTE_US, SloRollups, type Counts, type RollupSource } from '../stores/events/slo-rollups.js';
 import { FieldScope, columnSources } from '../query/fields.js';
 import { calculatedFieldsOf } from '../query/sources.js';
 import type { Tag } from '../domain/tags.js';
 
+export { MINUTE_US, type Counts };
 export const SLO_KIND = 'slo';
-export const MINUTE_US = 60_000_000;
 export const MINUTES_PER_DAY = 1440;
-/** Minutes re-aggregated on every refresh, for events that arrive a little late. */
-export const LATE_MINUTES = 10;
-/** How far before the last refresh an ingest time still counts as "since then" (commits in flight). */
-const INGEST_MARGIN_US = 5 * MINUTE_US;
 /** Burn rate window of the detailed SLO answer (Honeycomb: the last 4 hours). */
 export const BURN_RATE_MINUTES = 240;
-/** Changes whenever the rollup table's meaning changes, so old rollups are rebuilt. */
-const ROLLUP_VERSION = 1;
-const STATE_TABLE = 'slo_rollup_state';
 
 export interface SloBody {
   name: string;
@@ -73,11 +57,6 @@ export function isSlo(o: StoredObject<unknown>): o is SloObject {
     Number.isInteger(b.target_per_million) &&
     Array.isArray(b.dataset_ids)
   );
-}
-
-export interface Counts {
-  good: number;
-  bad: number;
 }
 
 export interface SloFigures {
@@ -113,62 +92,60 @@ export function sloMaths(slo: SloBody, window: Counts, last4h: Counts): Pick<Slo
   return { eligible, compliance, budgetRemaining, allowed, burnRate };
 }
 
-const timestampSql = (us: number) => `make_timestamp(${Math.trunc(us)}::BIGINT)`;
 const T = quoteIdent(TIME_COLUMN);
-const W = quoteIdent(SAMPLERATE_COLUMN);
 const I = quoteIdent(INGESTED_COLUMN);
 
-/** The rollup table of an SLO. Ids are alphanumeric but DuckDB names are case-insensitive: hex keeps them apart. */
-export function rollupTable(sloId: string): string {
-  return quoteIdent(`slo_rollup_${Buffer.from(sloId, 'utf8').toString('hex')}`);
+/** One refresh of an SLO's rollups, and the callers waiting for it (see the header). */
+interface Flight {
+  env: Environment;
+  slo: SloObject;
+  nowMs: number;
+  /** Windows (minutes back from now) its callers want counted, besides the SLO's own. */
+  windows: Set<number>;
+  result: Promise<FlightResult>;
 }
 
-interface CompiledSli {
-  /** Per dataset with a table and the SLI visible: the table and the SQL of the SLI as a boolean. */
-  parts: { table: string; sql: string }[];
-  params: unknown[];
-  fingerprint: string;
+interface FlightResult {
+  nowMs: number;
+  /** The SLO as refreshed (the newest of its callers'). */
+  slo: SloObject;
+  source: RollupSource;
+  /** Counts over the SLO's window and over each of the flight's windows. */
+  window: Counts;
+  byWindow: Map<number, Counts>;
 }
 
 export class SloEngine {
-  private stateReady?: Promise<unknown>;
-  /** Refreshes in progress per SLO: one at a time each. */
-  private readonly refreshing = new Map<string, Promise<unknown>>();
+  private readonly rollups: SloRollups;
+  /** Per SLO: the newest flight (running or waiting) and the one waiting to start, if any. */
+  private readonly flights = new Map<string, { last: Promise<FlightResult>; waiting?: Flight }>();
 
   constructor(
     private readonly store: ConfigStore,
-    private readonly events: EventStore,
-  ) {}
-
-  private ensureState(): Promise<unknown> {
-    this.stateReady ??= this.events
-      .execute([{ sql: `CREATE TABLE IF NOT EXISTS ${STATE_TABLE} (slo_id VARCHAR, fingerprint VARCHAR, start_us BIGINT, through_us BIGINT)` }])
-      .catch((err) => {
-        this.stateReady = undefined;
-        throw err;
-      });
-    return this.stateReady;
+    events: EventStore,
+  ) {
+    this.rollups = new SloRollups(events);
   }
 
   /** The SLI compiled against each dataset's columns and calculated fields as they are now. */
-  async compile(env: Environment, slo: SloObject): Promise<CompiledSli> {
+  async compile(env: Environment, slo: SloObject): Promise<RollupSource> {
     const params: unknown[] = [];
     const bind = (v: unknown) => {
       params.push(v);
       return `$${params.length}`;
     };
     const datasets = new Map((await this.store.listDatasets(env.id)).map((d) => [d.id, d]));
-    const tables = await this.existingTables();
-    const parts: CompiledSli['parts'] = [];
-    for (const id of slo.body.dataset_ids) {
-      const ds = datasets.get(id);
-      if (!ds || !tables.has(tableName(ds.id))) continue;
+    const mine = slo.body.dataset_ids.map((id) => datasets.get(id)).filter((d): d is Dataset => d !== undefined);
+    const tables = await this.rollups.existingTables(mine.map((d) => tableName(d.id)));
+    const parts: RollupSource['parts'] = [];
+    for (const ds of mine) {
+      if (!tables.has(tableName(ds.id))) continue;
       const info = await this.resolveSli(env, ds, slo.body.sli.alias, bind);
       if (!info || info.type === 'null') continue;
       parts.push({ table: tableName(ds.id), sql: info.type === 'boolean' ? info.sql : `TRY_CAST(${info.sql} AS BOOLEAN)` });
     }
     const fingerprint = createHash('sha256')
-      .update(JSON.stringify({ v: ROLLUP_VERSION, parts, params, ids: slo.body.dataset_ids, reset: slo.body.reset_at }))
+      .update(JSON.stringify({ parts, params, ids: slo.body.dataset_ids, reset: slo.body.reset_at }))
       .digest('hex');
     return { parts, params, fingerprint };
   }
@@ -191,88 +168,6 @@ export class SloEngine {
     }
   }
 
-  private async existingTables(): Promise<Set<string>> {
-    const rows = await this.events.query(`SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'ds\\_%' ESCAPE '\\'`);
-    return new Set(rows.map((r) => String(r.table_name)));
-  }
-
-  /** Per-minute weighted good and bad counts of events in [fromUs, toUs), one SELECT per dataset. */
-  private minuteCountsSql(compiled: CompiledSli, fromUs: number, toUs: number): string {
-    const selects = compiled.parts.map(
-      (p) =>
-        `SELECT epoch_us(${T}) // ${MINUTE_US} AS minute, ` +
-        `sum(CASE WHEN s THEN w ELSE 0 END) AS good, sum(CASE WHEN s THEN 0 ELSE w END) AS bad ` +
-        `FROM (SELECT ${T}, ${W} AS w, (${p.sql}) AS s FROM ${quoteIdent(p.table)} ` +
-        `WHERE ${T} >= ${timestampSql(fromUs)} AND ${T} < ${timestampSql(toUs)}) WHERE s IS NOT NULL GROUP BY minute`,
-    );
-    return `SELECT minute, sum(good)::BIGINT AS good, sum(bad)::BIGINT AS bad FROM (\n${selects.join('\nUNION ALL\n')}\n) GROUP BY minute`;
-  }
-
-  /** Brings the SLO's rollups up to `nowMs` (see the header). */
-  refresh(env: Environment, slo: SloObject, nowMs: number): Promise<void> {
-    const previous = this.refreshing.get(slo.id) ?? Promise.resolve();
-    const run = previous.catch(() => undefined).then(() => this.refreshNow(env, slo, nowMs));
-    const tracked = run.finally(() => {
-      if (this.refreshing.get(slo.id) === tracked) this.refreshing.delete(slo.id);
-    });
-    this.refreshing.set(slo.id, tracked.catch(() => undefined));
-    return run;
-  }
-
-  private async refreshNow(env: Environment, slo: SloObject, nowMs: number): Promise<void> {
-    await this.ensureState();
-    const compiled = await this.compile(env, slo);
-    const nowUs = nowMs * 1000;
-    const lowerUs = this.windowStartUs(slo.body, nowMs);
-    const table = rollupTable(slo.id);
-    const rows = await this.events.query(`SELECT fingerprint, start_us, through_us FROM ${STATE_TABLE} WHERE slo_id = ?`, [slo.id]);
-    const state = rows[0] ? { fingerprint: String(rows[0].fingerprint), start: Number(rows[0].start_us), through: Number(rows[0].through_us) } : undefined;
-    const statements: { sql: string; params?: unknown[] }[] = [];
-    let fromUs: number;
-    let startUs: number;
-    if (!state || state.fingerprint !== compiled.fingerprint || state.start > lowerUs || state.through > nowUs) {
-      statements.push({ sql: `DROP TABLE IF EXISTS ${table}` }, { sql: `CREATE TABLE ${table} (minute BIGINT, good BIGINT, bad BIGINT)` });
-      fromUs = startUs = lowerUs;
-    } else {
-      startUs = Math.max(state.start, lowerUs);
-      const minute = Math.floor(nowUs / MINUTE_US);
-      let from = Math.min(Math.floor(state.through / MINUTE_US) * MINUTE_US, (minute - LATE_MINUTES) * MINUTE_US);
-      if (from > startUs) {
-        const late = await this.oldestIngestedSince(compiled, state.through - INGEST_MARGIN_US, startUs, from);
-        if (late !== undefined) from = Math.min(from, Math.floor(late / MINUTE_US) * MINUTE_US);
-      }
-      fromUs = Math.max(from, startUs);
-      statements.push(
-        { sql: `DELETE FROM ${table} WHERE minute >= ${Math.floor(fromUs / MINUTE_US)}` },
-        { sql: `DELETE FROM ${table} WHERE minute < ${Math.floor(startUs / MINUTE_US)}` },
-      );
-    }
-    if (compiled.parts.length > 0 && fromUs < nowUs) {
-      statements.push({
-        sql: `INSERT INTO ${table} (minute, good, bad) ${this.minuteCountsSql(compiled, fromUs, nowUs)}`,
-        params: compiled.params,
-      });
-    }
-    statements.push(
-      { sql: `DELETE FROM ${STATE_TABLE} WHERE slo_id = $1`, params: [slo.id] },
-      { sql: `INSERT INTO ${STATE_TABLE} VALUES ($1, $2, $3, $4)`, params: [slo.id, compiled.fingerprint, Math.trunc(startUs), Math.trunc(nowUs)] },
-    );
-    await this.events.execute(statements);
-  }
-
-  /** The earliest event time in [fromUs, beforeUs) among events ingested at or after `sinceUs`. */
-  private async oldestIngestedSince(compiled: CompiledSli, sinceUs: number, fromUs: number, beforeUs: number): Promise<number | undefined> {
-    if (compiled.parts.length === 0) return undefined;
-    const selects = compiled.parts.map(
-      (p) =>
-        `SELECT min(epoch_us(${T})) AS t FROM ${quoteIdent(p.table)} WHERE ${I} >= ${timestampSql(sinceUs)} ` +
-        `AND ${T} >= ${timestampSql(fromUs)} AND ${T} < ${timestampSql(beforeUs)}`,
-    );
-    const rows = await this.events.query(`SELECT min(t) AS t FROM (${selects.join(' UNION ALL ')})`);
-    const t = rows[0]?.t;
-    return t === null || t === undefined ? undefined : Number(t);
-  }
-
   /** First microsecond of the SLO's window at `nowMs`: its first minute, or reset_at if later. */
   windowStartUs(slo: SloBody, nowMs: number): number {
     const minute = Math.floor(nowMs / 60_000);
@@ -282,83 +177,91 @@ export class SloEngine {
   }
 
   /**
-   * Weighted counts from the rollups over minutes `from` … the current one, for each `from`
-   * (never before the SLO's window). Call refresh first.
+   * Refreshes the SLO's rollups to `nowMs` or later (joining the refresh that waits to start, if
+   * there is one) and counts its window and `windows` (minutes back from the refresh's now).
    */
-  async countsSince(slo: SloObject, nowMs: number, fromMinutes: number[]): Promise<Counts[]> {
-    const first = Math.floor(this.windowStartUs(slo.body, nowMs) / MINUTE_US);
-    const last = Math.floor(nowMs / 60_000);
-    if (fromMinutes.length === 0) return [];
-    const cols = fromMinutes.map((m, i) => {
-      const from = Math.max(Math.trunc(m), first);
-      return `sum(good) FILTER (WHERE minute >= ${from}) AS g${i}, sum(bad) FILTER (WHERE minute >= ${from}) AS b${i}`;
-    });
-    const rows = await this.events.query(`SELECT ${cols.join(', ')} FROM ${rollupTable(slo.id)} WHERE minute <= ${last}`);
-    const r = rows[0] ?? {};
-    return fromMinutes.map((_, i) => ({ good: Number(r[`g${i}`] ?? 0), bad: Number(r[`b${i}`] ?? 0) }));
-  }
-
-  /** Refreshes the rollups and answers the SLO's figures at `nowMs`; `extra`: more windows (minutes back) to count. */
-  async evaluate(env: Environment, slo: SloObject, nowMs: number, extraMinutes: number[] = []): Promise<{ figures: SloFigures; extra: Counts[] }> {
-    await this.refresh(env, slo, nowMs);
-    const minute = Math.floor(nowMs / 60_000);
-    const firstMinute = Math.floor(this.windowStartUs(slo.body, nowMs) / MINUTE_US);
-    const [window, last4h, ...extra] = await this.countsSince(slo, nowMs, [
-      firstMinute,
-      minute - BURN_RATE_MINUTES + 1,
-      ...extraMinutes.map((n) => minute - n + 1),
-    ]);
-    const maths = sloMaths(slo.body, window, last4h);
-    return { figures: { ...window, ...maths, minute, firstMinute }, extra };
-  }
-
-  /** Drops the SLO's rollups (the SLO is gone). */
-  async forget(sloId: string): Promise<void> {
-    await this.ensureState();
-    await this.events.execute([
-      { sql: `DROP TABLE IF EXISTS ${rollupTable(sloId)}` },
-      { sql: `DELETE FROM ${STATE_TABLE} WHERE slo_id = $1`, params: [sloId] },
-    ]);
-  }
-
-  /** Drops rollups of SLOs that no longer exist (deleted with their dataset or environment). */
-  async collectGarbage(liveIds: Set<string>): Promise<void> {
-    // Nothing to collect (and no table to create) in an event store that never had an SLO.
-    const exists = await this.events.query(`SELECT 1 FROM information_schema.tables WHERE table_name = '${STATE_TABLE}'`);
-    if (exists.length === 0) return;
-    const rows = await this.events.query(`SELECT slo_id FROM ${STATE_TABLE}`);
-    for (const r of rows) {
-      const id = String(r.slo_id);
-      if (!liveIds.has(id)) await this.forget(id);
+  private fly(env: Environment, slo: SloObject, nowMs: number, windows: number[]): Promise<FlightResult> {
+    const slot = this.flights.get(slo.id);
+    const waiting = slot?.waiting;
+    if (waiting) {
+      waiting.env = env;
+      if (slo.updatedAt >= waiting.slo.updatedAt) waiting.slo = slo;
+      waiting.nowMs = Math.max(waiting.nowMs, nowMs);
+      for (const w of windows) waiting.windows.add(w);
+      return waiting.result;
     }
+    const flight = { env, slo, nowMs, windows: new Set(windows) } as Flight;
+    const start = () => {
+      const current = this.flights.get(slo.id);
+      if (current?.waiting === flight) current.waiting = undefined;
+      return this.refresh(flight);
+    };
+    flight.result = slot ? slot.last.then(start, start) : start();
+    this.flights.set(slo.id, { last: flight.result, waiting: slot ? flight : undefined });
+    const settled = () => {
+      if (this.flights.get(slo.id)?.last === flight.result) this.flights.delete(slo.id);
+    };
+    flight.result.then(settled, settled);
+    return flight.result;
+  }
+
+  private async refresh(flight: Flight): Promise<FlightResult> {
+    const { env, slo, nowMs } = flight;
+    const source = await this.compile(env, slo);
+    const minute = Math.floor(nowMs / 60_000);
+    const startUs = this.windowStartUs(slo.body, nowMs);
+    const windows = [...flight.windows];
+    const { counts } = await this.rollups.refresh({
+      sloId: slo.id,
+      source,
+      startUs,
+      nowUs: nowMs * 1000,
+      fromMinutes: [Math.floor(startUs / MINUTE_US), ...windows.map((n) => minute - n + 1)],
+    });
+    return { nowMs, slo, source, window: counts[0], byWindow: new Map(windows.map((n, i) => [n, counts[i + 1]])) };
   }
 
   /**
-   * The SLO's figures at each of `ends` (Unix seconds), from raw events: for each end T, the
-   * window of whole minutes before T (time_period_days long, from reset_at's minute on when T is
-   * after the reset). Used by the history report, whose range may reach before the rollups.
+   * The SLO's figures, from its rollups refreshed to `nowMs` (or a little later, when the
+   * refresh it joins was asked for later); `extraMinutes`: more windows (minutes back) to count.
    */
-  async history(env: Environment, slo: SloObject, ends: number[]): Promise<(Counts & { end: number })[]> {
+  async evaluate(env: Environment, slo: SloObject, nowMs: number, extraMinutes: number[] = []): Promise<{ figures: SloFigures; extra: Counts[] }> {
+    const r = await this.fly(env, slo, nowMs, [BURN_RATE_MINUTES, ...extraMinutes]);
+    const minute = Math.floor(r.nowMs / 60_000);
+    const firstMinute = Math.floor(this.windowStartUs(r.slo.body, r.nowMs) / MINUTE_US);
+    const maths = sloMaths(r.slo.body, r.window, r.byWindow.get(BURN_RATE_MINUTES)!);
+    return { figures: { ...r.window, ...maths, minute, firstMinute }, extra: extraMinutes.map((n) => r.byWindow.get(n)!) };
+  }
+
+  /** Drops the SLO's rollups (the SLO is gone), after the refreshes under way. */
+  async forget(sloId: string): Promise<void> {
+    await this.flights.get(sloId)?.last.catch(() => undefined);
+    await this.rollups.forget(sloId);
+  }
+
+  /** Drops rollups of SLOs that no longer exist (deleted with their dataset or environment); not those being refreshed. */
+  collectGarbage(liveIds: Set<string>): Promise<void> {
+    return this.rollups.collectGarbage(new Set([...liveIds, ...this.flights.keys()]));
+  }
+
+  /**
+   * The SLO's figures at each of `ends` (Unix seconds, not after `nowMs`): for each end T, the
+   * window of whole minutes before T (time_period_days long, from reset_at's minute on when T is
+   * after the reset). Used by the history report. Its range may reach before the rollups: the
+   * minutes they hold (refreshed first) are read from them, earlier ones from raw events.
+   */
+  async history(env: Environment, slo: SloObject, ends: number[], nowMs: number): Promise<(Counts & { end: number })[]> {
     if (ends.length === 0) return [];
-    const compiled = await this.compile(env, slo);
+    const r = await this.fly(env, slo, nowMs, []);
     const period = slo.body.time_period_days * MINUTES_PER_DAY;
     const resetMs = slo.body.reset_at ? Date.parse(slo.body.reset_at) : undefined;
     const windows = ends.map((end) => {
       const hi = Math.floor(end / 60);
       let lo = hi - period;
       if (resetMs !== undefined && end * 1000 > resetMs) lo = Math.max(lo, Math.floor(resetMs / 60_000));
-      return { end, lo, hi };
+      return { lo, hi };
     });
-    if (compiled.parts.length === 0) return windows.map((w) => ({ end: w.end, good: 0, bad: 0 }));
-    const fromUs = Math.max(0, Math.min(...windows.map((w) => w.lo))) * MINUTE_US;
-    const toUs = Math.max(...windows.map((w) => w.hi)) * MINUTE_US;
-    const list = (xs: number[]) => `[${xs.map((x) => Math.trunc(x)).join(', ')}]::BIGINT[]`;
-    const sql =
-      `WITH m AS (${this.minuteCountsSql(compiled, fromUs, toUs)}),\n` +
-      `e AS (SELECT unnest(${list(windows.map((w) => w.end))}) AS e, unnest(${list(windows.map((w) => w.lo))}) AS lo, unnest(${list(windows.map((w) => w.hi))}) AS hi)\n` +
-      `SELECT e.e AS e, coalesce(sum(m.good), 0) AS good, coalesce(sum(m.bad), 0) AS bad FROM e LEFT JOIN m ON m.minute >= e.lo AND m.minute < e.hi GROUP BY e.e ORDER BY e.e`;
-    const rows = await this.events.query(sql, compiled.params);
-    const byEnd = new Map(rows.map((r) => [Number(r.e), { good: Number(r.good), bad: Number(r.bad) }]));
-    return windows.map((w) => ({ end: w.end, ...(byEnd.get(w.end) ?? { good: 0, bad: 0 }) }));
+    const counts = await this.rollups.windowCounts(slo.id, r.source, windows);
+    return ends.map((end, i) => ({ end, ...counts[i] }));
   }
 }

@@ -12,8 +12,8 @@
 // and budget remaining (percent, as in the detailed SLO) at the interval's end (or end_time, if
 // sooner): over the SLO's rolling window of whole minutes before that moment, from reset_at's
 // minute on after a reset. Intervals whose window holds no eligible events are left out, so an
-// SLO without data answers [] (as the contract says). Computed from raw events, since the range
-// may reach before what the rollups keep.
+// SLO without data answers [] (as the contract says). The minutes the SLO's rollups hold are read
+// from them (refreshed first), earlier ones from raw events (src/engine/slo.ts, history).
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
@@ -100,7 +100,7 @@ export function registerReporting(app: App, ctx: ApiContext): void {
       const out: Record<string, { timestamp: number; compliance: number; budget_remaining: number }[]> = {};
       for (const slo of slos) {
         const ends = starts.map((s) => Math.min(s + step, end!));
-        const counts = await engine.history(env, slo, ends);
+        const counts = await engine.history(env, slo, ends, ctx.now().getTime());
         out[slo.id] = [];
         counts.forEach((c, k) => {
           if (c.good + c.bad <= 0) return;

@@ -45,6 +45,8 @@ export class DuckDbEventStore implements EventStore {
   private staging?: DuckDBConnection;
   /** The last commit asked for, settled; the next starts after it (DuckDB commits one at a time anyway). */
   private lastCommit: Promise<void> = Promise.resolve();
+  /** The last ingest time given to a transaction (read from the tables on the first append). */
+  private lastIngestedUs?: number;
   /** Staging and DDL take turns through this chain; DDL also waits for every open append transaction. */
   private gate: Promise<unknown> = Promise.resolve();
   private reader?: DuckDBConnection;
@@ -228,8 +230,9 @@ export class DuckDbEventStore implements EventStore {
    * connections have begun their next transactions. (Called through the gate: no DDL runs
    * meanwhile, and the transaction is registered in `busy` before the gate opens again.)
    */
-  private async stageAll(batches: AppendBatch[], ingestedUs: number): Promise<{ committed: Promise<void> }> {
+  private async stageAll(batches: AppendBatch[], requestedUs: number): Promise<{ committed: Promise<void> }> {
     if (batches.length === 0) return { committed: Promise.resolve() };
+    const ingestedUs = await this.nextIngestedUs(requestedUs);
     const conn = await this.freeAppendConnection();
     this.staging = conn;
     try {
@@ -259,6 +262,24 @@ export class DuckDbEventStore implements EventStore {
     return { committed };
   }
 
+  /**
+   * The ingest time of the transaction being staged: the time asked for, but always after the
+   * previous transaction's (a clock that steps back, or two commits in one millisecond, never
+   * give two transactions the same or a falling ingest time). Transactions commit in the order
+   * they are staged, so whoever reads the tables sees every transaction up to the newest ingest
+   * time it sees, and none after: SLO rollups rely on it to count each event exactly once
+   * (src/stores/events/slo-rollups.ts).
+   */
+  private async nextIngestedUs(requestedUs: number): Promise<number> {
+    if (this.lastIngestedUs === undefined) {
+      const selects = (await this.datasetTables()).map((t) => `SELECT max(epoch_us(${INGESTED_COLUMN})) AS m FROM ${quoteIdent(t)}`);
+      const rows = selects.length > 0 ? await this.read(`SELECT max(m) AS m FROM (${selects.join(' UNION ALL ')})`) : [];
+      this.lastIngestedUs = rows[0]?.m === null || rows[0]?.m === undefined ? -Infinity : Number(rows[0].m);
+    }
+    this.lastIngestedUs = Math.max(Math.trunc(requestedUs), this.lastIngestedUs + 1);
+    return this.lastIngestedUs;
+  }
+
   /** An append connection with no transaction in flight (waiting for a commit to end if need be). */
   private async freeAppendConnection(): Promise<DuckDBConnection> {
     for (;;) {
@@ -282,7 +303,7 @@ export class DuckDbEventStore implements EventStore {
       for (let i = 0; i < batches.length; i++) {
         const appender = await conn.createAppender(tableName(batches[i].datasetId));
         try {
-          appendChunks(appender, layouts[i], batches[i], Math.trunc(ingestedUs));
+          appendChunks(appender, layouts[i], batches[i], ingestedUs);
           appender.flushSync();
         } finally {
           appender.closeSync();
@@ -313,16 +334,21 @@ export class DuckDbEventStore implements EventStore {
   }
 
   private async deleteAllBefore(cutoffUs: number): Promise<number> {
-    const tables = await this.read(`SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'ds\\_%' ESCAPE '\\'`);
     let deleted = 0;
-    for (const t of tables) {
+    for (const t of await this.datasetTables()) {
       const reader = await this.writer!.runAndReadAll(
-        `DELETE FROM ${quoteIdent(String(t.table_name))} WHERE ${TIME_COLUMN} < make_timestamp(?::BIGINT)`,
+        `DELETE FROM ${quoteIdent(t)} WHERE ${TIME_COLUMN} < make_timestamp(?::BIGINT)`,
         [Math.trunc(cutoffUs)],
       );
       deleted += Number(reader.getRowsJS()[0]?.[0] ?? 0);
     }
     return deleted;
+  }
+
+  /** The names of the dataset tables there are. */
+  private async datasetTables(): Promise<string[]> {
+    const rows = await this.read(`SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'ds\\_%' ESCAPE '\\'`);
+    return rows.map((r) => String(r.table_name));
   }
 
   query(sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {

@@ -41,7 +41,11 @@ export interface EventStore {
   dropColumn(datasetId: string, physical: string): Promise<void>;
   /** Adds and widens several columns of a table in one transaction. */
   changeColumns(datasetId: string, changes: ColumnChanges): Promise<void>;
-  /** Appends all batches in one durable transaction: when it resolves, the events survive a crash. */
+  /**
+   * Appends all batches in one durable transaction: when it resolves, the events survive a crash.
+   * Their ingest time is `ingestedUs`, or 1 µs after the previous transaction's if that is not
+   * earlier: ingest times grow strictly, in commit order.
+   */
   append(batches: AppendBatch[], ingestedUs: number): Promise<void>;
   /**
    * The same in two steps, so that a caller can stage its next batches while one transaction
