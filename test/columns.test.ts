@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, json, type TestApp } from './helpers.js';
 import { expectContract, expectSchema } from './contract.js';
-import { expectProblem, expectLegacy, type Res } from './problems.js';
+import { expectProblem, expectLegacy, expectDatasetNotFound, type Res } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment, secondTeam } from './tenancy-fixtures.js';
 import { IngestWriter } from '../src/ingest/writer.js';
 import { columnsOf } from '../src/stores/events/columns.js';
@@ -260,8 +260,8 @@ describe('/1/columns', () => {
     });
 
     it('404 for an unknown dataset; the dataset is not created', async () => {
-      expectLegacy(await create('no-such-dataset', { key_name: 'a' }), 404, 'dataset not found');
-      expectLegacy(await list('no-such-dataset'), 404, 'dataset not found');
+      expectDatasetNotFound(await create('no-such-dataset', { key_name: 'a' }));
+      expectDatasetNotFound(await list('no-such-dataset'));
       expect((await t.app.inject({ method: 'GET', url: '/1/datasets/no-such-dataset', headers: t.config })).statusCode).toBe(404);
     });
 
@@ -379,7 +379,7 @@ describe('/1/columns', () => {
       expect(json(await get(ds, body.id))).toEqual(body);
       expectLegacy(await byName(ds, 'HTTP.STATUS'), 404, 'column not found');
       expectLegacy(await byName(ds, 'missing'), 404, 'column not found');
-      expectLegacy(await byName('no-such-dataset', 'other'), 404, 'dataset not found');
+      expectDatasetNotFound(await byName('no-such-dataset', 'other'));
     });
 
     it('a repeated key_name parameter is a 422, not a guess', async () => {
@@ -497,9 +497,9 @@ describe('/1/columns', () => {
       expectLegacy(await put(two, colOne.id, { key_name: 'a', type: 'string' }), 404, 'column not found');
       expectLegacy(await del(two, colOne.id), 404, 'column not found');
       expectLegacy(await get(one, 'nope'), 404, 'column not found');
-      expectLegacy(await get('no-such-dataset', colOne.id), 404, 'dataset not found');
+      expectDatasetNotFound(await get('no-such-dataset', colOne.id));
       for (const res of [await get('__all__', colOne.id), await put('__all__', colOne.id, { key_name: 'a' }), await del('__all__', colOne.id)]) {
-        expectLegacy(res, 404, 'dataset not found');
+        expectDatasetNotFound(res);
       }
       // Nothing happened to it (last_written is bookkept in the background and may move meanwhile).
       const { last_written: _before, ...kept } = colOne;
@@ -620,7 +620,7 @@ describe('/1/columns', () => {
           put(ds, col.id, { key_name: 'a', type: 'string' }, other.headers),
           del(ds, col.id, other.headers),
         ])) {
-          expectLegacy(res, 404, 'dataset not found');
+          expectDatasetNotFound(res);
         }
         // A dataset of the same name there does not expose this column id.
         await ingest(ds, [{ a: 'other' }], other.headers);

@@ -5,7 +5,7 @@ import { makeApp, json, type TestApp } from './helpers.js';
 import { expectContract, expectSchema } from './contract.js';
 import { addKey, initialTenancy, secondEnvironment, secondTeam } from './tenancy-fixtures.js';
 import { DEFINITION_DEFAULTS } from '../src/domain/datasets.js';
-import { PROBLEM_BASE } from './problems.js';
+import { PROBLEM_BASE, expectDatasetNotFound } from './problems.js';
 
 const PATH = '/1/dataset_definitions/{datasetSlug}';
 const KEYS = [
@@ -155,12 +155,10 @@ describe('/1/dataset_definitions', () => {
   it('404s for an unknown dataset and for __all__', async () => {
     for (const slug of ['nope', '__all__']) {
       const g = await get(slug);
-      expect(g.statusCode).toBe(404);
-      expect(json(g)).toEqual({ error: 'dataset not found' });
+      expectDatasetNotFound(g);
       expect(expectContract(PATH, 'get', g)).toBe(true);
       const p = await patch({ span_id: { name: 'x' } }, slug);
-      expect(p.statusCode).toBe(404);
-      expect(json(p)).toEqual({ error: 'dataset not found' });
+      expectDatasetNotFound(p);
       expect(expectContract(PATH, 'patch', p)).toBe(true);
     }
   });
@@ -177,12 +175,8 @@ describe('/1/dataset_definitions', () => {
     const staging = await secondEnvironment(t, 'Staging');
     const other = await secondTeam(t, 'Other Team');
     for (const headers of [staging.headers, other.headers]) {
-      const g = await get('traces', headers);
-      expect(g.statusCode).toBe(404);
-      expect(json(g)).toEqual({ error: 'dataset not found' });
-      const p = await patch({ span_id: { name: 'x' } }, 'traces', headers);
-      expect(p.statusCode).toBe(404);
-      expect(json(p)).toEqual({ error: 'dataset not found' });
+      expectDatasetNotFound(await get('traces', headers));
+      expectDatasetNotFound(await patch({ span_id: { name: 'x' } }, 'traces', headers));
     }
     expect(json(await get())).toEqual(defaults());
 

@@ -3,12 +3,11 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeApp, json, type TestApp } from './helpers.js';
 import { expectContract, expectSchema } from './contract.js';
-import { expectProblem, expectValidation, expectLegacy, PROBLEM_BASE } from './problems.js';
+import { expectProblem, expectValidation, expectLegacy, expectDatasetNotFound, PROBLEM_BASE } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment, secondTeam } from './tenancy-fixtures.js';
 
 const COLLECTION = '/1/datasets';
 const ITEM = '/1/datasets/{datasetSlug}';
-const NOT_FOUND = { error: 'dataset not found' };
 
 describe('/1/datasets', () => {
   let t: TestApp;
@@ -231,23 +230,23 @@ describe('/1/datasets', () => {
       }
     });
 
-    it('404s (legacy {error}) for an unknown dataset on GET, PUT and DELETE', async () => {
+    it('404s (problem "Dataset not found") for an unknown dataset on GET, PUT and DELETE', async () => {
       const g = await get('nope');
-      expect(expectLegacy(g, 404)).toEqual(NOT_FOUND);
+      expectDatasetNotFound(g);
       expect(expectContract(ITEM, 'get', g)).toBe(true);
       const p = await put('nope', { description: '', expand_json_depth: 0 });
-      expect(expectLegacy(p, 404)).toEqual(NOT_FOUND);
+      expectDatasetNotFound(p);
       expect(expectContract(ITEM, 'put', p)).toBe(true);
       const d = await del('nope');
-      expect(expectLegacy(d, 404)).toEqual(NOT_FOUND);
+      expectDatasetNotFound(d);
       expect(expectContract(ITEM, 'delete', d)).toBe(true);
     });
 
     it('404s for __all__ in the path on GET, PUT and DELETE', async () => {
       for (const segment of ['__all__', '__ALL__']) {
-        expect(expectLegacy(await get(segment), 404)).toEqual(NOT_FOUND);
-        expect(expectLegacy(await put(segment, { description: '', expand_json_depth: 0 }), 404)).toEqual(NOT_FOUND);
-        expect(expectLegacy(await del(segment), 404)).toEqual(NOT_FOUND);
+        expectDatasetNotFound(await get(segment));
+        expectDatasetNotFound(await put(segment, { description: '', expand_json_depth: 0 }));
+        expectDatasetNotFound(await del(segment));
       }
     });
   });
@@ -339,10 +338,10 @@ describe('/1/datasets', () => {
       const res = await del('doomed');
       expect(res.statusCode).toBe(202);
       expect(res.body).toBe('');
-      expect(expectLegacy(await get('doomed'), 404)).toEqual(NOT_FOUND);
+      expectDatasetNotFound(await get('doomed'));
       expect(json(await list())).toEqual([]);
       // A second delete finds nothing.
-      expect(expectLegacy(await del('doomed'), 404)).toEqual(NOT_FOUND);
+      expectDatasetNotFound(await del('doomed'));
     });
 
     it('deletes by URL-encoded name', async () => {
@@ -505,7 +504,7 @@ describe('/1/datasets across environments and teams', () => {
       for (const c of calls) {
         const res = await t.app.inject({ ...c, headers: headers() });
         expect(res.statusCode, `${c.method} ${c.url}`).toBe(404);
-        expect(json(res)).toEqual(NOT_FOUND);
+        expectDatasetNotFound(res);
       }
       // The first environment's dataset is untouched.
       const mine = await t.app.inject({ method: 'GET', url: '/1/datasets/prod-only', headers: t.config });

@@ -104,12 +104,16 @@ describe('error dialects', () => {
     expect(expectContract('/2/auth', 'get', v2)).toBe(true);
   });
 
-  it('404 of a missing resource on /1/ is legacy {"error":"dataset not found"}', async () => {
+  it('404 of a missing dataset on /1/ is the problem "Dataset not found"; of other missing resources, legacy {error}', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/1/datasets/missing', headers: t.config });
     expect(res.statusCode).toBe(404);
-    expect(dialectOf(res)).toBe('legacy');
-    expect(json(res)).toEqual({ error: 'dataset not found' });
+    expect(dialectOf(res)).toBe('problem');
+    expect(json(res)).toMatchObject({ status: 404, type: `${PROBLEM_BASE}/not-found`, title: 'The requested resource cannot be found.', error: 'Dataset not found', detail: 'Dataset not found' });
     expect(expectContract('/1/datasets/{datasetSlug}', 'get', res)).toBe(true);
+    const board = await t.app.inject({ method: 'GET', url: '/1/boards/missing', headers: t.config });
+    expect(board.statusCode).toBe(404);
+    expect(dialectOf(board)).toBe('legacy');
+    expect(json(board)).toEqual({ error: 'board not found' });
   });
 
   it('403 on /1/ is legacy JSON', async () => {

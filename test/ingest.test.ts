@@ -31,7 +31,7 @@ import {
 import { addKey, initialTenancy, secondEnvironment, secondTeam } from './tenancy-fixtures.js';
 
 const BATCH = '/1/batch/{datasetSlug}';
-const NOT_FOUND = 'dataset not found';
+const NOT_FOUND = 'Dataset not found';
 /** 2024-05-06T07:08:09Z in microseconds. */
 const BASE_US = BigInt(Date.UTC(2024, 4, 6, 7, 8, 9)) * 1000n;
 const BASE_S = Date.UTC(2024, 4, 6, 7, 8, 9) / 1000;
@@ -681,11 +681,27 @@ describe('datasets, keys and environments', () => {
     expect((await stored(t, `My Dataset${suffix}`)).map((r) => r.fields.n)).toEqual([1, 2]);
   });
 
-  it.each(['__all__', '__ALL__', 'a%2Fb', '%20%20'])('%s is not a dataset: 404 and nothing created', async (segment) => {
+  it.each([
+    ['__all__', /: __all__ is reserved/],
+    ['__ALL__', /: __all__ is reserved/],
+    ['a%2Fb', /: must not contain "\/"/],
+    ['%20%20', /: cannot be blank/],
+    ['%00', /: must not contain control characters/],
+    ['a%1Fb', /: must not contain control characters/],
+    ['a%C2%85b', /: must not contain control characters/],
+    ['%ED%A0%80', /: must be valid UTF-8 text/],
+    ['x%E0%A4%A', /: must be valid UTF-8 text/],
+    ['...', /: must contain a letter/],
+    ['-', /: must contain a letter/],
+    ['%E6%97%A5%E6%9C%AC', /: must contain a letter/],
+  ])('%s is not a dataset name: 400 saying why, and nothing created', async (segment, why) => {
     const { environment } = await initialTenancy(t);
     const before = (await t.store.listDatasets(environment.id)).map((d) => d.slug).sort();
-    expect(legacyError(await batch(t, segment, [{ data: { a: 1 } }]), 404)).toBe(NOT_FOUND);
-    expect(legacyError(await single(t, segment, { a: 1 }), 404)).toBe(NOT_FOUND);
+    for (const res of [await batch(t, segment, [{ data: { a: 1 } }]), await single(t, segment, { a: 1 })]) {
+      const error = legacyError(res, 400);
+      expect(error.startsWith('invalid dataset name '), error).toBe(true);
+      expect(error).toMatch(why);
+    }
     expect((await t.store.listDatasets(environment.id)).map((d) => d.slug).sort()).toEqual(before);
   });
 

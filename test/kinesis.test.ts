@@ -295,7 +295,7 @@ describe('POST /1/kinesis_events/{dataset}', () => {
       const { team, environment } = await initialTenancy(t);
       const key = await addKey(t, team, environment, { keyType: 'ingest', permissions: { create_datasets: false } });
       const missing = await post('kinesis-nocreate', delivery([{ a: 1 }]), { 'x-amz-firehose-access-key': key.token });
-      expectFirehoseError(missing, 404, /dataset not found/);
+      expectFirehoseError(missing, 404, /^Dataset not found$/);
       expect(await t.store.getDataset(envId, 'kinesis-nocreate')).toBeUndefined();
 
       const created = await t.app.inject({ method: 'POST', url: '/1/datasets', headers: t.config, payload: { name: 'kinesis-nocreate' } });
@@ -311,12 +311,17 @@ describe('POST /1/kinesis_events/{dataset}', () => {
       expectFirehoseError(await post('kinesis-nocreate-cfg', delivery([{ a: 1 }]), { 'x-amz-firehose-access-key': key.token }), 404);
     });
 
-    it('names the dataset case-insensitively and never __all__', async () => {
+    it('names the dataset case-insensitively, and refuses names no dataset can have (400, nothing created)', async () => {
       expect((await post('Kinesis-CASE', delivery([{ a: 1 }]))).statusCode).toBe(200);
       expect((await post('kinesis-case', delivery([{ a: 2 }]))).statusCode).toBe(200);
       expect(await rows('kinesis-case')).toHaveLength(2);
       expect((await t.store.getDataset(envId, 'kinesis-case'))?.name).toBe('Kinesis-CASE');
-      expectFirehoseError(await post('__all__', delivery([{ a: 1 }])), 404);
+      const before = await t.store.listDatasets(envId);
+      expectFirehoseError(await post('__all__', delivery([{ a: 1 }])), 400, /^invalid dataset name "__all__": __all__ is reserved/);
+      expectFirehoseError(await post('k\u0000', delivery([{ a: 1 }])), 400, /^invalid dataset name "k\\u0000": must not contain control characters$/);
+      expectFirehoseError(await post('k\ufffd', delivery([{ a: 1 }])), 400, /: must be valid UTF-8 text$/);
+      expectFirehoseError(await post('---', delivery([{ a: 1 }])), 400, /: must contain a letter/);
+      expect(await t.store.listDatasets(envId)).toEqual(before);
     });
   });
 

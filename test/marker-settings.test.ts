@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, json, sendJson, type TestApp } from './helpers.js';
 import { expectContract } from './contract.js';
-import { expectValidation, expectLegacy } from './problems.js';
+import { expectValidation, expectLegacy, expectDatasetNotFound } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment } from './tenancy-fixtures.js';
 
 const COLLECTION = '/1/marker_settings/{datasetSlug}';
@@ -191,10 +191,10 @@ describe('/1/marker_settings', () => {
     });
 
     it('unknown dataset → 404 on every route; names and slugs both work', async () => {
-      expectLegacy(await list('nope'), 404, 'dataset not found');
-      expectLegacy(await create({ type: uniqueType(), color: '#abc' }, 'nope'), 404, 'dataset not found');
-      expectLegacy(await update('x', { type: 't', color: '#abc' }, 'nope'), 404, 'dataset not found');
-      expectLegacy(await del('x', 'nope'), 404, 'dataset not found');
+      expectDatasetNotFound(await list('nope'));
+      expectDatasetNotFound(await create({ type: uniqueType(), color: '#abc' }, 'nope'));
+      expectDatasetNotFound(await update('x', { type: 't', color: '#abc' }, 'nope'));
+      expectDatasetNotFound(await del('x', 'nope'));
       expectLegacy(await del('no-such-id'), 404, 'marker setting not found');
       expect(expectContract(COLLECTION, 'GET', await list('nope'))).toBe(true);
 
@@ -234,8 +234,8 @@ describe('/1/marker_settings', () => {
       const inEnv = await created({ type: uniqueType(), color: '#abc' }, '__all__');
 
       // The dataset does not exist there.
-      expectLegacy(await list(DS, other.headers), 404, 'dataset not found');
-      expectLegacy(await del(inDs.id, DS, other.headers), 404, 'dataset not found');
+      expectDatasetNotFound(await list(DS, other.headers));
+      expectDatasetNotFound(await del(inDs.id, DS, other.headers));
       // Same dataset name there, and __all__: the ids are still unknown.
       expect((await t.app.inject({ method: 'POST', url: '/1/datasets', headers: other.headers, payload: { name: DS } })).statusCode).toBe(201);
       expect(json(await list(DS, other.headers))).toEqual([]);

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, json, sendJson, type TestApp } from './helpers.js';
 import { expectContract } from './contract.js';
-import { expectValidation, expectLegacy } from './problems.js';
+import { expectValidation, expectLegacy, expectDatasetNotFound } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment } from './tenancy-fixtures.js';
 
 type Marker = Record<string, unknown> & { id: string };
@@ -288,10 +288,10 @@ describe('/1/markers', () => {
     });
 
     it('unknown dataset → 404 on every route; names and slugs both work', async () => {
-      expectLegacy(await list('nope'), 404, 'dataset not found');
-      expectLegacy(await create({}, 'nope'), 404, 'dataset not found');
-      expectLegacy(await update('x', {}, 'nope'), 404, 'dataset not found');
-      expectLegacy(await del('x', 'nope'), 404, 'dataset not found');
+      expectDatasetNotFound(await list('nope'));
+      expectDatasetNotFound(await create({}, 'nope'));
+      expectDatasetNotFound(await update('x', {}, 'nope'));
+      expectDatasetNotFound(await del('x', 'nope'));
       expectLegacy(await del('no-such-id'), 404, 'marker not found');
       expect(expectContract(ITEM, 'DELETE', await del('x', 'nope'))).toBe(true);
 
@@ -309,7 +309,7 @@ describe('/1/markers', () => {
       const m = await created({ type: 'doomed' }, ds);
       expect(m.color).toBe('#abc');
       expect((await t.app.inject({ method: 'DELETE', url: `/1/datasets/${ds}`, headers: t.config })).statusCode).toBe(202);
-      expectLegacy(await list(ds), 404, 'dataset not found');
+      expectDatasetNotFound(await list(ds));
       expect((await mk()).statusCode).toBe(201);
       expect(await listed(ds)).toEqual([]);
       expect(json(await t.app.inject({ method: 'GET', url: `/1/marker_settings/${ds}`, headers: t.config }))).toEqual([]);
@@ -348,8 +348,8 @@ describe('/1/markers', () => {
       const inDs = await created({ message: 'production dataset marker' });
       const inEnv = await created({ message: 'production environment marker' }, '__all__');
 
-      expectLegacy(await list(DS, other.headers), 404, 'dataset not found');
-      expectLegacy(await update(inDs.id, {}, DS, other.headers), 404, 'dataset not found');
+      expectDatasetNotFound(await list(DS, other.headers));
+      expectDatasetNotFound(await update(inDs.id, {}, DS, other.headers));
       expect((await t.app.inject({ method: 'POST', url: '/1/datasets', headers: other.headers, payload: { name: DS } })).statusCode).toBe(201);
       expect(json(await list(DS, other.headers))).toEqual([]);
       expect(json(await list('__all__', other.headers))).toEqual([]);

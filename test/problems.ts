@@ -50,3 +50,15 @@ export function expectLegacy(res: Res, status: number, error?: string) {
   if (error !== undefined) expect(body.error).toBe(error);
   return body;
 }
+
+/**
+ * The 404 of a dataset that a path names and that does not exist (or that the key cannot see):
+ * a `not-found` problem whose `error` is `Dataset not found`, as Honeycomb answers it.
+ */
+export function expectDatasetNotFound(res: Res) {
+  const body = expectProblem(res, 404, 'not-found');
+  expect(body.title).toBe('The requested resource cannot be found.');
+  expect(body.error).toBe('Dataset not found');
+  expect(body.detail).toBe('Dataset not found');
+  return body;
+}

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, json, sendJson, type TestApp } from './helpers.js';
 import { expectContract } from './contract.js';
-import { expectProblem, expectValidation, expectLegacy } from './problems.js';
+import { expectProblem, expectValidation, expectLegacy, expectDatasetNotFound } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment } from './tenancy-fixtures.js';
 import { validateQuerySpec } from '../src/query/validate.js';
 import { getQuery } from '../src/api/v1/queries.js';
@@ -172,7 +172,7 @@ describe('/1/queries', () => {
       expect(await getQuery(t.store, environment, DS, q.id)).toEqual(q);
       await expect(getQuery(t.store, environment, OTHER, q.id)).rejects.toMatchObject({ status: 404 });
       await expect(getQuery(t.store, environment, '__all__', q.id)).rejects.toMatchObject({ status: 404 });
-      await expect(getQuery(t.store, environment, 'no-such-ds', q.id)).rejects.toMatchObject({ status: 404, message: 'dataset not found' });
+      await expect(getQuery(t.store, environment, 'no-such-ds', q.id)).rejects.toMatchObject({ status: 404, message: 'Dataset not found' });
     });
 
     it('is in the served OpenAPI document', async () => {
@@ -199,9 +199,9 @@ describe('/1/queries', () => {
     });
 
     it('unknown datasets are 404 before the body is looked at', async () => {
-      expectLegacy(await post({ time_range: 60 }, 'no-such-dataset'), 404, 'dataset not found');
-      expectLegacy(await post({ limit: 'bad' }, 'no-such-dataset'), 404, 'dataset not found');
-      expectLegacy(await get('abc', 'no-such-dataset'), 404, 'dataset not found');
+      expectDatasetNotFound(await post({ time_range: 60 }, 'no-such-dataset'));
+      expectDatasetNotFound(await post({ limit: 'bad' }, 'no-such-dataset'));
+      expectDatasetNotFound(await get('abc', 'no-such-dataset'));
     });
 
     it("another environment's key gets 404 for this environment's queries", async () => {
@@ -212,7 +212,7 @@ describe('/1/queries', () => {
       await t.app.inject({ method: 'POST', url: '/1/datasets', headers: staging.headers, payload: { name: DS } });
       expectLegacy(await get(q.id, DS, staging.headers), 404, 'query not found');
       expectLegacy(await get(all.id, '__all__', staging.headers), 404, 'query not found');
-      expectLegacy(await get(q.id, OTHER, staging.headers), 404, 'dataset not found');
+      expectDatasetNotFound(await get(q.id, OTHER, staging.headers));
       // And its own queries work.
       const own = json(await post({ time_range: 60 }, DS, staging.headers));
       expect((await get(own.id, DS, staging.headers)).statusCode).toBe(200);

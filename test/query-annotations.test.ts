@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, json, sendJson, type TestApp } from './helpers.js';
 import { expectContract } from './contract.js';
-import { expectProblem, expectValidation, expectLegacy, type Res } from './problems.js';
+import { expectProblem, expectValidation, expectLegacy, expectDatasetNotFound, type Res } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment } from './tenancy-fixtures.js';
 import { createQueryAnnotation } from '../src/api/v1/query-annotations.js';
 
@@ -240,11 +240,11 @@ describe('/1/query_annotations', () => {
     });
 
     it('unknown datasets → 404', async () => {
-      expectLegacy(await list('nope'), 404, 'dataset not found');
-      expectLegacy(await create({ name: 'x', query_id: queryId }, 'nope'), 404, 'dataset not found');
-      expectLegacy(await get('abc', 'nope'), 404, 'dataset not found');
-      expectLegacy(await update('abc', { name: 'x', query_id: queryId }, 'nope'), 404, 'dataset not found');
-      expectLegacy(await del('abc', 'nope'), 404, 'dataset not found');
+      expectDatasetNotFound(await list('nope'));
+      expectDatasetNotFound(await create({ name: 'x', query_id: queryId }, 'nope'));
+      expectDatasetNotFound(await get('abc', 'nope'));
+      expectDatasetNotFound(await update('abc', { name: 'x', query_id: queryId }, 'nope'));
+      expectDatasetNotFound(await del('abc', 'nope'));
       expectLegacy(await get('no-such-annotation'), 404, 'query annotation not found');
     });
 

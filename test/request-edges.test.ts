@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, json, type TestApp } from './helpers.js';
 import { expectJsonApiError, managementKey } from './v2-helpers.js';
-import { PROBLEM_BASE } from './problems.js';
+import { PROBLEM_BASE, expectDatasetNotFound } from './problems.js';
 
 describe('request edges', () => {
   let t: TestApp;
@@ -60,9 +60,7 @@ describe('request edges', () => {
     const created = await t.app.inject({ method: 'POST', url: '/1/datasets', headers: t.config, payload: { name: 'a-b' } });
     expect(created.statusCode).toBe(201);
     expect((await t.app.inject({ method: 'GET', url: '/1/datasets/a-b', headers: t.config })).statusCode).toBe(200);
-    const res = await t.app.inject({ method: 'GET', url: '/1/datasets/a%2Fb', headers: t.config });
-    expect(res.statusCode).toBe(404);
-    expect(json(res)).toEqual({ error: 'dataset not found' });
+    expectDatasetNotFound(await t.app.inject({ method: 'GET', url: '/1/datasets/a%2Fb', headers: t.config }));
   });
 
   it('a malformed ingest request creates no dataset', async () => {

@@ -9,6 +9,7 @@ import { makeApp, json, type TestApp } from './helpers.js';
 import { ingest } from './query-helpers.js';
 import { addKey, initialTenancy, secondEnvironment } from './tenancy-fixtures.js';
 import { allPermissions } from '../src/domain/keys.js';
+import { expectDatasetNotFound } from './problems.js';
 
 type Res = { statusCode: number; headers: Record<string, unknown>; body: string };
 
@@ -570,8 +571,7 @@ describe('signals: validation', () => {
     expect((await api.create('shop', [1, 2])).statusCode).toBe(422);
     for (const ds of ['nope', '__all__']) {
       for (const r of [await api.list(ds), await api.create(ds, base), await api.get(ds, 'x'), await api.anomalies(ds, 'x')]) {
-        expect(r.statusCode).toBe(404);
-        expect(json(r)).toEqual({ error: 'dataset not found' });
+        expectDatasetNotFound(r);
       }
     }
     const s = await ok(api.create('shop', { service_name: 'orders', kind: 'presence' }), 201);
@@ -635,7 +635,7 @@ describe('signals: permissions and tenancy', () => {
   it("another environment's key → 404, even with a dataset of the same name", async () => {
     const other = await secondEnvironment(t);
     const a = client(t, other.headers);
-    expect(json(await a.get('shop', sig.id))).toEqual({ error: 'dataset not found' });
+    expectDatasetNotFound(await a.get('shop', sig.id));
     await ok(t.app.inject({ method: 'POST', url: '/1/datasets', headers: other.headers, payload: { name: 'shop' } }), 201);
     for (const call of [() => a.get('shop', sig.id), () => a.anomalies('shop', sig.id), () => a.del('shop', sig.id), () => a.put('shop', sig.id, { service_name: 'checkout', kind: 'error_rate' })]) {
       const res = await call();

@@ -1,6 +1,6 @@
 // Datasets and their definitions: naming rules, defaults and the response shapes.
 import { prefixedId, slugify } from './ids.js';
-import { invalidField, ApiError, notFound, BLANK } from '../http/errors.js';
+import { invalidField, ApiError, datasetNotFound, BLANK } from '../http/errors.js';
 import { UniqueViolation, type ConfigStore, type Dataset, type Environment } from '../stores/config/types.js';
 
 export const ALL_DATASETS = '__all__';
@@ -34,20 +34,39 @@ export function datasetSlug(nameOrSlug: string): string {
   return slugify(nameOrSlug);
 }
 
-/** Finds a dataset of the environment by path segment; `__all__` is never a dataset. */
+/**
+ * Why `name` cannot name a dataset, or undefined when it can: the one naming rule, asked by
+ * every path that creates a dataset or resolves one by name (the datasets API, every ingest
+ * path). Refused: blank names; `__all__` (environment-wide operations); a `/`; control
+ * characters (C0, DEL, C1: NUL included); text that is not well-formed Unicode, i.e. lone
+ * surrogates, or U+FFFD, which is what bytes that are not UTF-8 become when read (in a body or
+ * in a path); and names whose slug has no letter or digit (`..`, `-`, `日本`), which would all
+ * share slugs like `--` with unrelated names.
+ */
+export function datasetNameProblem(name: string): string | undefined {
+  if (name.trim() === '') return BLANK;
+  if (name === ALL_DATASETS || datasetSlug(name) === ALL_DATASETS) return '__all__ is reserved for environment-wide operations';
+  if (name.includes('/')) return 'must not contain "/"';
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) return 'must not contain control characters';
+  if (!name.isWellFormed() || name.includes('\ufffd')) return 'must be valid UTF-8 text';
+  if (!/[a-z0-9]/.test(datasetSlug(name))) return 'must contain a letter (a-z) or digit, so that it has a slug';
+  return undefined;
+}
+
+/**
+ * Finds a dataset of the environment by path segment. A segment no dataset could be named
+ * (`__all__`, `%00`, an encoded `/`, ...) names none: 404 like an unknown one.
+ */
 export async function findDataset(store: ConfigStore, env: Environment, segment: string): Promise<Dataset> {
-  // `__all__` is never a dataset, and names cannot contain a slash (an encoded %2F in the path).
-  const ds = segment === ALL_DATASETS || segment.includes('/') ? undefined : await store.getDataset(env.id, datasetSlug(segment));
-  if (!ds) throw notFound('dataset');
+  const ds = datasetNameProblem(segment) ? undefined : await store.getDataset(env.id, datasetSlug(segment));
+  if (!ds) throw datasetNotFound();
   return ds;
 }
 
+/** 422 on `name` unless it can name a dataset (datasetNameProblem). */
 export function checkDatasetName(name: string): void {
-  if (name.trim() === '') throw invalidField('name', BLANK, 'missing');
-  if (name === ALL_DATASETS || datasetSlug(name) === ALL_DATASETS) {
-    throw invalidField('name', '__all__ is reserved for environment-wide operations');
-  }
-  if (name.includes('/')) throw invalidField('name', 'must not contain "/"');
+  const problem = datasetNameProblem(name);
+  if (problem) throw invalidField('name', problem, problem === BLANK ? 'missing' : 'invalid');
 }
 
 /**

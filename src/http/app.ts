@@ -2,7 +2,7 @@
 // build as many apps as they like, each with its own stores and clock.
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ConfigStore } from '../stores/config/types.js';
 import type { EventStore } from '../stores/events/types.js';
@@ -10,7 +10,10 @@ import { IngestWriter } from '../ingest/writer.js';
 import { DEFAULTS, type Settings } from '../settings.js';
 import { authHook } from './auth.js';
 import { errorResponses } from './error-schemas.js';
-import { ApiError, JSONAPI, renderError, validationError, type TypeDetail } from './errors.js';
+import { ApiError, JSONAPI, payloadTooLarge, renderError, validationError, type TypeDetail } from './errors.js';
+import { decodeContentEncoding } from './content-encoding.js';
+import { repairPercentEncoding } from './path-encoding.js';
+import { discardUnreadBody } from './unread-body.js';
 import { requestBaseUrl } from './public-url.js';
 import { BLANK, unparseable } from './validation.js';
 import { RateLimiter } from './rate-limit.js';
@@ -68,23 +71,37 @@ export async function createApp(deps: AppDeps): Promise<App> {
     return503OnClosing: true,
     // Fastify takes a hop count too; its types leave the number out.
     trustProxy: settings.trustProxy as boolean | string | string[],
+    // `POST /1/boards/` is `POST /1/boards` (Honeycomb's clients send both).
+    routerOptions: { ignoreTrailingSlash: true },
+    // Undecodable percent-encoding reaches its route (src/http/path-encoding.ts).
+    rewriteUrl: (req) => repairPercentEncoding(req.url ?? '/'),
+    // What the router still refuses before any route runs answers in the prefix's dialect.
+    frameworkErrors: (err, request, reply) => {
+      const out = renderError(new ApiError(err.statusCode ?? 400, err.message, { dialect: 'legacy' }), request.url, String(request.id), request.publicBase, now());
+      return (reply as FastifyReply).code(out.status).headers(out.headers).type(out.contentType).send(out.body);
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Response schemas document the API (OpenAPI); bodies are serialised as they are.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
   // /1/ reads every body as JSON whatever its Content-Type (curl -d sends a form type);
-  // /2/ is JSON:API and takes application/vnd.api+json only.
+  // /2/ is JSON:API and takes application/vnd.api+json only. Content-Encoding is undone first
+  // (src/http/content-encoding.ts), bounded by the route's body limit.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   // text/plain too: Fastify's built-in text parser would hand /2/ a string (422, not 415) and /1/ a string.
   app.removeContentTypeParser(['application/json', 'text/plain']);
-  app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
     const type = String(request.headers['content-type'] ?? '');
     if (request.url.startsWith('/2/') && !/^application\/vnd\.api\+json\s*(;|$)/i.test(type)) {
       return done(new ApiError(415, `Content-Type must be application/vnd.api+json, not ${type || 'empty'}`), undefined);
     }
-    if (body === '' || body === undefined) return done(null, undefined);
-    parseJson(request, String(body), done);
+    const raw = body as Buffer;
+    if (raw.length === 0) return done(null, undefined);
+    decodeContentEncoding(raw, request.headers['content-encoding'], request.routeOptions.bodyLimit ?? settings.bodyLimit).then(
+      (decoded) => (decoded.length === 0 ? done(null, undefined) : parseJson(request, decoded.toString('utf8'), done)),
+      (err: unknown) => done(err as Error, undefined),
+    );
   });
 
   await app.register(swagger, {
@@ -129,6 +146,11 @@ export async function createApp(deps: AppDeps): Promise<App> {
       ingestRate: settings.ingestRateLimit,
     }),
   );
+  // An error answered before the body was read (a 413 decided from Content-Length, a 401)
+  // reaches a client that is still sending (src/http/unread-body.ts).
+  app.addHook('onError', async (request, reply) => {
+    if (!(await discardUnreadBody(request.raw))) reply.header('connection', 'close');
+  });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
     // Fastify appends `; charset=utf-8` when it serialises; JSON:API clients (Honeycomb's Go
@@ -216,7 +238,6 @@ function asIngestError(e: ApiError): ApiError {
 function toApiError(err: FastifyError | ApiError, request: FastifyRequest, settings: Settings): ApiError {
   if (err instanceof ApiError) return err;
   const fe = err as FastifyError;
-  const url = request.url;
   if (fe.validation && fe.validationContext === 'body' && request.body === undefined) return unparseable();
   if (fe.validation) {
     const where = fe.validationContext === 'body' ? '' : `${fe.validationContext}.`;
@@ -237,10 +258,8 @@ function toApiError(err: FastifyError | ApiError, request: FastifyRequest, setti
     return validationError(details);
   }
   switch (fe.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE': {
-      const limit = url.startsWith('/2/') ? settings.managementBodyLimit : settings.bodyLimit;
-      return new ApiError(413, `Body size is larger than maximum size of ${limit} bytes`);
-    }
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return payloadTooLarge(request.routeOptions.bodyLimit ?? settings.bodyLimit);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ApiError(415, 'unsupported Content-Type');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

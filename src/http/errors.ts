@@ -1,6 +1,7 @@
 // Every error body the server sends comes out of this module, in one of three dialects:
 //   legacy   `{error}` as application/json                 (/1/: 401, 403, 404, 5xx, and ingest routes)
-//   problem  RFC 7807 application/problem+json              (/1/: 400, 409, 413, 415, 422, 429)
+//   problem  RFC 7807 application/problem+json              (/1/: 400, 409, 413, 415, 422, 429, and
+//            the 404 of a dataset a path names, see datasetNotFound)
 //            with `type_detail` on 422; it always carries `error` too, so legacy readers work
 //   jsonapi  `{errors:[…]}` as application/vnd.api+json     (everything under /2/)
 // Clients branch on the Content-Type, so it always matches the body.
@@ -51,6 +52,18 @@ export const invalidField = (field: string, description: string, code: DetailCod
   validationError([{ field, code, description: `${field}: ${description}` }]);
 
 export const notFound = (what: string) => new ApiError(404, `${what} not found`);
+
+/**
+ * The 404 of a dataset that a path names and that does not exist (or that the key's environment
+ * cannot see), on every route that looks one up (src/domain/datasets.ts). As Honeycomb's own
+ * client test shows it: a problem (`not-found`, "The requested resource cannot be found.") whose
+ * `error` is `Dataset not found`. Ingest routes answer it in their legacy `{error}` dialect.
+ * Other 404s stay legacy `{error}`, the other form the contract's NotFound response documents.
+ */
+export const datasetNotFound = () => new ApiError(404, 'Dataset not found', { dialect: 'problem' });
+
+/** The 413 of a body (as sent, or once decompressed) over the route's limit of `limit` bytes. */
+export const payloadTooLarge = (limit: number) => new ApiError(413, `Body size is larger than maximum size of ${limit} bytes`);
 
 const PROBLEMS: Record<number, { type: string; title: string; code: string }> = {
   400: { type: 'unparseable', title: 'The request body could not be parsed.', code: 'invalid' },

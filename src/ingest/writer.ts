@@ -26,7 +26,7 @@
 // Reconciling (reconcile()) runs for every dataset when the app starts, right after any failed
 // column change, and when a dataset is first written to; it logs what it repaired.
 import { shortId } from '../domain/ids.js';
-import { notFound } from '../http/errors.js';
+import { datasetNotFound } from '../http/errors.js';
 import { allDatasets } from '../domain/datasets.js';
 import { UniqueViolation, type Column, type ColumnType, type ConfigStore, type Dataset } from '../stores/config/types.js';
 import type { AppendBatch, EventStore, PhysicalColumn, Scalar } from '../stores/events/types.js';
@@ -234,7 +234,7 @@ export class IngestWriter {
       placed.push(undefined);
       try {
         // A write that looked its dataset up before a concurrent delete: the dataset is gone.
-        if (this.dropped.has(dataset.id)) throw notFound('dataset');
+        if (this.dropped.has(dataset.id)) throw datasetNotFound();
         const reg = await this.registry(dataset);
         registries[ri] = reg;
         if (columnsFit(reg, events)) placed[ri] = events;

@@ -6,8 +6,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Packr } from 'msgpackr';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { ApiError, notFound } from '../../http/errors.js';
-import { ALL_DATASETS, createOrGetDataset, datasetSlug } from '../../domain/datasets.js';
+import { ApiError, datasetNotFound } from '../../http/errors.js';
+import { createOrGetDataset, datasetNameProblem, datasetSlug } from '../../domain/datasets.js';
 import type { BatchRequest, DecodedBatch } from '../../ingest/batch.js';
 import { batchThreads } from '../../ingest/batch-threads.js';
 import { columnsOf } from '../../stores/events/columns.js';
@@ -29,18 +29,19 @@ const BatchResult = Type.Array(Type.Object({ status: Type.Number(), error: Type.
 export type DatasetTarget = (() => Promise<Dataset>) & { known?: Dataset };
 
 /**
- * The dataset an ingest path names. Checked first (404 unless it exists or the key may create
- * datasets: an ingest key with create_datasets, or a configuration key with it); the returned
+ * The dataset an ingest path names. Checked first: a name no dataset can have (the naming rule,
+ * datasetNameProblem) → 400 saying why; otherwise 404 unless it exists or the key may create
+ * datasets (an ingest key with create_datasets, or a configuration key with it). The returned
  * function yields it, creating it on first write — called once the body has been read, so a
  * malformed request creates nothing.
  */
 export async function ingestDataset(ctx: ApiContext, request: FastifyRequest, segment: string): Promise<DatasetTarget> {
   const env = envOf(request);
-  // Names are case-insensitive, so `__ALL__` is `__all__` too: never a dataset.
-  if (datasetSlug(segment) === ALL_DATASETS || segment.includes('/') || segment.trim() === '') throw notFound('dataset');
+  const problem = datasetNameProblem(segment);
+  if (problem) throw new ApiError(400, `invalid dataset name ${JSON.stringify(segment)}: ${problem}`);
   const existing = await ctx.store.getDataset(env.id, datasetSlug(segment));
   if (existing) return Object.assign(async () => existing, { known: existing });
-  if (!request.auth!.key.permissions.create_datasets) throw notFound('dataset');
+  if (!request.auth!.key.permissions.create_datasets) throw datasetNotFound();
   return async () => (await createOrGetDataset(ctx.store, env, { name: segment })).dataset;
 }
 

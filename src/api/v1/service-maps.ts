@@ -13,7 +13,9 @@
 //   while pending, completion time after); `Cache-Control: private, max-age=86400` on ready
 //   GETs, `no-store` otherwise.
 // - Window: `start_time`, `end_time`, `time_range` (default 7200) combine as in queries: all
-//   three → 422, start_time must be before end_time, integers ≥ 1. Resolved against the clock at
+//   three → 422, start_time must be before end_time, integers from 1 to 253402300799
+//   (9999-12-31T23:59:59Z, the last second an event can have), and start_time + time_range
+//   no later than that either; anything else (2^63, say) → 422. Resolved against the clock at
 //   creation. No maximum span; the run-time limit (WAGGLE_QUERY_TIMEOUT_MS) applies, and a run
 //   that exceeds it or fails ends in `status: error` with an `error` text.
 // - `limit` (query, 1..64000, default 10000) caps the edges kept, after ordering by call count
@@ -53,10 +55,13 @@ const MapNode = Type.Object({
   name: Type.String({ minLength: 1, description: 'Service name.' }),
   type: Type.Optional(Type.Literal('service', { default: 'service' })),
 });
+/** 9999-12-31T23:59:59Z in Unix seconds: no event is later, so neither is a window. */
+const MAX_SECONDS = 253_402_300_799;
+const Seconds = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_SECONDS, description });
 const CreateBody = Type.Object({
-  start_time: Type.Optional(Type.Integer({ minimum: 1, description: 'Unix seconds.' })),
-  end_time: Type.Optional(Type.Integer({ minimum: 1, description: 'Unix seconds.' })),
-  time_range: Type.Optional(Type.Integer({ minimum: 1, description: 'Seconds (7200 when neither this nor both times are given).' })),
+  start_time: Type.Optional(Seconds('Unix seconds.')),
+  end_time: Type.Optional(Seconds('Unix seconds.')),
+  time_range: Type.Optional(Seconds('Seconds (7200 when neither this nor both times are given).')),
   filters: Type.Optional(Type.Array(MapNode, { description: 'Keep only edges whose parent or child is one of these services.' })),
 });
 type CreateInput = Static<typeof CreateBody>;
@@ -121,6 +126,9 @@ function checkWindow(b: CreateInput): void {
   }
   if (b.start_time !== undefined && b.end_time !== undefined && b.start_time >= b.end_time) {
     throw invalidField('start_time', 'must be before end_time');
+  }
+  if (b.start_time !== undefined && b.end_time === undefined && b.start_time + (b.time_range ?? 7200) > MAX_SECONDS) {
+    throw invalidField('time_range', `start_time + time_range must be at most ${MAX_SECONDS} (9999-12-31T23:59:59Z)`);
   }
 }
 
