@@ -1,0 +1,118 @@
+// The dataset naming rule (datasetNameProblem, src/domain/datasets.ts) on the routes that create
+// datasets and those that find one by path, and paths whose percent-encoding cannot be decoded:
+// each answers in its route's own dialect, never the router's.
+import { request as httpRequest } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeApp, json, type TestApp } from './helpers.js';
+import { expectDatasetNotFound, expectLegacy, expectValidation } from './problems.js';
+import { initialTenancy } from './tenancy-fixtures.js';
+
+/** Names no dataset can have, with what the 422 says of each. */
+const REFUSED: [string, RegExp][] = [
+  ['a\u0000b', /^name: must not contain control characters$/],
+  ['tab\there', /^name: must not contain control characters$/],
+  ['line\nbreak', /^name: must not contain control characters$/],
+  ['del\u007f', /^name: must not contain control characters$/],
+  ['c1\u0085', /^name: must not contain control characters$/],
+  ['lone \ud800 surrogate', /^name: must be valid UTF-8 text$/],
+  ['replacement \ufffd', /^name: must be valid UTF-8 text$/],
+  ['..', /^name: must contain a letter/],
+  ['-', /^name: must contain a letter/],
+  ['日本', /^name: must contain a letter/],
+  ['a/b', /^name: must not contain "\/"$/],
+];
+
+describe('dataset names', () => {
+  let t: TestApp;
+  let envId: string;
+  beforeAll(async () => {
+    t = await makeApp();
+    envId = (await initialTenancy(t)).environment.id;
+  });
+  afterAll(() => t.close());
+
+  const create = (payload: string) =>
+    t.app.inject({ method: 'POST', url: '/1/datasets', headers: { ...t.config, 'content-type': 'application/json' }, payload });
+  const slugs = async () => (await t.store.listDatasets(envId)).map((d) => d.slug).sort();
+
+  it('POST /1/datasets refuses names no dataset can have with a 422 on name, and creates nothing', async () => {
+    const before = await slugs();
+    for (const [name, why] of REFUSED) {
+      const body = expectValidation(await create(JSON.stringify({ name })), 'name');
+      expect(body.type_detail[0].description, JSON.stringify(name)).toMatch(why);
+    }
+    expect(await slugs()).toEqual(before);
+  });
+
+  it('a body whose name bytes are not UTF-8 is refused like the replacement character they become', async () => {
+    const payload = Buffer.concat([Buffer.from('{"name":"bad'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
+    const res = await t.app.inject({ method: 'POST', url: '/1/datasets', headers: { ...t.config, 'content-type': 'application/json' }, payload });
+    expect(expectValidation(res, 'name').type_detail[0].description).toBe('name: must be valid UTF-8 text');
+  });
+
+  it('names with a letter or digit anywhere, and non-ASCII text beside it, are still fine', async () => {
+    for (const name of ['a', '7', '..a', 'Café Orders', 'my_dataset-2', '_x_']) {
+      const res = await create(JSON.stringify({ name }));
+      expect(res.statusCode, `${name}: ${res.body}`).toBe(201);
+    }
+  });
+
+  it('GET /1/datasets/%00 (and other names no dataset can have) is a 404, not a dataset', async () => {
+    // A dataset whose slug a refused name would share: it is never found through that name.
+    expect((await create(JSON.stringify({ name: 'a-b' }))).statusCode).toBe(201);
+    for (const segment of ['%00', 'a%00b', 'a%0Ab', '%C2%85', 'a%EF%BF%BDb', '-', '...']) {
+      expectDatasetNotFound(await t.app.inject({ method: 'GET', url: `/1/datasets/${segment}`, headers: t.config }));
+    }
+    expect((await t.app.inject({ method: 'GET', url: '/1/datasets/a-b', headers: t.config })).statusCode).toBe(200);
+  });
+
+  describe('paths with undecodable percent-encoding answer in their route’s dialect', () => {
+    for (const bad of ['%ED%A0%80', 'x%E0%A4%A', '%', 'a%zzb', '%FF']) {
+      it(bad, async () => {
+        // A configuration route that looks the dataset up: the dataset 404 problem.
+        expectDatasetNotFound(await t.app.inject({ method: 'GET', url: `/1/datasets/${bad}`, headers: t.config }));
+        // Ingest routes: their legacy 400 saying why the name is refused.
+        for (const url of [`/1/batch/${bad}`, `/1/events/${bad}`]) {
+          const res = await t.app.inject({ method: 'POST', url, headers: { ...t.ingest, 'content-type': 'application/json' }, payload: url.includes('batch') ? '[{"data":{"a":1}}]' : '{"a":1}' });
+          expect(expectLegacy(res, 400).error).toMatch(/^invalid dataset name ".*": must be valid UTF-8 text$/);
+        }
+        // Any other id names nothing: that route's 404.
+        expectLegacy(await t.app.inject({ method: 'GET', url: `/1/boards/${bad}`, headers: t.config }), 404, 'board not found');
+        // /2/: JSON:API.
+        const v2 = await t.app.inject({ method: 'GET', url: `/2/teams/${bad}/environments`, headers: t.mgmt });
+        expect(v2.statusCode).toBe(404);
+        expect(v2.headers['content-type']).toBe('application/vnd.api+json');
+        expect(json(v2).errors[0].code).toBe('not-found');
+        // Unknown routes: the 404 of their prefix.
+        expectLegacy(await t.app.inject({ method: 'GET', url: `/1/nothing/${bad}`, headers: t.config }), 404);
+      });
+    }
+    it('the query string is left as it was sent', async () => {
+      const res = await t.app.inject({ method: 'GET', url: '/1/boards/%ED%A0%80?x=%ED%A0%80', headers: t.config });
+      expectLegacy(res, 404, 'board not found');
+    });
+  });
+
+  it('dot segments sent as they are (not resolved by the client) are no dataset either', async () => {
+    // node:http sends `path` as it is (a URL string would be resolved first, as inject does).
+    const { port } = new URL(await t.app.listen({ port: 0, host: '127.0.0.1' }));
+    const send = (path: string, body: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port, path, method: 'POST', headers: { ...t.ingest, 'content-type': 'application/json' } }, (res) => {
+          let text = '';
+          res.setEncoding('utf8').on('data', (c: string) => (text += c)).on('end', () => resolve({ status: res.statusCode!, body: text }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    const before = await slugs();
+    for (const segment of ['..', '%2e%2e', '.', '%2E']) {
+      for (const path of [`/1/batch/${segment}`, `/1/events/${segment}`]) {
+        const res = await send(path, path.includes('batch') ? '[{"data":{"a":1}}]' : '{"a":1}');
+        expect(res.status, `${path}: ${res.body}`).toBe(400);
+        expect(JSON.parse(res.body).error).toMatch(/: must contain a letter/);
+      }
+    }
+    expect(await slugs()).toEqual(before);
+  });
+});
