@@ -418,6 +418,40 @@ describe('/1/maps/dependencies/requests', { timeout: 60_000 }, () => {
     expect([200, 201]).toContain(form.statusCode);
   });
 
+  it('refuses times past 9999-12-31T23:59:59Z (2^63, say) with a 422 on the field, and stores no request', async () => {
+    const MAX = 253_402_300_799;
+    const cases: [string, string, string][] = [
+      // raw body, field, code
+      ['{"time_range":9223372036854775808}', 'time_range', 'invalid'],
+      ['{"start_time":9223372036854775808}', 'start_time', 'invalid'],
+      ['{"end_time":9223372036854775808}', 'end_time', 'invalid'],
+      ['{"start_time":1,"end_time":9223372036854775807}', 'end_time', 'invalid'],
+      ['{"end_time":18446744073709551616,"time_range":60}', 'end_time', 'invalid'],
+      [`{"start_time":${MAX + 1}}`, 'start_time', 'invalid'],
+      [`{"time_range":${MAX + 1}}`, 'time_range', 'invalid'],
+      ['{"time_range":1e400}', 'time_range', 'incorrect_type'],
+      // Each in range, but the window they make ends past it.
+      [`{"start_time":${MAX - 10},"time_range":60}`, 'time_range', 'invalid'],
+      [`{"start_time":${MAX - 10}}`, 'time_range', 'invalid'],
+    ];
+    const stored = async () => (await t.store.listObjects('map_dependency_request', {})).length;
+    const before = await stored();
+    for (const [payload, field, code] of cases) {
+      const res = await create(payload, '');
+      expect(res.statusCode, payload).toBe(422);
+      expectContract(CREATE, 'post', res);
+      const body = json(res);
+      expect(body.error).toBe('The provided input is invalid.');
+      expect(body.type_detail.map((d: any) => [d.field, d.code]), payload).toContainEqual([field, code]);
+    }
+    expect(await stored()).toBe(before);
+    // The last second itself is a window's end like any other.
+    for (const ok of [{ start_time: MAX - 60, end_time: MAX }, { end_time: MAX, time_range: MAX - 1 }, { start_time: MAX - 60, time_range: 60 }]) {
+      const res = await create(ok, '');
+      expect([200, 201], `${JSON.stringify(ok)}: ${res.body}`).toContain(res.statusCode);
+    }
+  });
+
   it('needs Read Service Maps; another environment’s request is not found', async () => {
     const id = await request();
     const { team, environment } = await initialTenancy(t);
