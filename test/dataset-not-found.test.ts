@@ -55,6 +55,14 @@ describe('Dataset not found', () => {
     expect(routes.length).toBeGreaterThan(40);
   });
 
+  it('is documented: the 404 of a dataset route offers the problem form, ingest routes the legacy one', async () => {
+    const doc = json(await t.app.inject({ method: 'GET', url: '/openapi.json' }));
+    expect(Object.keys(doc.paths['/1/markers/{datasetSlug}'].get.responses['404'].content).sort()).toEqual(['application/json', 'application/problem+json']);
+    expect(Object.keys(doc.paths['/1/boards/{boardId}'].get.responses['404'].content)).toEqual(['application/json']);
+    expect(Object.keys(doc.paths['/1/batch/{datasetSlug}'].post.responses['404'].content)).toEqual(['application/json']);
+    expect(Object.keys(doc.paths['/1/batch/{datasetSlug}'].post.responses['400'].content)).toEqual(['application/json']);
+  });
+
   it('answers the not-found problem "Dataset not found" on every route, for an unknown name and for names no dataset can have', async () => {
     for (const r of routes) {
       for (const segment of ['no-such-dataset', '%00', 'a%2Fb', '...', '%ED%A0%80', 'x%E0%A4%A']) {

@@ -126,7 +126,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
   // Document the error responses of every API route in the OpenAPI document.
   app.addHook('onRoute', (route) => {
     if (route.schema && !route.schema.hide && route.url.match(/^\/[12]\//)) {
-      route.schema = { ...route.schema, response: { ...errorResponses(route.url), ...(route.schema.response as object) } };
+      const legacyErrors = (route.config as { auth?: { legacyErrors?: boolean } } | undefined)?.auth?.legacyErrors === true;
+      route.schema = { ...route.schema, response: { ...errorResponses(route.url, legacyErrors), ...(route.schema.response as object) } };
     }
   });
 

@@ -40,8 +40,11 @@ const JsonApi = Type.Object(
 
 const mediaOf = (schema: TSchema, media: string, description: string) => ({ description, content: { [media]: { schema } } });
 
-/** The error responses every authenticated route can give, in the dialect of its prefix. */
-export function errorResponses(url: string): Record<string, unknown> {
+/**
+ * The error responses every authenticated route can give, in the dialect of its prefix; `legacy`
+ * for routes that answer every error as `{error}` (ingest).
+ */
+export function errorResponses(url: string, legacyErrors = false): Record<string, unknown> {
   if (url.startsWith('/2/')) {
     const e = (d: string) => mediaOf(JsonApi, 'application/vnd.api+json', d);
     return {
@@ -51,10 +54,20 @@ export function errorResponses(url: string): Record<string, unknown> {
     };
   }
   const legacy = (d: string) => mediaOf(Legacy, 'application/json', d);
+  if (legacyErrors) {
+    return { 400: legacy('Malformed or too large body'), 401: legacy('Unauthorized'), 403: legacy('Missing permission'), 404: legacy('Not found'), 429: legacy('Rate limited') };
+  }
   const problem = (d: string) => mediaOf(Problem, 'application/problem+json', d);
+  // A dataset the path names and that does not exist is the problem "Dataset not found" (errors.ts).
+  const notFound = url.includes(':datasetSlug')
+    ? {
+        description: 'Not found: a missing dataset is the problem "Dataset not found"; other missing resources are legacy',
+        content: { 'application/problem+json': { schema: Problem }, 'application/json': { schema: Legacy } },
+      }
+    : legacy('Not found');
   return {
     400: problem('Malformed body'), 401: legacy('Unauthorized'), 403: legacy('Missing permission'),
-    404: legacy('Not found'), 413: problem('Body too large'), 422: problem('Validation failed'),
-    429: problem('Rate limited'),
+    404: notFound, 413: problem('Body too large'), 415: problem('Content-Encoding that cannot be decoded'),
+    422: problem('Validation failed'), 429: problem('Rate limited'),
   };
 }
