@@ -93,6 +93,25 @@ describe('dataset names', () => {
     });
   });
 
+  it('a name of 255 characters (the most) is reachable by path; a segment past 1000 characters is a 414 in the prefix’s dialect', async () => {
+    const name = `Long ${'n'.repeat(250)}`;
+    expect((await create(JSON.stringify({ name }))).statusCode).toBe(201);
+    const got = await t.app.inject({ method: 'GET', url: `/1/datasets/${encodeURIComponent(name)}`, headers: t.config });
+    expect(got.statusCode, got.body).toBe(200);
+    const sent = await t.app.inject({ method: 'POST', url: `/1/events/${encodeURIComponent(name)}`, headers: { ...t.ingest, 'content-type': 'application/json' }, payload: '{"a":1}' });
+    expect(sent.statusCode, sent.body).toBe(200);
+    const long = 'a'.repeat(1001);
+    for (const [method, url] of [['GET', `/1/datasets/${long}`], ['POST', `/1/batch/${long}`]] as const) {
+      const res = await t.app.inject({ method, url, headers: t.config });
+      expectLegacy(res, 414, 'a path segment is longer than 1000 characters');
+      expect(res.headers['x-request-id']).toBeTruthy();
+    }
+    const v2 = await t.app.inject({ method: 'GET', url: `/2/teams/${long}/environments`, headers: t.mgmt });
+    expect(v2.statusCode).toBe(414);
+    expect(v2.headers['content-type']).toBe('application/vnd.api+json');
+    expect(json(v2).errors[0]).toMatchObject({ status: '414', code: 'uri-too-long', detail: 'a path segment is longer than 1000 characters' });
+  });
+
   it('dot segments sent as they are (not resolved by the client) are no dataset either', async () => {
     // node:http sends `path` as it is (a URL string would be resolved first, as inject does).
     const { port } = new URL(await t.app.listen({ port: 0, host: '127.0.0.1' }));

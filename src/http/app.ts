@@ -71,14 +71,23 @@ export async function createApp(deps: AppDeps): Promise<App> {
     return503OnClosing: true,
     // Fastify takes a hop count too; its types leave the number out.
     trustProxy: settings.trustProxy as boolean | string | string[],
-    // `POST /1/boards/` is `POST /1/boards` (Honeycomb's clients send both).
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: {
+      // `POST /1/boards/` is `POST /1/boards` (Honeycomb's clients send both).
+      ignoreTrailingSlash: true,
+      // Dataset names (path segments) may have 255 characters; 100 by default.
+      maxParamLength: 1000,
+    },
     // Undecodable percent-encoding reaches its route (src/http/path-encoding.ts).
     rewriteUrl: (req) => repairPercentEncoding(req.url ?? '/'),
-    // What the router still refuses before any route runs answers in the prefix's dialect.
+    // What the router still refuses before any route runs (a path segment past maxParamLength)
+    // answers in the prefix's dialect. No hook runs for it, so it is written as it is.
     frameworkErrors: (err, request, reply) => {
-      const out = renderError(new ApiError(err.statusCode ?? 400, err.message, { dialect: 'legacy' }), request.url, String(request.id), request.publicBase, now());
-      return (reply as FastifyReply).code(out.status).headers(out.headers).type(out.contentType).send(out.body);
+      const message = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path segment is longer than 1000 characters' : err.message;
+      const out = renderError(new ApiError(err.statusCode ?? 400, message, { dialect: 'legacy' }), request.url, String(request.id), request.publicBase, now());
+      const body = JSON.stringify(out.body);
+      (reply as FastifyReply).hijack();
+      reply.raw.writeHead(out.status, { ...out.headers, 'x-request-id': String(request.id), 'content-type': out.contentType, 'content-length': Buffer.byteLength(body) });
+      reply.raw.end(body);
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 

@@ -77,6 +77,7 @@ const PROBLEMS: Record<number, { type: string; title: string; code: string }> = 
     code: 'conflict',
   },
   413: { type: 'payload-too-large', title: 'Request body is too large.', code: 'payload-too-large' },
+  414: { type: 'uri-too-long', title: 'The request URI is too long.', code: 'uri-too-long' },
   415: { type: 'unsupported-media-type', title: 'The request body has an unsupported Content-Type.', code: 'unsupported-media-type' },
   422: { type: 'validation-failed', title: 'The provided input is invalid.', code: 'invalid' },
   429: { type: 'rate-limited', title: 'You have exceeded your rate limit.', code: 'rate-limited/may-retry' },
