@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, json, type TestApp } from './helpers.js';
 import { expectContract, expectSchema } from './contract.js';
-import { expectProblem, expectLegacy, type Res } from './problems.js';
+import { expectProblem, expectLegacy, expectDatasetNotFound, type Res } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment, secondTeam } from './tenancy-fixtures.js';
 import { listCalculatedFields } from '../src/api/v1/derived-columns.js';
 import { tableName } from '../src/stores/events/types.js';
@@ -132,8 +132,8 @@ describe('/1/derived_columns', () => {
       await makeDataset(name);
       const f = await created(encodeURIComponent(name), { alias: 'x', expression: '1' });
       expect(json(await get(encodeURIComponent(name.toUpperCase()), f.id)).id).toBe(f.id);
-      expectLegacy(await list('no-such-dataset'), 404);
-      expectLegacy(await create('no-such-dataset', { alias: 'x', expression: '1' }), 404);
+      expectDatasetNotFound(await list('no-such-dataset'));
+      expectDatasetNotFound(await create('no-such-dataset', { alias: 'x', expression: '1' }));
     });
   });
 
@@ -478,10 +478,10 @@ describe('/1/derived_columns', () => {
       const staging = await secondEnvironment(t, `Staging ${n}`);
       const other = await secondTeam(t, `Other Team ${n}`);
       for (const headers of [staging.headers, other.headers]) {
-        expectLegacy(await list(ds, headers), 404);
-        expectLegacy(await get(ds, f.id, headers), 404);
-        expectLegacy(await put(ds, f.id, { alias: 'stolen', expression: '2' }, headers), 404);
-        expectLegacy(await del(ds, f.id, headers), 404);
+        expectDatasetNotFound(await list(ds, headers));
+        expectDatasetNotFound(await get(ds, f.id, headers));
+        expectDatasetNotFound(await put(ds, f.id, { alias: 'stolen', expression: '2' }, headers));
+        expectDatasetNotFound(await del(ds, f.id, headers));
         expectLegacy(await get(ALL(), envField.id, headers), 404);
         expectLegacy(await put(ALL(), envField.id, { alias: 'stolen', expression: '2' }, headers), 404);
         expectLegacy(await del(ALL(), envField.id, headers), 404);
