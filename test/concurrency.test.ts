@@ -11,7 +11,7 @@ import { IngestWriter } from '../src/ingest/writer.js';
 import type { ColumnType } from '../src/stores/config/types.js';
 import { columnsOf } from '../src/stores/events/columns.js';
 import { quoteIdent, tableName } from '../src/stores/events/types.js';
-import { makeApp, type TestApp } from './helpers.js';
+import { makeApp, unprotectDataset, type TestApp } from './helpers.js';
 
 let t: TestApp | undefined;
 afterEach(async () => {
@@ -240,6 +240,7 @@ describe('concurrent ingest', { timeout: 120_000 }, () => {
     const sent = newSent();
     // The doomed dataset exists and has events.
     await writer(tt, newSent(), 'doomed', 99, 2, 20);
+    await unprotectDataset(tt, 'doomed');
     const env = await environment(tt);
     const doomed = (await tt.store.getDataset(env.id, 'doomed'))!;
 

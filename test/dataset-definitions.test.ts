@@ -1,7 +1,7 @@
 // /1/dataset_definitions/{dataset}: created with the dataset, PATCH changes only the keys sent,
 // null or an empty name reverts a key to its default.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { makeApp, json, type TestApp } from './helpers.js';
+import { makeApp, json, deleteDataset, type TestApp } from './helpers.js';
 import { expectContract, expectSchema } from './contract.js';
 import { addKey, initialTenancy, secondEnvironment, secondTeam } from './tenancy-fixtures.js';
 import { DEFINITION_DEFAULTS } from '../src/domain/datasets.js';
@@ -165,7 +165,7 @@ describe('/1/dataset_definitions', () => {
 
   it('a deleted dataset takes its definitions with it; re-creating starts from defaults', async () => {
     await patch({ span_id: { name: 'custom' } });
-    expect((await t.app.inject({ method: 'DELETE', url: '/1/datasets/traces', headers: t.config })).statusCode).toBe(202);
+    expect((await deleteDataset(t, 'traces')).statusCode).toBe(202);
     expect((await get()).statusCode).toBe(404);
     await t.app.inject({ method: 'POST', url: '/1/datasets', headers: t.config, payload: { name: 'Traces' } });
     expect(json(await get())).toEqual(defaults());

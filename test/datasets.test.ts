@@ -1,7 +1,8 @@
-// /1/datasets: create (201 new / 200 existing), naming and slug rules, validation, full PUT,
-// DELETE (202, delete protection), permissions and tenancy isolation.
+// /1/datasets: create (201 new / 200 existing; delete protected by default), naming and slug
+// rules, validation, PUT (omitted fields kept), DELETE (202, 409 while protected), permissions and
+// tenancy isolation.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { makeApp, json, type TestApp } from './helpers.js';
+import { makeApp, json, unprotectDataset, type TestApp } from './helpers.js';
 import { expectContract, expectSchema } from './contract.js';
 import { expectProblem, expectValidation, expectLegacy, expectDatasetNotFound, PROBLEM_BASE } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment, secondTeam } from './tenancy-fixtures.js';
@@ -40,7 +41,7 @@ describe('/1/datasets', () => {
       expect(body).toEqual({
         name: 'My Dataset',
         description: '',
-        settings: { delete_protected: false },
+        settings: { delete_protected: true },
         expand_json_depth: 0,
         slug: 'my-dataset',
         regular_columns_count: null,
@@ -48,6 +49,33 @@ describe('/1/datasets', () => {
         created_at: expect.any(String),
       });
       expect(Number.isNaN(Date.parse(body.created_at))).toBe(false);
+    });
+
+    it('is delete protected unless the create body says settings.delete_protected: false', async () => {
+      expect(json(await post({ name: 'p1', settings: {} })).settings).toEqual({ delete_protected: true });
+      expect(json(await post({ name: 'p2', settings: { delete_protected: true } })).settings).toEqual({ delete_protected: true });
+      const open = await post({ name: 'p3', settings: { delete_protected: false } });
+      expect(open.statusCode).toBe(201);
+      expect(json(open).settings).toEqual({ delete_protected: false });
+      expect(json(await get('p3')).settings).toEqual({ delete_protected: false });
+      expectValidation(await post({ name: 'p4', settings: { delete_protected: 'no' } }), 'settings.delete_protected', 'incorrect_type');
+      // A repeated create answers the existing dataset as it is.
+      const again = await post({ name: 'p1', settings: { delete_protected: false } });
+      expect(again.statusCode).toBe(200);
+      expect(json(again).settings).toEqual({ delete_protected: true });
+    });
+
+    it("accepts the Terraform provider's create body (read-only fields, empty settings, zero times) and ignores the extras", async () => {
+      const res = await post({
+        name: 'from-terraform',
+        description: 'tf',
+        settings: {},
+        last_written_at: '0001-01-01T00:00:00Z',
+        created_at: '0001-01-01T00:00:00Z',
+      });
+      expect(res.statusCode, res.body).toBe(201);
+      expect(json(res)).toMatchObject({ name: 'from-terraform', description: 'tf', last_written_at: null, settings: { delete_protected: true } });
+      expect(json(res).created_at).not.toBe('0001-01-01T00:00:00Z');
     });
 
     it('keeps the description and expand_json_depth given on create', async () => {
@@ -263,7 +291,7 @@ describe('/1/datasets', () => {
       const created = json(await get('upd'));
       expect(json(res)).toEqual(created);
       expect(created).toMatchObject({
-        name: 'Upd', slug: 'upd', description: 'after', expand_json_depth: 5, settings: { delete_protected: false },
+        name: 'Upd', slug: 'upd', description: 'after', expand_json_depth: 5, settings: { delete_protected: true },
       });
     });
 
@@ -279,11 +307,28 @@ describe('/1/datasets', () => {
       expect(json(res)).toMatchObject({ slug: 'upd', description: 'by name', expand_json_depth: 0 });
     });
 
-    it('requires description and expand_json_depth (full replacement)', async () => {
-      expectValidation(await put('upd', { expand_json_depth: 1 }), 'description', 'missing');
-      expectValidation(await put('upd', { description: 'x' }), 'expand_json_depth', 'missing');
-      expectValidation(await put('upd', {}), 'description', 'missing');
-      expect(json(await get('upd'))).toMatchObject({ description: 'before', expand_json_depth: 3 });
+    it('keeps the current value of every field the body omits', async () => {
+      const depthOnly = await put('upd', { expand_json_depth: 1 });
+      expect(depthOnly.statusCode, depthOnly.body).toBe(200);
+      expect(json(depthOnly)).toMatchObject({ description: 'before', expand_json_depth: 1, settings: { delete_protected: true } });
+      expect(json(await put('upd', { description: 'x' }))).toMatchObject({ description: 'x', expand_json_depth: 1 });
+      expect(json(await put('upd', {}))).toMatchObject({ description: 'x', expand_json_depth: 1, settings: { delete_protected: true } });
+      expect(json(await get('upd'))).toMatchObject({ description: 'x', expand_json_depth: 1, settings: { delete_protected: true } });
+    });
+
+    it("takes the Terraform provider's settings-only PUT: only delete protection changes", async () => {
+      // What the provider sends when only delete_protected changed: description and
+      // expand_json_depth are omitted when empty/zero, name is "", the times are Go's zero time.
+      const res = await put('upd', {
+        name: '',
+        slug: 'upd',
+        settings: { delete_protected: false },
+        last_written_at: '0001-01-01T00:00:00Z',
+        created_at: '0001-01-01T00:00:00Z',
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(json(res)).toMatchObject({ name: 'Upd', slug: 'upd', description: 'before', expand_json_depth: 3, settings: { delete_protected: false } });
+      expect(json(await get('upd'))).toEqual(json(res));
     });
 
     it('validates PUT values like create, without coercion', async () => {
@@ -298,7 +343,7 @@ describe('/1/datasets', () => {
         'settings.delete_protected',
         'incorrect_type',
       );
-      expect(json(await get('upd'))).toMatchObject({ description: 'before', expand_json_depth: 3, settings: { delete_protected: false } });
+      expect(json(await get('upd'))).toMatchObject({ description: 'before', expand_json_depth: 3, settings: { delete_protected: true } });
     });
 
     it('400s for malformed JSON on PUT', async () => {
@@ -309,6 +354,7 @@ describe('/1/datasets', () => {
     });
 
     it('sets settings.delete_protected when sent and keeps it when omitted', async () => {
+      await unprotectDataset(t, 'upd');
       const on = await put('upd', { description: 'p', expand_json_depth: 1, settings: { delete_protected: true } });
       expect(on.statusCode).toBe(200);
       expect(json(on).settings).toEqual({ delete_protected: true });
@@ -334,7 +380,7 @@ describe('/1/datasets', () => {
 
   describe('delete', () => {
     it('answers 202 with an empty body, and the dataset is gone', async () => {
-      expect((await post({ name: 'Doomed' })).statusCode).toBe(201);
+      expect((await post({ name: 'Doomed', settings: { delete_protected: false } })).statusCode).toBe(201);
       const res = await del('doomed');
       expect(res.statusCode).toBe(202);
       expect(res.body).toBe('');
@@ -346,21 +392,26 @@ describe('/1/datasets', () => {
 
     it('deletes by URL-encoded name', async () => {
       expect((await post({ name: 'Gone Soon' })).statusCode).toBe(201);
+      await unprotectDataset(t, 'Gone%20Soon');
       expect((await del('Gone%20Soon')).statusCode).toBe(202);
       expect((await get('gone-soon')).statusCode).toBe(404);
     });
 
     it('a deleted name can be created again, fresh (201, defaults)', async () => {
-      await post({ name: 'phoenix', description: 'first life', expand_json_depth: 4 });
+      await post({ name: 'phoenix', description: 'first life', expand_json_depth: 4, settings: { delete_protected: false } });
       expect((await del('phoenix')).statusCode).toBe(202);
       const again = await post({ name: 'phoenix' });
       expect(again.statusCode).toBe(201);
-      expect(json(again)).toMatchObject({ description: '', expand_json_depth: 0 });
+      expect(json(again)).toMatchObject({ description: '', expand_json_depth: 0, settings: { delete_protected: true } });
     });
 
-    it('409s (problem+json conflict) for a delete-protected dataset, until protection is cleared', async () => {
+    it('409s (problem+json conflict) for a delete-protected dataset and deletes nothing, until protection is cleared', async () => {
+      // Protected from creation; it has events and a column.
       await post({ name: 'Protected' });
-      expect((await put('protected', { description: '', expand_json_depth: 0, settings: { delete_protected: true } })).statusCode).toBe(200);
+      const ingest = await t.app.inject({ method: 'POST', url: '/1/batch/protected', headers: t.config, payload: [{ data: { kept: 1 } }] });
+      expect(json(ingest)).toEqual([{ status: 202 }]);
+      const { environment } = await initialTenancy(t);
+      const before = (await t.store.getDataset(environment.id, 'protected'))!;
 
       const refused = await del('protected');
       const body = expectProblem(refused, 409, 'conflict');
@@ -369,11 +420,24 @@ describe('/1/datasets', () => {
       );
       expect(expectContract(ITEM, 'delete', refused)).toBe(true);
       expect((await get('protected')).statusCode).toBe(200);
+      expect((await t.store.listColumns(before.id)).map((c) => c.keyName)).toEqual(['kept']);
+      expect((await t.events.columns(before.id)).length).toBeGreaterThan(0);
 
       expect((await put('protected', { description: '', expand_json_depth: 0, settings: { delete_protected: false } })).statusCode).toBe(200);
       const res = await del('protected');
       expect(res.statusCode).toBe(202);
       expect((await get('protected')).statusCode).toBe(404);
+    });
+  });
+
+  describe('datasets made by ingest', () => {
+    it('are delete protected too (one rule for every new dataset)', async () => {
+      const res = await t.app.inject({ method: 'POST', url: '/1/batch/by-ingest', headers: t.ingest, payload: [{ data: { a: 1 } }] });
+      expect(json(res)).toEqual([{ status: 202 }]);
+      expect(json(await get('by-ingest')).settings).toEqual({ delete_protected: true });
+      expectProblem(await del('by-ingest'), 409, 'conflict');
+      await unprotectDataset(t, 'by-ingest');
+      expect((await del('by-ingest')).statusCode).toBe(202);
     });
   });
 
@@ -530,8 +594,9 @@ describe('/1/datasets across environments and teams', () => {
     });
     expect(upd.statusCode).toBe(200);
     expect(json(await t.app.inject({ method: 'GET', url: '/1/datasets/shared', headers: t.config }))).toMatchObject({
-      description: 'in prod', expand_json_depth: 0, settings: { delete_protected: false },
+      description: 'in prod', expand_json_depth: 0, settings: { delete_protected: true },
     });
+    await unprotectDataset(t, 'shared');
     expect((await t.app.inject({ method: 'DELETE', url: '/1/datasets/shared', headers: t.config })).statusCode).toBe(202);
     expect(json(await t.app.inject({ method: 'GET', url: '/1/datasets/shared', headers: staging.headers }))).toMatchObject({
       description: 'staging changed', expand_json_depth: 4,

@@ -79,3 +79,15 @@ export const json = (res: { body: string }) => JSON.parse(res.body);
 /** POST or PUT with a JSON body (a string is sent as it is, for malformed bodies); config key headers by default. */
 export const sendJson = (t: TestApp, method: 'POST' | 'PUT', url: string, body: unknown, headers: Record<string, string> = t.config) =>
   t.app.inject({ method, url, headers: { ...headers, 'content-type': 'application/json' }, payload: typeof body === 'string' ? body : JSON.stringify(body) });
+
+/** Clears a dataset's delete protection (every new dataset has it), as a user must before deleting it. */
+export async function unprotectDataset(t: TestApp, slug: string, headers: Record<string, string> = t.config): Promise<void> {
+  const res = await t.app.inject({ method: 'PUT', url: `/1/datasets/${slug}`, headers, payload: { settings: { delete_protected: false } } });
+  if (res.statusCode !== 200) throw new Error(`unprotecting ${slug}: ${res.statusCode} ${res.body}`);
+}
+
+/** DELETE /1/datasets/{slug} after clearing its delete protection; the DELETE's answer. */
+export async function deleteDataset(t: TestApp, slug: string, headers: Record<string, string> = t.config) {
+  await unprotectDataset(t, slug, headers);
+  return t.app.inject({ method: 'DELETE', url: `/1/datasets/${slug}`, headers });
+}

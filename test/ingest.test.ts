@@ -6,7 +6,7 @@ import { gzipSync } from 'node:zlib';
 import { pack, unpack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { expectContract } from './contract.js';
-import { json, makeApp, type TestApp } from './helpers.js';
+import { json, makeApp, deleteDataset, type TestApp } from './helpers.js';
 import {
   EMPTY,
   EVENT_TOO_MANY_COLUMNS,
@@ -780,7 +780,7 @@ describe('deleting a dataset', () => {
     expect(await tableExists(t, before.id)).toBe(true);
     expect(await stored(t, ds)).toHaveLength(2);
 
-    const del = await t.app.inject({ method: 'DELETE', url: `/1/datasets/${ds}`, headers: t.config });
+    const del = await deleteDataset(t, ds);
     expect(del.statusCode).toBe(202);
     expect(await tableExists(t, before.id)).toBe(false);
     expect(await datasetOf(t, ds)).toBeUndefined();

@@ -3,7 +3,7 @@
 // settings (dataset over environment) as settings come and go; dataset vs `__all__`;
 // permissions (Manage Markers), ingest keys, other environments.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeApp, json, sendJson, type TestApp } from './helpers.js';
+import { makeApp, json, sendJson, deleteDataset, type TestApp } from './helpers.js';
 import { expectContract } from './contract.js';
 import { expectValidation, expectLegacy, expectDatasetNotFound } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment } from './tenancy-fixtures.js';
@@ -308,7 +308,7 @@ describe('/1/markers', () => {
       await setting('doomed', '#abc', ds);
       const m = await created({ type: 'doomed' }, ds);
       expect(m.color).toBe('#abc');
-      expect((await t.app.inject({ method: 'DELETE', url: `/1/datasets/${ds}`, headers: t.config })).statusCode).toBe(202);
+      expect((await deleteDataset(t, ds)).statusCode).toBe(202);
       expectDatasetNotFound(await list(ds));
       expect((await mk()).statusCode).toBe(201);
       expect(await listed(ds)).toEqual([]);

@@ -53,7 +53,7 @@ describe.skipIf(!postgresUrl)('app on PostgreSQL', () => {
       slug: 'pg-dataset',
       description: 'on postgres',
       expand_json_depth: 2,
-      settings: { delete_protected: false },
+      settings: { delete_protected: true },
       last_written_at: null,
     });
 

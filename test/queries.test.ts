@@ -2,7 +2,7 @@
 // query specification at and past its boundary; `__all__`; dataset and environment isolation;
 // permissions; hostile and malformed input.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeApp, json, sendJson, type TestApp } from './helpers.js';
+import { makeApp, json, sendJson, deleteDataset, type TestApp } from './helpers.js';
 import { expectContract } from './contract.js';
 import { expectProblem, expectValidation, expectLegacy, expectDatasetNotFound } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment } from './tenancy-fixtures.js';
@@ -223,7 +223,7 @@ describe('/1/queries', () => {
       const name = 'doomed-queries';
       await t.app.inject({ method: 'POST', url: '/1/datasets', headers: t.config, payload: { name } });
       const q = json(await post({ time_range: 60 }, name));
-      expect((await t.app.inject({ method: 'DELETE', url: `/1/datasets/${name}`, headers: t.config })).statusCode).toBe(202);
+      expect((await deleteDataset(t, name)).statusCode).toBe(202);
       await t.app.inject({ method: 'POST', url: '/1/datasets', headers: t.config, payload: { name } });
       expectLegacy(await get(q.id, name), 404, 'query not found');
       expect(await t.store.getObject('query', q.id)).toBeUndefined();

@@ -2,7 +2,7 @@
 // replacement PUT (query_id immutable), DELETE (204); validation at and past each boundary; the
 // query must be of the same dataset / `__all__` and environment; isolation; permissions.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeApp, json, sendJson, type TestApp } from './helpers.js';
+import { makeApp, json, sendJson, deleteDataset, type TestApp } from './helpers.js';
 import { expectContract } from './contract.js';
 import { expectProblem, expectValidation, expectLegacy, expectDatasetNotFound, type Res } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment } from './tenancy-fixtures.js';
@@ -263,7 +263,7 @@ describe('/1/query_annotations', () => {
       const ds = 'annotated-doomed';
       await t.app.inject({ method: 'POST', url: '/1/datasets', headers: t.config, payload: { name: ds } });
       const a = await created({ name: 'x', query_id: await newQuery(ds) }, ds);
-      expect((await t.app.inject({ method: 'DELETE', url: `/1/datasets/${ds}`, headers: t.config })).statusCode).toBe(202);
+      expect((await deleteDataset(t, ds)).statusCode).toBe(202);
       expect(await t.store.getObject('query_annotation', a.id)).toBeUndefined();
     });
   });

@@ -5,7 +5,7 @@
 // app clock sits on an hour boundary T0; "minute c − k" is the minute k minutes before T0 and
 // events are put in the middle of their minute.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeApp, json, type TestApp } from './helpers.js';
+import { makeApp, json, deleteDataset, type TestApp } from './helpers.js';
 import { ingest } from './query-helpers.js';
 import { expectContract } from './contract.js';
 import { expectValidation } from './problems.js';
@@ -407,7 +407,7 @@ describe('/1/slos', () => {
       // them it has no events.
       const own = await created('other', slo({ sli: { alias: 'env_ok' } }));
       const empty = await created('__all__', slo({ sli: { alias: 'env_ok' }, dataset_slugs: ['other'] }));
-      expect((await t.app.inject({ method: 'DELETE', url: '/1/datasets/other', headers: t.config })).statusCode).toBe(202);
+      expect((await deleteDataset(t, 'other')).statusCode).toBe(202);
       expect((await get('__all__', own.id)).statusCode).toBe(404);
       expect(json(await get('__all__', empty.id)).dataset_slugs).toEqual([]);
       const res = await history({ ids: [s.id, empty.id], start_time: nowS - 6 * 3600, end_time: nowS });

@@ -71,12 +71,14 @@ export function checkDatasetName(name: string): void {
 
 /**
  * Creates the dataset, or returns the existing one of the same slug (`created: false`), which
- * is how Honeycomb answers a repeated create (200 instead of 201).
+ * is how Honeycomb answers a repeated create (200 instead of 201). A new dataset is delete
+ * protected unless `settings.delete_protected` is false; that holds for datasets ingest creates
+ * too (docs/api.md).
  */
 export async function createOrGetDataset(
   store: ConfigStore,
   env: Environment,
-  input: { name: string; description?: string; expand_json_depth?: number },
+  input: { name: string; description?: string; expand_json_depth?: number; settings?: { delete_protected?: boolean } },
 ): Promise<{ dataset: Dataset; created: boolean }> {
   checkDatasetName(input.name);
   const slug = datasetSlug(input.name);
@@ -90,7 +92,7 @@ export async function createOrGetDataset(
       name: input.name,
       description: input.description ?? '',
       expandJsonDepth: input.expand_json_depth ?? 0,
-      deleteProtected: false,
+      deleteProtected: input.settings?.delete_protected ?? true,
       definitions: { ...DEFINITION_DEFAULTS },
     });
     return { dataset, created: true };

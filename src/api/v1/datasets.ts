@@ -1,4 +1,5 @@
-// /1/datasets: list, create (201 new / 200 existing), get, full-replacement PUT, DELETE (202).
+// /1/datasets: list, create (201 new / 200 existing; delete protected unless the body says
+// otherwise), get, PUT (fields omitted keep their values), DELETE (202; 409 while protected).
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
@@ -47,6 +48,8 @@ export function registerDatasets(app: App, { store, writer }: ApiContext): void 
     async (request) => {
       const env = envOf(request);
       const ds = await findDataset(store, env, request.params.datasetSlug);
+      // Omitted fields keep their values: the Terraform provider sends only what changed (and
+      // `name`, `slug` and zero timestamps, which are read-only and ignored).
       const { description, expand_json_depth, settings } = request.body;
       const updated = await store.updateDataset(env.id, ds.slug, {
         description,

@@ -21,11 +21,15 @@ export const DatasetCreationPayload = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 255 }),
   description: Type.Optional(Type.String({ maxLength: 1024 })),
   expand_json_depth: Type.Optional(Type.Integer({ minimum: 0, maximum: 10 })),
+  settings: Type.Optional(
+    Type.Object({ delete_protected: Type.Optional(Type.Boolean({ description: 'Omitted: true (a new dataset is delete protected).' })) }),
+  ),
 });
 
+/** Every field is optional: an omitted one keeps its current value (the Terraform provider sends only what changed). */
 export const DatasetUpdatePayload = Type.Object({
-  description: Type.String({ maxLength: 1024 }),
-  expand_json_depth: Type.Integer({ minimum: 0, maximum: 10 }),
+  description: Type.Optional(Type.String({ maxLength: 1024 })),
+  expand_json_depth: Type.Optional(Type.Integer({ minimum: 0, maximum: 10 })),
   settings: Type.Optional(DatasetSettings),
 });
 
