@@ -111,6 +111,29 @@ describe('/1/dataset_definitions', () => {
     expect(json(res).span_id).toEqual({ name: 'sid', column_type: 'column' });
   });
 
+  it("reports column_type derived_column for a key naming a calculated field the dataset sees", async () => {
+    const mk = (ds: string, alias: string) =>
+      t.app.inject({ method: 'POST', url: `/1/derived_columns/${ds}`, headers: t.config, payload: { alias, expression: 'INT(1)' } });
+    expect((await mk('traces', 'own_duration')).statusCode).toBe(201);
+    expect((await mk('__all__', 'env_route')).statusCode).toBe(201);
+    const res = await patch({ duration_ms: { name: 'own_duration' }, route: { name: 'env_route' }, user: { name: 'plain' } });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(expectContract(PATH, 'patch', res)).toBe(true);
+    const body = json(res);
+    expect(body.duration_ms).toEqual({ name: 'own_duration', column_type: 'derived_column' });
+    expect(body.route).toEqual({ name: 'env_route', column_type: 'derived_column' });
+    expect(body.user).toEqual({ name: 'plain', column_type: 'column' });
+    expect(json(await get())).toEqual(body);
+    // Another dataset's calculated field is not seen here.
+    await t.app.inject({ method: 'POST', url: '/1/datasets', headers: t.config, payload: { name: 'Other' } });
+    expect((await mk('other', 'elsewhere')).statusCode).toBe(201);
+    expect(json(await patch({ error: { name: 'elsewhere' } })).error).toEqual({ name: 'elsewhere', column_type: 'column' });
+    // Once the calculated field is gone the key reads as a column again.
+    const id = json(await t.app.inject({ method: 'GET', url: '/1/derived_columns/traces?alias=own_duration', headers: t.config })).id;
+    await t.app.inject({ method: 'DELETE', url: `/1/derived_columns/traces/${id}`, headers: t.config });
+    expect(json(await get()).duration_ms).toEqual({ name: 'own_duration', column_type: 'column' });
+  });
+
   it('accepts a 255-character name', async () => {
     const res = await patch({ name: { name: 'n'.repeat(255) } });
     expect(res.statusCode).toBe(200);

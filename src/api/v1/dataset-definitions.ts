@@ -1,9 +1,13 @@
 // /1/dataset_definitions/{dataset}: created with the dataset; PATCH changes only the keys sent.
-// A key sent as null or with an empty name reverts to its default mapping.
+// A key sent as null or with an empty name reverts to its default mapping. A key that names a
+// calculated field the dataset sees (its own or an environment-wide one) reports
+// `column_type: "derived_column"`, any other `column`; a `column_type` sent is ignored.
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
 import { DEFINITION_DEFAULTS, DEFINITION_KEYS, definitionsResponse, findDataset } from '../../domain/datasets.js';
+import { listCalculatedFields } from '../../domain/calculated-fields.js';
+import type { Dataset, Environment } from '../../stores/config/types.js';
 import type { ApiContext } from '../context.js';
 import { DatasetDefinition, SlugParams } from './schemas.js';
 
@@ -15,10 +19,16 @@ const tags = ['Dataset Definitions'];
 const security = [{ configuration_key: [] }];
 
 export function registerDatasetDefinitions(app: App, { store }: ApiContext): void {
+  const respond = async (env: Environment, ds: Dataset) =>
+    definitionsResponse(ds, new Set((await listCalculatedFields(store, env, ds.id)).map((f) => f.name)));
+
   app.get(
     '/1/dataset_definitions/:datasetSlug',
     { schema: { tags, security, params: SlugParams, response: { 200: DatasetDefinitions } }, config: { auth: { kind: 'team' } } },
-    async (request) => definitionsResponse(await findDataset(store, envOf(request), request.params.datasetSlug)),
+    async (request) => {
+      const env = envOf(request);
+      return respond(env, await findDataset(store, env, request.params.datasetSlug));
+    },
   );
 
   app.patch(
@@ -38,7 +48,7 @@ export function registerDatasetDefinitions(app: App, { store }: ApiContext): voi
         else definitions[k] = name;
       }
       const updated = await store.updateDataset(env.id, ds.slug, { definitions });
-      return definitionsResponse(updated!);
+      return respond(env, updated!);
     },
   );
 }
