@@ -6,7 +6,8 @@
 //   at most 10 tags per resource.
 //
 // Decisions:
-// - Omitted or `null` tags mean "no tags" (the Terraform client sends `"tags": null`).
+// - Omitted or `null` tags mean "no tags" (the Terraform client sends `"tags": null`), and a
+//   resource without tags answers without the `tags` member, as Honeycomb does (not `[]`).
 // - Two tags with the same key are refused (422 on the second one): every client we know models
 //   tags as a map from key to value (Terraform's `tags = { team = "blue" }`), so a second value
 //   for a key could not be read back.
@@ -70,6 +71,11 @@ export function checkTags(input: unknown, field = 'tags', max = MAX_TAGS): { tag
     if (ok) tags.push({ key: key as string, value: value as string });
   });
   return { tags, problems };
+}
+
+/** The `tags` member of a response: absent when there are none (see the header). */
+export function tagsMember(tags: readonly Tag[] | undefined): { tags?: Tag[] } {
+  return tags && tags.length > 0 ? { tags: [...tags] } : {};
 }
 
 /** The tags to store; throws one 422 naming every problem (see checkTags). */

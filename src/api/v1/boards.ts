@@ -18,7 +18,8 @@
 //     must be a query of this environment (any dataset, or `__all__`), and the annotation an
 //     annotation of that query in this environment (422 otherwise; another environment's query
 //     or annotation is "not found" the same way). `query_style` graph|table|combo (default
-//     graph). `visualization_settings` booleans default false; `charts` items get
+//     graph). `visualization_settings` is stored and returned only when sent (not null): its
+//     booleans default false; `charts` items get
 //     `chart_index` 0, `chart_type` `default`, `log_scale`/`omit_missing_values` false. The
 //     response adds `dataset`: the query's dataset slug, "" for an environment-wide query.
 //   slo: `slo_panel.slo_id` is required and must name an SLO (store kind `slo`) of this
@@ -36,7 +37,8 @@
 //   The grid: 12 columns, each panel 6 wide (two per row, left to right in panel order); height
 //   6 for query and SLO panels, 4 for text panels; a row is as tall as its tallest panel.
 //   Responses always carry every panel's `position`.
-// - `tags`: the Tag rules of src/domain/tags.ts (≤ 10). `null` = none.
+// - `tags`: the Tag rules of src/domain/tags.ts (≤ 10). `null` = none; a board without tags
+//   answers without `tags`.
 // - `preset_filters`: ≤ 5 of `{column, alias}` (both non-empty strings). On PUT an omitted (or
 //   null) `preset_filters` keeps the board's, `[]` removes them all — the one exception to the
 //   full replacement; every other omitted field takes its default (description "", no panels,
@@ -54,7 +56,7 @@ import { envOf } from '../../http/auth.js';
 import { ApiError, notFound } from '../../http/errors.js';
 import { bodyObject, isObject, Problems, textLength, type Json } from '../../http/validation.js';
 import { shortId } from '../../domain/ids.js';
-import { checkTags, type Tag } from '../../domain/tags.js';
+import { checkTags, tagsMember, type Tag } from '../../domain/tags.js';
 import type { ConfigStore, Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext } from '../context.js';
 import { QUERY_KIND } from './queries.js';
@@ -104,7 +106,8 @@ export type Panel =
         query_annotation_id: string;
         query_style: (typeof QUERY_STYLES)[number];
         dataset: string;
-        visualization_settings: VisualizationSettings;
+        /** Only when the client sent it. */
+        visualization_settings?: VisualizationSettings;
       };
       position: Position;
     }
@@ -183,7 +186,7 @@ const BoardResponse = Type.Object({
   type: Type.Literal('flexible'),
   links: Type.Object({ board_url: Type.String() }),
   panels: Type.Array(BoardPanelSchema),
-  tags: Type.Array(TagSchema),
+  tags: Type.Optional(Type.Array(TagSchema, { description: 'Absent when the board has no tags.' })),
   preset_filters: Type.Array(PresetFilterSchema),
 });
 export const BoardParams = Type.Object({ boardId: Type.String() });
@@ -220,9 +223,10 @@ function checkPosition(p: Problems, v: unknown, at: string): Position | undefine
   return ok ? out : undefined;
 }
 
-function checkVisualization(p: Problems, v: unknown, at: string): VisualizationSettings {
+/** The visualization settings sent, defaults filled in; undefined when none were sent. */
+function checkVisualization(p: Problems, v: unknown, at: string): VisualizationSettings | undefined {
+  if (v === undefined || v === null) return undefined;
   const out = Object.fromEntries(VISUALIZATION_FLAGS.map((f) => [f, false])) as unknown as VisualizationSettings;
-  if (v === undefined || v === null) return out;
   if (!isObject(v)) return p.type(at, 'an object', v) || out;
   for (const f of VISUALIZATION_FLAGS) {
     const x = v[f];
@@ -275,7 +279,7 @@ function checkPanel(p: Problems, v: unknown, at: string): DraftPanel | undefined
           query_id: body.query_id as string,
           query_annotation_id: body.query_annotation_id as string,
           query_style: style,
-          visualization_settings,
+          ...(visualization_settings ? { visualization_settings } : {}),
         },
       });
     }
@@ -432,7 +436,13 @@ async function validateBoard(
         const { query_id, query_annotation_id, query_style, visualization_settings } = d.query_panel;
         return {
           type: 'query',
-          query_panel: { query_id, query_annotation_id, query_style, dataset: datasets.get(i) ?? '', visualization_settings },
+          query_panel: {
+            query_id,
+            query_annotation_id,
+            query_style,
+            dataset: datasets.get(i) ?? '',
+            ...(visualization_settings ? { visualization_settings } : {}),
+          },
           position,
         };
       }
@@ -472,7 +482,7 @@ function boardResponse(request: FastifyRequest, env: Environment, o: StoredObjec
     type: b.type,
     links: { board_url: `${base}/${encodeURIComponent(team)}/environments/${encodeURIComponent(env.slug)}/board/${encodeURIComponent(o.id)}` },
     panels: b.panels as Static<typeof BoardResponse>['panels'],
-    tags: b.tags,
+    ...tagsMember(b.tags),
     preset_filters: b.preset_filters,
   };
 }

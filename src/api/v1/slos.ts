@@ -27,7 +27,7 @@ import { envOf } from '../../http/auth.js';
 import { ApiError, notFound, validationError } from '../../http/errors.js';
 import { ALL_DATASETS, datasetSlug, findDataset } from '../../domain/datasets.js';
 import { shortId } from '../../domain/ids.js';
-import { checkTags, MAX_TAGS } from '../../domain/tags.js';
+import { checkTags, MAX_TAGS, tagsMember } from '../../domain/tags.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
 import { BURN_ALERT_KIND, deleteBurnAlert, getAlertState, type BurnAlertBody } from '../../engine/burn-alerts.js';
 import { isSlo, SLO_KIND, type SloBody, type SloEngine, type SloObject } from '../../engine/slo.js';
@@ -68,7 +68,7 @@ export const SloResponse = Type.Object({
   sli: Type.Object({ alias: Type.String() }),
   time_period_days: Type.Integer(),
   target_per_million: Type.Integer(),
-  tags: Type.Array(TagSchema),
+  tags: Type.Optional(Type.Array(TagSchema, { description: 'Absent when the SLO has no tags.' })),
   dataset_slugs: Type.Array(Type.String()),
   reset_at: Type.Union([Type.String(), Type.Null()]),
   created_at: Type.String(),
@@ -124,7 +124,7 @@ export function sloResponse(o: SloObject, slugs: Map<string, string>): Static<ty
     sli: { alias: b.sli.alias },
     time_period_days: b.time_period_days,
     target_per_million: b.target_per_million,
-    tags: b.tags,
+    ...tagsMember(b.tags),
     dataset_slugs: b.dataset_ids.map((id) => slugs.get(id)).filter((s): s is string => s !== undefined),
     reset_at: b.reset_at,
     created_at: o.createdAt,

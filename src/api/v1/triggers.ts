@@ -48,7 +48,7 @@ import { ApiError, notFound, type TypeDetail } from '../../http/errors.js';
 import { ALL_DATASETS } from '../../domain/datasets.js';
 import { shortId } from '../../domain/ids.js';
 import { NotificationRecipientSchema, refreshNotificationRecipients, validateNotificationRecipients } from '../../domain/recipients.js';
-import { checkTags } from '../../domain/tags.js';
+import { checkTags, tagsMember } from '../../domain/tags.js';
 import {
   ALERT_TYPES,
   BASELINE_OFFSETS,
@@ -123,7 +123,7 @@ export const TriggerResponseSchema = Type.Object({
   dataset_slug: Type.String({ description: '`__all__` for environment-wide triggers' }),
   ...triggerFields,
   description: Type.String(),
-  tags: Type.Array(TagSchema),
+  tags: Type.Optional(Type.Array(TagSchema, { description: 'Absent when the trigger has no tags.' })),
   query: QuerySchema,
   query_id: Type.String(),
   frequency: Type.Integer(),
@@ -136,7 +136,8 @@ export const TriggerResponseSchema = Type.Object({
   updated_at: Type.String({ format: 'date-time' }),
 });
 /** A trigger as the API answers it. */
-export type TriggerResponse = Omit<StoredTrigger, 'evaluation_schedule' | 'baseline_details'> & {
+export type TriggerResponse = Omit<StoredTrigger, 'evaluation_schedule' | 'baseline_details' | 'tags'> & {
+  tags?: StoredTrigger['tags'];
   id: string;
   dataset_slug: string;
   triggered: boolean;
@@ -416,7 +417,7 @@ export function triggerResponse(o: StoredObject<Partial<StoredTrigger>>, dataset
     dataset_slug: datasetSlug,
     name: b.name ?? '',
     description: b.description ?? '',
-    tags: b.tags ?? [],
+    ...tagsMember(b.tags),
     query: b.query ?? {},
     query_id: b.query_id ?? '',
     threshold: b.threshold ?? { op: '>', value: 0, exceeded_limit: 1 },
