@@ -9,6 +9,8 @@ import { openSqliteStore } from '../src/stores/config/store.js';
 import type { ConfigStore } from '../src/stores/config/types.js';
 import type { Settings } from '../src/settings.js';
 import { DuckDbEventStore } from '../src/stores/events/duckdb.js';
+import { sha256, shortId } from '../src/domain/ids.js';
+import { RECIPIENT_KIND, recipientIdentity, recipientResponse } from '../src/domain/recipients.js';
 
 export interface TestApp {
   app: App;
@@ -90,4 +92,24 @@ export async function unprotectDataset(t: TestApp, slug: string, headers: Record
 export async function deleteDataset(t: TestApp, slug: string, headers: Record<string, string> = t.config) {
   await unprotectDataset(t, slug, headers);
   return t.app.inject({ method: 'DELETE', url: `/1/datasets/${slug}`, headers });
+}
+
+/**
+ * A legacy `msteams` recipient as an older server stored it (new ones are refused): written to
+ * the real store the way createRecipient writes one.
+ */
+export async function storeLegacyTeamsRecipient(t: TestApp, details: { webhook_name: string; webhook_url: string }) {
+  const body = { type: 'msteams' as const, details };
+  const team = (await t.store.getTeamBySlug(t.init.team.slug))!;
+  const o = await t.store.createObject({
+    id: shortId(),
+    kind: RECIPIENT_KIND,
+    teamId: team.id,
+    environmentId: null,
+    datasetId: null,
+    scope: team.id,
+    uniqueKey: sha256(recipientIdentity(body)),
+    body,
+  });
+  return recipientResponse(o);
 }

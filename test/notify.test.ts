@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeApp, json, type TestApp } from './helpers.js';
+import { makeApp, json, storeLegacyTeamsRecipient, type TestApp } from './helpers.js';
 import { initialTenancy } from './tenancy-fixtures.js';
 import { waggle } from './cli-helpers.js';
 import { HttpReceiver } from './receivers.js';
@@ -369,7 +369,7 @@ describe('Slack, MS Teams, PagerDuty', () => {
   it('MS Teams: a MessageCard for msteams, an Adaptive Card in the Workflows envelope for msteams_workflow', async () => {
     const p1 = `/teams/${uniq()}`;
     const p2 = `/flow/${uniq()}`;
-    const legacy = await createRecipient(t, 'msteams', { webhook_name: `teams ${uniq()}`, webhook_url: hookUrl(p1) });
+    const legacy = await storeLegacyTeamsRecipient(t, { webhook_name: `teams ${uniq()}`, webhook_url: hookUrl(p1) });
     const flow = await createRecipient(t, 'msteams_workflow', { webhook_name: `flow ${uniq()}`, webhook_url: hookUrl(p2) });
     http.script.set(p2, [{ status: 202, body: '' }]);
     const nf = notification(flow, { status: 'resolved' });

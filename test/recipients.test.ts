@@ -5,7 +5,7 @@
 // does not). The NotificationRecipient validation that triggers and burn alerts will use is
 // exercised on recipients made through HTTP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeApp, json, sendJson, type TestApp } from './helpers.js';
+import { makeApp, json, sendJson, storeLegacyTeamsRecipient, type TestApp } from './helpers.js';
 import { expectContract, expectSchema } from './contract.js';
 import { expectProblem, expectValidation, expectLegacy, type Res } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment, secondTeam } from './tenancy-fixtures.js';
@@ -57,6 +57,8 @@ describe('/1/recipients', () => {
   const triggers = (id: string, headers = t.config) => t.app.inject({ method: 'GET', url: `${item(id)}/triggers`, headers });
 
   async function created(type: string, details: unknown) {
+    // Legacy msteams recipients can no longer be created: they exist only from before.
+    if (type === 'msteams') return storeLegacyTeamsRecipient(t, details as { webhook_name: string; webhook_url: string });
     const res = await create({ type, details });
     expect(res.statusCode, res.body).toBe(201);
     expect(expectContract(COLLECTION, 'POST', res)).toBe(true);
@@ -190,7 +192,8 @@ describe('/1/recipients', () => {
       msteams: ['webhook_name', 'webhook_url'],
       msteams_workflow: ['webhook_name', 'webhook_url'],
     };
-    for (const type of TYPES) {
+    // A new msteams recipient is refused on its type before its details are read (below).
+    for (const type of TYPES.filter((k) => k !== 'msteams')) {
       it(`${type}: required details are missing, of the wrong type or blank`, async () => {
         for (const field of required[type]) {
           const details: Record<string, unknown> = sample[type]();
@@ -227,7 +230,32 @@ describe('/1/recipients', () => {
       }
     });
 
-    for (const type of ['webhook', 'msteams', 'msteams_workflow'] as const) {
+    it('msteams: a new one is refused (422 on type, pointing to msteams_workflow); an existing one works', async () => {
+      const res = await create({ type: 'msteams', details: sample.msteams() });
+      const body = expectValidation(res, 'type');
+      expect(body.type_detail).toHaveLength(1);
+      expect(body.type_detail[0].description).toMatch(/msteams_workflow/);
+      expect(expectContract(COLLECTION, 'POST', res)).toBe(true);
+      expect(json(await list()).some((r: { type: string }) => r.type === 'msteams')).toBe(false);
+      // One made before the change: read, listed, updated, used by a trigger, deleted.
+      const legacy = await storeLegacyTeamsRecipient(t, sample.msteams());
+      expect(json(await get(legacy.id))).toEqual(legacy);
+      expect(json(await list())).toContainEqual(legacy);
+      const changed = sample.msteams();
+      const put = await update(legacy.id, { type: 'msteams', details: changed });
+      expect(put.statusCode, put.body).toBe(200);
+      expect(json(put).details).toEqual(changed);
+      const trigger = await sendJson(t, 'POST', '/1/triggers/__all__', {
+        name: 'teams', query: { calculations: [{ op: 'COUNT' }], time_range: 900 }, threshold: { op: '>', value: 1 }, recipients: [{ id: legacy.id }],
+      });
+      expect(trigger.statusCode, trigger.body).toBe(201);
+      expect(json(trigger).recipients).toEqual([{ id: legacy.id, type: 'msteams', target: changed.webhook_name }]);
+      await t.app.inject({ method: 'DELETE', url: `/1/triggers/__all__/${json(trigger).id}`, headers: t.config });
+      expect((await del(legacy.id)).statusCode).toBe(204);
+      expectLegacy(await get(legacy.id), 404);
+    });
+
+    for (const type of ['webhook', 'msteams_workflow'] as const) {
       it(`${type}: name ≤255, URL ≤2048 and an absolute http(s) URL`, async () => {
         await accepted(type, { webhook_name: `${uniq()}${s(255)}`.slice(0, 255) });
         expectValidation(await attempt(type, { webhook_name: s(256) }), 'details.webhook_name');
@@ -396,10 +424,13 @@ describe('/1/recipients', () => {
       await expectConflict(await create({ type: 'webhook', details: { ...details, webhook_secret: 'different' } }));
       await created('webhook', { ...details, webhook_name: 'Dup 2' });
       await created('webhook', { ...details, webhook_url: `${url}/2` });
-      await created('msteams', details);
+      const legacy = await created('msteams', details);
       await created('msteams_workflow', details);
-      await expectConflict(await create({ type: 'msteams', details }));
       await expectConflict(await create({ type: 'msteams_workflow', details }));
+      // A legacy one is a duplicate of another legacy one with the same URL and name (PUT).
+      const other = await created('msteams', { ...details, webhook_name: 'Dup 3' });
+      await expectConflict(await update(other.id, { type: 'msteams', details }));
+      expect(json(await get(legacy.id)).details).toEqual(details);
     });
 
     it('a PUT that would duplicate another recipient → 409; a PUT onto itself is fine', async () => {

@@ -16,6 +16,9 @@
 //   tests compare them with what was sent), so Waggle does the same.
 // - Unknown fields inside `details` (including another type's fields) are ignored and not kept,
 //   like unknown fields elsewhere on /1/; an optional field sent as null counts as absent.
+// - Legacy `msteams` (Office 365 connector) recipients can no longer be created (422 on `type`,
+//   pointing to `msteams_workflow`), as Microsoft retired those connectors; existing ones are
+//   still read, updated, delivered to and deleted.
 import { Type, type TSchema } from '@sinclair/typebox';
 import { ApiError, notFound, validationError, type TypeDetail } from '../http/errors.js';
 import { isObject, Problems } from '../http/validation.js';
@@ -468,6 +471,15 @@ export async function createRecipient(
   teamId: string,
   input: { type?: unknown; details?: unknown },
 ): Promise<StoredObject<StoredRecipient>> {
+  if (input.type === 'msteams') {
+    throw validationError([
+      {
+        field: 'type',
+        code: 'invalid',
+        description: 'type: msteams recipients (Office 365 connectors) can no longer be created; use msteams_workflow (a Teams Workflows webhook URL)',
+      },
+    ]);
+  }
   const r = parseRecipient(input);
   try {
     return await store.createObject<StoredRecipient>({
