@@ -13,7 +13,7 @@ import { addKey, secondEnvironment } from './tenancy-fixtures.js';
 import { createApp } from '../src/http/app.js';
 import { openSqliteStore } from '../src/stores/config/store.js';
 import { DuckDbEventStore } from '../src/stores/events/duckdb.js';
-import { inScheduleWindow } from '../src/domain/triggers.js';
+import { inScheduleWindow, stateIdOf, TRIGGER_STATE_KIND, type TriggerState } from '../src/domain/triggers.js';
 import type { Notification } from '../src/notify/types.js';
 
 const HOUR = 3600;
@@ -60,7 +60,7 @@ describe('trigger evaluation', () => {
   });
 
   beforeAll(async () => {
-    t = await makeApp({ settings: { evaluationTickMs: 0 } });
+    t = await makeApp({ settings: { evaluationTickMs: 0, publicUrl: 'http://waggle.test' } });
     t.clock.ms = T0;
     const res = await t.app.inject({ method: 'POST', url: '/1/recipients', headers: t.config, payload: { type: 'email', details: { email_address: 'oncall@example.com' } } });
     email = json(res);
@@ -317,6 +317,64 @@ describe('trigger evaluation', () => {
     expect(json(got).triggered).toBe(true);
   });
 
+
+  it('marker recipients: each firing makes a marker (type trigger, the trigger URL) on the dataset; nothing is delivered to them', async () => {
+    const ds = dataset();
+    await ingest(t, ds, events(30, -60, 180));
+    t.clock.ms = T0;
+    const trig = await create(ds, count({ op: '>=', value: 10 }, {
+      alert_type: 'on_true',
+      recipients: [{ id: email.id }, { type: 'marker', target: 'Deploy broke checkout' }],
+    }));
+    const markers = async (segment: string, headers = t.config) => {
+      const res = await t.app.inject({ method: 'GET', url: `/1/markers/${segment}`, headers });
+      expect(res.statusCode, res.body).toBe(200);
+      return json(res) as { message: string; type: string; url: string; start_time: number }[];
+    };
+    expect(await markers(ds)).toEqual([]);
+    await at(0);
+    const first = await markers(ds);
+    expect(first).toHaveLength(1);
+    expect(first[0]).toMatchObject({
+      message: 'Deploy broke checkout',
+      type: 'trigger',
+      start_time: T0 / 1000,
+      url: `http://waggle.test/1/triggers/${ds}/${trig.id}`,
+    });
+    // Only the email recipient is notified.
+    expect(sentFor(trig.id).map((n) => n.recipient.type)).toEqual(['email']);
+    expect((await state(ds, trig.id)).recipients[1]).toEqual({ id: expect.any(String), type: 'marker', target: 'Deploy broke checkout' });
+    // The same slot evaluated again (as after a crash before the state was saved) makes no second marker.
+    await t.store.updateObject<TriggerState>(TRIGGER_STATE_KIND, stateIdOf(trig.id), {
+      body: { triggerId: trig.id, nextRun: iso(0), consecutive: 0, triggered: false },
+    });
+    await at(0);
+    expect(await markers(ds)).toHaveLength(1);
+    await at(60); // on_true: fires again, a second marker
+    expect((await markers(ds)).map((m) => m.start_time)).toEqual([T0 / 1000, T0 / 1000 + 60]);
+    await at(180); // resolves: no marker for a resolve
+    // Fired at 0 (twice, the replay), at 60, resolved at 180.
+    expect(sentFor(trig.id).map((n) => n.status)).toEqual(['triggered', 'triggered', 'triggered', 'resolved']);
+    expect(await markers(ds)).toHaveLength(2);
+    expect(await markers('__all__')).toEqual([]);
+    await remove(ds, trig.id);
+  });
+
+  it('marker recipients of an __all__ trigger mark the environment', async () => {
+    const staging = await secondEnvironment(t, 'Marker Staging');
+    const ingestKey = await addKey(t, staging.team, staging.environment, { keyType: 'ingest' });
+    const res0 = await t.app.inject({ method: 'POST', url: '/1/batch/marked', headers: ingestKey.headers, payload: events(5, -60, 60) });
+    expect(json(res0).map((r: { status: number }) => r.status)).toEqual([202, 202, 202, 202, 202]);
+    t.clock.ms = T0;
+    const payload = { name: 'Env marker', recipients: [{ type: 'marker', target: 'environment-wide burst' }], ...count({ op: '>=', value: 5 }) };
+    const res = await t.app.inject({ method: 'POST', url: '/1/triggers/__all__', headers: staging.headers, payload });
+    expect(res.statusCode, res.body).toBe(201);
+    await at(0);
+    const env = json(await t.app.inject({ method: 'GET', url: '/1/markers/__all__', headers: staging.headers }));
+    expect(env).toHaveLength(1);
+    expect(env[0]).toMatchObject({ message: 'environment-wide burst', type: 'trigger', url: `http://waggle.test/1/triggers/__all__/${json(res).id}` });
+    expect(json(await t.app.inject({ method: 'GET', url: '/1/markers/marked', headers: staging.headers }))).toEqual([]);
+  });
   it('missed slots are evaluated once, then the schedule carries on aligned', async () => {
     const ds = dataset();
     await ingest(t, ds, events(300, -60, 1800));

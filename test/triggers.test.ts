@@ -144,8 +144,8 @@ describe('/1/triggers', () => {
       const body = json(again);
       expect({ ...body, updated_at: first.updated_at }).toEqual(first);
 
-      // Omitted fields take their defaults.
-      const replaced = json(await update(first.id, { name: 'Renamed', query: first.query, threshold: { op: '<', value: 3 } }));
+      // Omitted fields take their defaults, but for baseline_details (kept until null or {}).
+      const replaced = json(await update(first.id, { name: 'Renamed', query: first.query, threshold: { op: '<', value: 3 }, baseline_details: null }));
       expect(replaced).toMatchObject({
         id: first.id,
         name: 'Renamed',
@@ -203,6 +203,102 @@ describe('/1/triggers', () => {
       expect((await del(trig.id)).statusCode).toBe(204);
       expect((await t.app.inject({ method: 'DELETE', url: `/1/recipients/${rcpt.id}`, headers: t.config })).statusCode).toBe(204);
       expectValidation(await create(valid({ recipients: [{ id: rcpt.id }] })), 'recipients.0.id');
+    });
+  });
+
+  describe('what the Terraform provider relies on', () => {
+    it('query.time_range defaults to the frequency, is returned, and is in the saved query', async () => {
+      const trig = await created({ name: 'No range', query: { calculations: [{ op: 'COUNT' }] }, frequency: 300, threshold: { op: '>', value: 1 } });
+      expect(trig.query).toEqual({ calculations: [{ op: 'COUNT' }], time_range: 300 });
+      expect(json(await get(trig.id)).query).toEqual(trig.query);
+      const q = await t.app.inject({ method: 'GET', url: `/1/queries/${DS}/${trig.query_id}`, headers: t.config });
+      expect(json(q)).toEqual({ id: trig.query_id, calculations: [{ op: 'COUNT' }], time_range: 300 });
+      // Without a frequency either: the default 900.
+      expect((await created({ name: 'Defaults', query: {}, threshold: { op: '>', value: 1 } })).query).toEqual({ time_range: 900 });
+      // A query_id whose query has no time range: the trigger's query shows the frequency, and
+      // sending both back (as a GET answered them) is accepted as the same query.
+      const qid = await saveQuery(t, DS, { calculations: [{ op: 'COUNT' }] });
+      const byId = await created({ name: 'By id', query_id: qid, frequency: 600, threshold: { op: '>', value: 1 } });
+      expect(byId.query).toEqual({ calculations: [{ op: 'COUNT' }], time_range: 600 });
+      const back = await update(byId.id, byId);
+      expect(back.statusCode, back.body).toBe(200);
+      expect(json(back).query_id).toBe(qid);
+    });
+
+    it('a PUT without baseline_details keeps the stored one; null or {} clears it', async () => {
+      const first = await created(valid({ threshold: { op: '>=', value: 5 }, baseline_details: { offset_minutes: 1440, type: 'percentage' } }));
+      // What the provider sends when it has both query_id and query: query_id only, no baseline_details.
+      const { query: _q, baseline_details: _b, ...rest } = first;
+      const kept = await update(first.id, { ...rest, description: 'kept baseline' });
+      expect(kept.statusCode, kept.body).toBe(200);
+      expect(json(kept)).toMatchObject({ description: 'kept baseline', baseline_details: { offset_minutes: 1440, type: 'percentage' } });
+      expect(json(await get(first.id)).baseline_details).toEqual({ offset_minutes: 1440, type: 'percentage' });
+      // The kept baseline still needs a threshold it allows.
+      expectValidation(await update(first.id, { ...rest, threshold: { op: '>', value: 5 } }), 'threshold.op');
+      expect(json(await update(first.id, { ...first, baseline_details: null })).baseline_details).toBeUndefined();
+      expect(json(await update(first.id, { ...first, baseline_details: { offset_minutes: 60, type: 'value' } })).baseline_details).toEqual({ offset_minutes: 60, type: 'value' });
+      expect(json(await update(first.id, { ...first, baseline_details: {} })).baseline_details).toBeUndefined();
+      // Not on create: omitted is none.
+      expect((await created(valid())).baseline_details).toBeUndefined();
+    });
+
+    it('auto_investigate: a boolean, stored and echoed (false by default and when omitted on PUT)', async () => {
+      const plain = await created(valid());
+      expect(plain.auto_investigate).toBe(false);
+      const on = await created(valid({ auto_investigate: true }));
+      expect(on.auto_investigate).toBe(true);
+      expect(json(await get(on.id)).auto_investigate).toBe(true);
+      expect(json(await update(on.id, { ...on, auto_investigate: false })).auto_investigate).toBe(false);
+      expect(json(await update(on.id, valid({ auto_investigate: true }))).auto_investigate).toBe(true);
+      expect(json(await update(on.id, valid())).auto_investigate).toBe(false);
+      expectValidation(await create(valid({ auto_investigate: 'yes' })), 'auto_investigate', 'incorrect_type');
+    });
+
+    it('a marker recipient {type: marker, target}: accepted, answered with an id, kept through GET → PUT', async () => {
+      const trig = await created(valid({ recipients: [{ type: 'marker', target: 'This marker is created by a trigger' }] }));
+      expect(trig.recipients).toEqual([{ id: expect.stringMatching(/^[A-Za-z0-9]{11}$/), type: 'marker', target: 'This marker is created by a trigger' }]);
+      const id = trig.recipients[0].id;
+      // Round trip with id, type and target; with the id alone; with the provider's empty type.
+      for (const r of [trig.recipients[0], { id }, { id, type: '' }]) {
+        const res = await update(trig.id, { ...trig, recipients: [r] });
+        expect(res.statusCode, res.body).toBe(200);
+        expect(json(res).recipients).toEqual(trig.recipients);
+      }
+      // A new text is a new marker recipient, whatever id comes with it.
+      const changed = json(await update(trig.id, { ...trig, recipients: [{ id, type: 'marker', target: 'another text' }] }));
+      expect(changed.recipients).toEqual([{ id: expect.any(String), type: 'marker', target: 'another text' }]);
+      expect(changed.recipients[0].id).not.toBe(id);
+      // It is no team recipient.
+      expect(json(await t.app.inject({ method: 'GET', url: '/1/recipients', headers: t.config })).some((r: { id: string }) => r.id === id)).toBe(false);
+      expectValidation(await create(valid({ recipients: [{ type: 'marker' }] })), 'recipients.0.target', 'missing');
+      expectValidation(await create(valid({ recipients: [{ type: 'marker', target: 'x'.repeat(4097) }] })), 'recipients.0.target');
+      expectValidation(await create(valid({ recipients: [{ type: 'marker', target: 'a' }, { type: 'marker', target: 'a' }] })), 'recipients.1.id');
+      expectValidation(await create(valid({ recipients: [{ type: 'marker', target: 'a', details: { pagerduty_severity: 'info' } }] })), 'recipients.0.details.pagerduty_severity');
+      // An id alone names a marker recipient only of the trigger being replaced.
+      expectValidation(await create(valid({ recipients: [{ id }] })), 'recipients.0.id');
+    });
+
+    it('an inline email recipient {type: email, target}: the team recipient of that address, or a new one', async () => {
+      const listEmails = async () =>
+        (json(await t.app.inject({ method: 'GET', url: '/1/recipients', headers: t.config })) as { id: string; type: string; details: { email_address?: string } }[])
+          .filter((r) => r.type === 'email');
+      const existing = await recipient('Known@Example.com');
+      const trig = await created(valid({ recipients: [{ type: 'email', target: 'known@example.com' }, { type: 'email', target: 'fresh-inline@example.com' }] }));
+      const made = (await listEmails()).find((r) => r.details.email_address === 'fresh-inline@example.com');
+      expect(made).toBeDefined();
+      expect(trig.recipients).toEqual([
+        { id: existing.id, type: 'email', target: 'Known@Example.com' },
+        { id: made!.id, type: 'email', target: 'fresh-inline@example.com' },
+      ]);
+      // The same address again uses the recipient made the first time.
+      const second = await created(valid({ recipients: [{ type: 'email', target: 'FRESH-inline@example.com' }] }));
+      expect(second.recipients).toEqual([{ id: made!.id, type: 'email', target: 'fresh-inline@example.com' }]);
+      // A bad address, or the same address twice → 422; a body refused for any reason makes no recipient.
+      const before = (await listEmails()).length;
+      expectValidation(await create(valid({ recipients: [{ type: 'email', target: 'not an address' }] })), 'recipients.0.target');
+      expectValidation(await create(valid({ recipients: [{ type: 'email', target: 'twice@example.com' }, { type: 'email', target: 'Twice@example.com' }] })), 'recipients.1.id');
+      expectValidation(await create(valid({ name: '', recipients: [{ type: 'email', target: 'refused-body@example.com' }] })), 'name', 'missing');
+      expect((await listEmails()).length).toBe(before);
     });
   });
 
@@ -387,8 +483,8 @@ describe('/1/triggers', () => {
       const empty = await t.app.inject({ method: 'POST', url: `/1/triggers/${DS}`, headers: t.config });
       expect(empty.statusCode).toBe(400);
       // Unknown fields are ignored.
-      const extra = await created({ ...valid(), auto_investigate: true, colour: 'red' });
-      expect(extra.auto_investigate).toBeUndefined();
+      const extra = await created({ ...valid(), colour: 'red' });
+      expect(extra.colour).toBeUndefined();
     });
   });
 });

@@ -17,6 +17,14 @@ export const prefixedId = (prefix: string) => `${prefix}_${randomString(26, LOWE
 /** Short opaque id for v1 resources (boards, queries, …), like Honeycomb's `2NeeaE9bBLd`. */
 export const shortId = () => randomString(11);
 
+/** A short id in the same format, derived from `seed`: the same seed always gives the same id. */
+export function derivedId(seed: string): string {
+  const bytes = createHash('sha256').update(seed).digest();
+  let out = '';
+  for (let i = 0; i < 11; i++) out += ALPHANUMERIC[bytes[i] % ALPHANUMERIC.length];
+  return out;
+}
+
 export function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }

@@ -23,7 +23,8 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { ApiError, notFound, validationError, type TypeDetail } from '../http/errors.js';
 import { isObject, Problems } from '../http/validation.js';
 import { UniqueViolation, type ConfigStore, type StoredObject } from '../stores/config/types.js';
-import { sha256, shortId } from './ids.js';
+import { derivedId, sha256, shortId } from './ids.js';
+import { MARKER_MESSAGE_MAX } from './markers.js';
 
 export const RECIPIENT_KIND = 'recipient';
 /** Object kinds that reference recipients in `body.recipients[].id` (triggers, burn alerts, signals). */
@@ -560,7 +561,13 @@ export async function deleteRecipient(store: ConfigStore, teamId: string, id: st
   if (!(await store.deleteObject(RECIPIENT_KIND, id))) throw notFound('recipient');
 }
 
-// --- NotificationRecipient (inside triggers and burn alerts)
+// --- NotificationRecipient (inside triggers, burn alerts and signals)
+
+/** Most recipients one trigger, burn alert or signal may name. */
+export const MAX_NOTIFICATION_RECIPIENTS = 100;
+/** The trigger-only recipient type: a marker with the recipient's `target` as its message. */
+export const MARKER_RECIPIENT = 'marker';
+export type NotificationRecipientType = RecipientType | typeof MARKER_RECIPIENT;
 
 export interface NotificationVariable {
   name: string;
@@ -572,17 +579,18 @@ export interface NotificationRecipientDetails {
 }
 /** The normalised form triggers and burn alerts store and answer with. */
 export interface NotificationRecipient {
+  /** A team recipient's id; for a marker recipient, derived from its text (markerRecipientId). */
   id: string;
   /** Deprecated, filled from the recipient. */
-  type: RecipientType;
-  /** Deprecated, filled from the recipient (see recipientTarget). */
+  type: NotificationRecipientType;
+  /** Deprecated, filled from the recipient (see recipientTarget); a marker recipient's text. */
   target: string;
   details?: NotificationRecipientDetails;
 }
 
 export const NotificationRecipientSchema = Type.Object({
-  id: Type.String(),
-  type: Type.Optional(TypeSchema),
+  id: Type.String({ description: 'Optional on input for an email recipient given by address, or a marker recipient (triggers).' }),
+  type: Type.Optional(Type.Unsafe<NotificationRecipientType>({ type: 'string', enum: [...RECIPIENT_TYPES, MARKER_RECIPIENT] })),
   target: Type.Optional(Type.String()),
   details: Type.Optional(
     Type.Object({
@@ -593,6 +601,7 @@ export const NotificationRecipientSchema = Type.Object({
             name: Type.String({ pattern: VARIABLE_NAME_PATTERN.source, maxLength: LIMITS.variableName }),
             value: Type.Optional(Type.String({ maxLength: LIMITS.variableValue })),
           }),
+          { maxItems: LIMITS.templateVariables },
         ),
       ),
     }),
@@ -602,91 +611,127 @@ export const NotificationRecipientSchema = Type.Object({
 const sameTarget = (r: StoredRecipient, target: string) =>
   r.type === 'email' ? recipientTarget(r).toLowerCase() === target.toLowerCase() : recipientTarget(r) === target;
 
+/** A recipient delivery can send to (every type but marker). */
+export type DeliverableRecipient = NotificationRecipient & { type: RecipientType };
+export const isDeliverable = (r: NotificationRecipient): r is DeliverableRecipient => r.type !== MARKER_RECIPIENT;
+
+/** The id of a marker recipient: derived from its text, so a GET → PUT round trip keeps it. */
+export const markerRecipientId = (text: string) => derivedId(`marker recipient\u0000${text}`);
+
+export interface NotificationRecipientOptions {
+  /** Field name problems start with (default `recipients`). */
+  field?: string;
+  minItems?: number;
+  /** Default MAX_NOTIFICATION_RECIPIENTS; checked before any item is. */
+  maxItems?: number;
+  /** Triggers: `{type: "marker", target: "<text>"}` entries are allowed. */
+  allowMarker?: boolean;
+  /** What the resource holds now (PUT): a marker recipient may then be named by its id alone. */
+  current?: readonly NotificationRecipient[];
+}
+
 /**
- * Validates the `recipients` of a trigger or burn alert against the team's recipients and
+ * Validates the `recipients` of a trigger, burn alert or signal against the team's recipients and
  * returns them normalised: `type` and `target` filled from the recipient, and for PagerDuty
- * recipients `details.pagerduty_severity` (default `critical`).
+ * recipients `details.pagerduty_severity` (default `critical`). Nothing is created here: an
+ * email address that is not yet a recipient comes back with `id` "" for saveNotificationRecipients
+ * to create once the whole body is valid.
  *
  * Each entry names a recipient of the team by `id`. Without an `id` (the deprecated form) the
- * entry's `type` and `target` must match exactly one recipient of the team. A `type` of ""
- * counts as absent (the Terraform provider sends it so); a `type` or `target` that disagrees with
- * the recipient is a 422. `details.pagerduty_severity` only on PagerDuty recipients;
- * `details.variables` only on webhook recipients, each naming one of its template variables,
- * at most once. The same recipient twice is a 422. Field names in errors start with `field`
- * (default `recipients`), e.g. `recipients.0.id`.
+ * entry's `type` and `target` must match exactly one recipient of the team, except that
+ * `{type: "email", target: "<address>"}` names the team's email recipient of that address
+ * (case-insensitively) or a new one, and (triggers, `allowMarker`) `{type: "marker", target:
+ * "<text>"}` is a marker recipient (no recipient object; the trigger makes a marker with the text
+ * when it fires). A `type` of "" counts as absent (the Terraform provider sends it so); a `type`
+ * or `target` that disagrees with the recipient is a 422. `details.pagerduty_severity` only on
+ * PagerDuty recipients; `details.variables` only on webhook recipients, each naming one of its
+ * template variables, at most once. The same recipient twice is a 422. At most `maxItems`
+ * entries, checked before any entry is read. Field names in errors start with `field` (default
+ * `recipients`), e.g. `recipients.0.id`.
  */
 export async function validateNotificationRecipients(
   store: ConfigStore,
   teamId: string,
   input: unknown,
-  opts: { field?: string; minItems?: number } = {},
+  opts: NotificationRecipientOptions = {},
 ): Promise<NotificationRecipient[]> {
   const at = opts.field ?? 'recipients';
   const p = new Problems();
   if (input === undefined || input === null) input = [];
-  if (!Array.isArray(input)) {
-    p.add(at, 'incorrect_type', 'must be an array');
-    p.throwIfAny();
-  }
+  if (!p.array(at, input, opts.maxItems ?? MAX_NOTIFICATION_RECIPIENTS)) p.throwIfAny();
   const list = input as unknown[];
   if (opts.minItems !== undefined && list.length < opts.minItems) {
     p.add(at, list.length ? 'invalid' : 'missing', `must have at least ${opts.minItems} item${opts.minItems > 1 ? 's' : ''}`);
   }
   const team = list.length ? await listRecipients(store, teamId) : [];
   const byId = new Map(team.map((o) => [o.id, o]));
+  const types: readonly string[] = opts.allowMarker ? [...RECIPIENT_TYPES, MARKER_RECIPIENT] : RECIPIENT_TYPES;
   const out: NotificationRecipient[] = [];
   const seen = new Set<string>();
 
   list.forEach((item, i) => {
     const f = `${at}.${i}`;
     if (!isObject(item)) return p.add(f, 'incorrect_type', 'must be an object');
-    const id = optionalString(p, item, 'id', `${f}.id`);
+    const id = optionalString(p, item, 'id', `${f}.id`) || undefined;
     let type = optionalString(p, item, 'type', `${f}.type`);
     if (type === '') type = undefined;
-    if (type !== undefined && !(RECIPIENT_TYPES as readonly string[]).includes(type)) {
-      return p.add(`${f}.type`, 'invalid', `must be one of ${RECIPIENT_TYPES.join(', ')}`);
-    }
+    if (type !== undefined && !types.includes(type)) return p.add(`${f}.type`, 'invalid', `must be one of ${types.join(', ')}`);
     let target = optionalString(p, item, 'target', `${f}.target`);
     if (target === '') target = undefined;
 
-    let recipient: StoredObject<StoredRecipient> | undefined;
-    if (id !== undefined && id !== '') {
-      recipient = byId.get(id);
-      if (!recipient) return p.add(`${f}.id`, 'invalid', 'is not a recipient of this team');
-      if (type !== undefined && type !== recipient.body.type) return p.add(`${f}.type`, 'invalid', `does not match the recipient (${recipient.body.type})`);
-      if (target !== undefined && !sameTarget(recipient.body, target)) return p.add(`${f}.target`, 'invalid', 'does not match the recipient');
+    let entry: NotificationRecipient;
+    let recipient: StoredRecipient | undefined;
+    const currentMarker = id === undefined ? undefined : opts.current?.find((r) => r.id === id && r.type === MARKER_RECIPIENT);
+    if (type === MARKER_RECIPIENT || (type === undefined && target === undefined && currentMarker && !byId.has(id!))) {
+      // A marker recipient is its text: a stale id sent with a new text follows the text.
+      const text = target ?? currentMarker?.target;
+      if (text === undefined) return p.add(`${f}.target`, 'missing', 'is the text of the marker and is required');
+      if (length(text) > MARKER_MESSAGE_MAX) return p.add(`${f}.target`, 'invalid', `must be at most ${MARKER_MESSAGE_MAX} characters`);
+      entry = { id: markerRecipientId(text), type: MARKER_RECIPIENT, target: text };
+    } else if (id !== undefined) {
+      const o = byId.get(id);
+      if (!o) return p.add(`${f}.id`, 'invalid', 'is not a recipient of this team');
+      if (type !== undefined && type !== o.body.type) return p.add(`${f}.type`, 'invalid', `does not match the recipient (${o.body.type})`);
+      if (target !== undefined && !sameTarget(o.body, target)) return p.add(`${f}.target`, 'invalid', 'does not match the recipient');
+      recipient = o.body;
+      entry = { id: o.id, type: o.body.type, target: recipientTarget(o.body) };
     } else if (type !== undefined && target !== undefined) {
       const matches = team.filter((o) => o.body.type === type && sameTarget(o.body, target!));
-      if (matches.length !== 1) {
+      if (matches.length === 1) {
+        recipient = matches[0].body;
+        entry = { id: matches[0].id, type: recipient.type, target: recipientTarget(recipient) };
+      } else if (matches.length === 0 && type === 'email') {
+        // A new email recipient, made by saveNotificationRecipients.
+        if (!isEmailAddress(target)) return p.add(`${f}.target`, 'invalid', 'must be a valid email address');
+        entry = { id: '', type: 'email', target };
+      } else {
         return p.add(`${f}.target`, 'invalid', matches.length ? 'matches more than one recipient; use id' : `no ${type} recipient of this team has this target`);
       }
-      recipient = matches[0];
     } else {
       return p.missing(`${f}.id`);
     }
-    if (seen.has(recipient.id)) return p.add(`${f}.id`, 'invalid', 'names a recipient already in the list');
-    seen.add(recipient.id);
+    const key = entry.id || `email\u0000${entry.target.toLowerCase()}`;
+    if (seen.has(key)) return p.add(`${f}.id`, 'invalid', 'names a recipient already in the list');
+    seen.add(key);
 
-    const r = recipient.body;
-    const entry: NotificationRecipient = { id: recipient.id, type: r.type, target: recipientTarget(r) };
     const details = optionalObject(p, item, 'details', `${f}.details`) ?? {};
     const severity = details.pagerduty_severity;
     if (severity !== undefined && severity !== null) {
-      if (r.type !== 'pagerduty') p.add(`${f}.details.pagerduty_severity`, 'invalid', 'is only for pagerduty recipients');
+      if (entry.type !== 'pagerduty') p.add(`${f}.details.pagerduty_severity`, 'invalid', 'is only for pagerduty recipients');
       else if (typeof severity !== 'string') p.add(`${f}.details.pagerduty_severity`, 'incorrect_type', 'must be a string');
       else if (!(PAGERDUTY_SEVERITIES as readonly string[]).includes(severity)) {
         p.add(`${f}.details.pagerduty_severity`, 'invalid', `must be one of ${PAGERDUTY_SEVERITIES.join(', ')}`);
       }
     }
-    if (r.type === 'pagerduty') {
+    if (entry.type === 'pagerduty') {
       entry.details = { pagerduty_severity: typeof severity === 'string' ? (severity as PagerDutySeverity) : 'critical' };
     }
     const vars = optionalArray(p, details, 'variables', `${f}.details.variables`, LIMITS.templateVariables);
     if (vars) {
-      if (r.type !== 'webhook') {
+      if (recipient?.type !== 'webhook') {
         p.add(`${f}.details.variables`, 'invalid', 'are only for webhook recipients');
       } else {
-        const defined = new Set((r.details.webhook_payloads?.template_variables ?? []).map((v) => v.name));
+        const defined = new Set((recipient.details.webhook_payloads?.template_variables ?? []).map((v) => v.name));
         const names = new Set<string>();
         const variables: NotificationVariable[] = [];
         vars.forEach((v, j) => {
@@ -706,6 +751,33 @@ export async function validateNotificationRecipients(
     out.push(entry);
   });
   p.throwIfAny();
+  return out;
+}
+
+/**
+ * Makes the email recipients that validateNotificationRecipients left without an id (an address
+ * no recipient of the team had), or finds the one a concurrent request made meanwhile, and
+ * returns the list with every id filled. Called once the whole body is valid, right before it
+ * is stored.
+ */
+export async function saveNotificationRecipients(store: ConfigStore, teamId: string, list: NotificationRecipient[]): Promise<NotificationRecipient[]> {
+  const out: NotificationRecipient[] = [];
+  for (const entry of list) {
+    if (entry.id !== '' || entry.type !== 'email') {
+      out.push(entry);
+      continue;
+    }
+    const body: StoredRecipient = { type: 'email', details: { email_address: entry.target } };
+    let o: StoredObject<StoredRecipient> | undefined;
+    try {
+      o = await createRecipient(store, teamId, body);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 409)) throw err;
+      o = (await listRecipients(store, teamId)).find((r) => r.body.type === 'email' && sameTarget(r.body, entry.target));
+      if (!o) throw err;
+    }
+    out.push({ id: o.id, type: 'email', target: recipientTarget(o.body) });
+  }
   return out;
 }
 

@@ -80,6 +80,8 @@ export interface StoredTrigger {
   frequency: number;
   alert_type: AlertType;
   disabled: boolean;
+  /** Stored and echoed only (Honeycomb's automatic investigation has no Waggle counterpart). */
+  auto_investigate?: boolean;
   recipients: NotificationRecipient[];
   evaluation_schedule_type: ScheduleType;
   evaluation_schedule?: { window: ScheduleWindow };

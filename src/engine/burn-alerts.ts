@@ -17,7 +17,7 @@
 // enqueued for each of the alert's recipients.
 import { randomUUID } from 'node:crypto';
 import type { ConfigStore, Environment, StoredObject } from '../stores/config/types.js';
-import { BURN_ALERT_KIND, refreshNotificationRecipients, type NotificationRecipient } from '../domain/recipients.js';
+import { BURN_ALERT_KIND, isDeliverable, refreshNotificationRecipients, type NotificationRecipient } from '../domain/recipients.js';
 import type { Notification, Notifier } from '../notify/types.js';
 import type { Job } from './scheduler.js';
 import { isSlo, MINUTES_PER_DAY, SLO_KIND, type SloEngine, type SloFigures, type SloObject } from './slo.js';
@@ -199,7 +199,7 @@ export async function evaluateSlo(deps: BurnAlertJobDeps, env: Environment, slo:
     const recipients = await refreshNotificationRecipients(store, alert.teamId, alert.body.recipients ?? []);
     const text = summary(alert.body, slo, figures, verdict, verdict.triggered);
     const dataset = slo.datasetId === null ? '__all__' : (await store.listDatasets(env.id)).find((d) => d.id === slo.datasetId)?.slug ?? '__all__';
-    for (const recipient of recipients) {
+    for (const recipient of recipients.filter(isDeliverable)) {
       const n: Notification = {
         id: randomUUID(),
         source: 'burn_alert',

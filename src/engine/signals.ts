@@ -41,7 +41,7 @@ import { quoteIdent, tableName, type EventStore } from '../stores/events/types.j
 import { INGESTED_COLUMN, SAMPLERATE_COLUMN, TIME_COLUMN } from '../stores/events/duckdb.js';
 import { DEFINITION_DEFAULTS } from '../domain/datasets.js';
 import { shortId } from '../domain/ids.js';
-import { refreshNotificationRecipients, SIGNAL_KIND, type NotificationRecipient } from '../domain/recipients.js';
+import { isDeliverable, refreshNotificationRecipients, SIGNAL_KIND, type NotificationRecipient } from '../domain/recipients.js';
 import { FieldScope, columnSources } from '../query/fields.js';
 import { calculatedFieldsOf } from '../query/sources.js';
 import type { FieldInfo } from '../query/expr/index.js';
@@ -456,7 +456,7 @@ async function notify(
   const signal = obj.body;
   const recipients = await refreshNotificationRecipients(d.store, obj.teamId, signal.recipients);
   const a = anomaly.body;
-  for (const recipient of recipients) {
+  for (const recipient of recipients.filter(isDeliverable)) {
     const n: Notification = {
       id: `signal-${anomaly.id}-${status}-${recipient.id}`,
       source: 'signal',

@@ -29,6 +29,11 @@
 //   (`resolved`, for both alert types). A disabled trigger is not evaluated; if it was triggered
 //   it is resolved (and notified) at the next tick. State lives in the config store
 //   (`trigger_state`), so a restart carries on from it.
+// - Marker recipients (`{type: "marker", target: "<text>"}`) are not notified: each time the
+//   trigger fires (the `triggered` notifications) the evaluation makes a marker with the text as
+//   its message, type `trigger`, the trigger's URL and the slot as start_time, on the trigger's
+//   dataset (the environment for `__all__` triggers). Its id is derived from the trigger, slot and
+//   recipient, so a repeated evaluation makes no second marker.
 // - Notifications go to `ctx.notifier` (never the network from here), one per recipient, with a
 //   deterministic id (trigger, slot, status, recipient) so a retried evaluation deduplicates, and
 //   dedupKey `trigger:<id>` shared by a trigger and its resolve. Recipients are notified before
@@ -45,7 +50,11 @@ import {
   type StoredTrigger,
   type TriggerState,
 } from '../domain/triggers.js';
+import { derivedId } from '../domain/ids.js';
+import { createMarker } from '../domain/markers.js';
+import { isDeliverable, MARKER_RECIPIENT } from '../domain/recipients.js';
 import type { Notification, Notifier } from '../notify/types.js';
+import { backgroundBaseUrl, type Settings } from '../settings.js';
 import { runQuery } from '../query/run.js';
 import { querySources } from '../query/sources.js';
 import { calculationKey, type Calculation, type QuerySpec } from '../query/spec.js';
@@ -57,7 +66,7 @@ export interface TriggerEngineContext {
   store: ConfigStore;
   events: EventStore;
   notifier: Notifier;
-  settings: { queryTimeoutMs: number };
+  settings: Pick<Settings, 'queryTimeoutMs' | 'publicUrl' | 'host' | 'port'>;
 }
 
 /** Most result groups one evaluation compares. */
@@ -178,6 +187,7 @@ async function step(ctx: TriggerEngineContext, t: StoredObject<StoredTrigger>, s
         threshold,
         groups: result.breaching,
       });
+      await makeMarkers(ctx, t, slug, slot / 1000);
     }
     if (starts) state.triggeredAt = now.toISOString();
     state.triggered = true;
@@ -296,7 +306,7 @@ async function notifyAll(
   now: Date,
   result: Notification['result'],
 ): Promise<void> {
-  for (const recipient of t.body.recipients ?? []) {
+  for (const recipient of (t.body.recipients ?? []).filter(isDeliverable)) {
     ctx.notifier.enqueue({
       id: `trigger:${t.id}:${slot.toISOString()}:${status}:${recipient.id}`,
       source: 'trigger',
@@ -310,12 +320,28 @@ async function notifyAll(
         description: t.body.description,
         dedupKey: `trigger:${t.id}`,
         alertType: t.body.alert_type,
-        url: `/1/triggers/${encodeURIComponent(datasetSlug)}/${t.id}`,
+        url: triggerPath(t, datasetSlug),
         datasetSlug,
       },
       result,
       timestamp: now.toISOString(),
     });
+  }
+}
+
+const triggerPath = (t: StoredObject<unknown>, datasetSlug: string) => `/1/triggers/${encodeURIComponent(datasetSlug)}/${t.id}`;
+
+/** The markers of the trigger's marker recipients, for the slot (Unix seconds) it fired in. */
+async function makeMarkers(ctx: TriggerEngineContext, t: StoredObject<StoredTrigger>, datasetSlug: string, slot: number): Promise<void> {
+  if (!t.environmentId) return;
+  for (const recipient of t.body.recipients ?? []) {
+    if (recipient.type !== MARKER_RECIPIENT) continue;
+    await createMarker(
+      ctx.store,
+      { teamId: t.teamId, environmentId: t.environmentId, datasetId: t.datasetId },
+      { start_time: slot, message: recipient.target, type: 'trigger', url: backgroundBaseUrl(ctx.settings) + triggerPath(t, datasetSlug) },
+      derivedId(`trigger marker\u0000${t.id}\u0000${slot}\u0000${recipient.id}`),
+    );
   }
 }
 

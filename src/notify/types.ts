@@ -1,7 +1,7 @@
 // What alerting code (triggers, burn alerts, signals) hands to delivery. Delivery
 // (src/notify/) turns a Notification into each recipient type's wire format and sends it with
 // retries; the alerting code never talks to the network itself.
-import type { NotificationRecipient } from '../domain/recipients.js';
+import type { DeliverableRecipient } from '../domain/recipients.js';
 
 export type AlertSource = 'trigger' | 'burn_alert' | 'signal';
 
@@ -14,7 +14,7 @@ export interface Notification {
   teamId: string;
   environmentId: string;
   /** The recipient as the alert references it (id + per-alert details: severity, variables). */
-  recipient: NotificationRecipient;
+  recipient: DeliverableRecipient;
   alert: {
     /** Id of the trigger / burn alert / signal. */
     id: string;

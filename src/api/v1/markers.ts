@@ -30,32 +30,18 @@ import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
 import { invalidField, notFound } from '../../http/errors.js';
-import { shortId } from '../../domain/ids.js';
+import { createMarker, MARKER_KIND, MARKER_MESSAGE_MAX, MARKER_TIME_MAX, MARKER_TYPE_MAX, MARKER_URL_MAX, type StoredMarker } from '../../domain/markers.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext } from '../context.js';
 import { markerColors } from './marker-settings.js';
 import { datasetOrAll } from './queries.js';
 import { SlugParams } from './schemas.js';
 
-export const MARKER_KIND = 'marker';
+export { MARKER_KIND, MARKER_MESSAGE_MAX, MARKER_TIME_MAX, MARKER_TYPE_MAX, MARKER_URL_MAX, type StoredMarker };
 const tags = ['Markers'];
 const security = [{ configuration_key: [] }];
 const auth = { kind: 'team', permission: 'manage_markers' } as const;
 
-/** 9999-12-31T23:59:59Z in Unix seconds: the latest marker time. */
-export const MARKER_TIME_MAX = 253_402_300_799;
-export const MARKER_MESSAGE_MAX = 4096;
-export const MARKER_TYPE_MAX = 255;
-export const MARKER_URL_MAX = 2048;
-
-/** What the object store holds for a marker (id and timestamps come from the object). */
-export interface StoredMarker {
-  start_time: number;
-  end_time?: number;
-  message?: string;
-  type?: string;
-  url?: string;
-}
 
 export const Marker = Type.Object({
   id: Type.String(),
@@ -170,16 +156,7 @@ export function registerMarkers(app: App, { store, now }: ApiContext): void {
       const env = envOf(request);
       const dataset = await datasetOrAll(store, env, request.params.datasetSlug);
       const body = markerBody(request.body as MarkerInput, arrival);
-      const created = await store.createObject<StoredMarker>({
-        id: shortId(),
-        kind: MARKER_KIND,
-        teamId: env.teamId,
-        environmentId: env.id,
-        datasetId: dataset?.id ?? null,
-        scope: dataset?.id ?? env.id,
-        uniqueKey: null,
-        body,
-      });
+      const created = await createMarker(store, { teamId: env.teamId, environmentId: env.id, datasetId: dataset?.id ?? null }, body);
       return reply.code(201).send(markerResponse(created, await markerColors(store, env, dataset)));
     },
   );

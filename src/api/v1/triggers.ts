@@ -16,26 +16,36 @@
 //   query is the `query_id`'s spec (what a GET answers and a client may send back on PUT).
 // - Trigger query subset: exactly one calculation (omitted calculations mean COUNT, which is one),
 //   not HEATMAP or CONCURRENCY; no `orders`; no `limit`; no `start_time` / `end_time`; at most one
-//   having. The query's duration is its `time_range`, or the trigger's frequency when it has none
-//   (Terraform examples send trigger queries without a time range), and must satisfy
-//   frequency ≤ duration ≤ 4 × frequency (422 on `frequency`).
+//   having. A query without `time_range` gets the trigger's frequency as its time range
+//   (Terraform examples send trigger queries without one), stored and returned, and saved so
+//   in the query an inline query becomes; the duration must satisfy frequency ≤ time_range ≤
+//   4 × frequency (422 on `frequency`). When `query` and `query_id` are both sent they are
+//   compared with that default filled in on both sides.
 // - `frequency`: integer seconds, 60 … 86400, a multiple of 60; omitted or null = 900.
 // - `threshold` (required): `op` one of > >= < <=, `value` a number, `exceeded_limit` an integer
 //   1 … 5 (default 1).
-// - `baseline_details`: `{offset_minutes: 60|1440|10080|40320, type: percentage|value}`; omitted,
-//   null or `{}` = none (and a PUT with `{}` clears it). With a baseline the threshold op must be
-//   `>=` with a value ≥ 0 or `<=` with a value ≤ 0 (the Terraform provider's rule).
+// - `baseline_details`: `{offset_minutes: 60|1440|10080|40320, type: percentage|value}`; null or
+//   `{}` = none. Omitted = none on create and the stored one on PUT (the Terraform provider drops
+//   the field from a PUT that carries both query and query_id), so only null or `{}` clears it.
+//   With a baseline the threshold op must be `>=` with a value ≥ 0 or `<=` with a value ≤ 0 (the
+//   Terraform provider's rule).
 // - `evaluation_schedule_type` `frequency` | `window`; omitted: `window` when an
 //   `evaluation_schedule` is sent, else `frequency`. `window` needs `evaluation_schedule.window`
 //   `{days_of_week (1…7 distinct day names), start_time, end_time ("HH:mm", UTC)}`; `frequency`
 //   with a schedule is a 422 (contradictory). A `frequency` trigger answers without
 //   `evaluation_schedule`.
 // - `name` 1 … 120 characters, not blank; `description` ≤ 1023 (omitted/null = ""); `tags` per
-//   src/domain/tags.ts; `alert_type` on_change (default) | on_true; `disabled` default false;
-//   `recipients` per validateNotificationRecipients (stored as `{id, type, target, details}`).
-// - PUT is a full replacement (omitted fields take their defaults). It keeps the evaluation
-//   state: the schedule goes on from the last run and the next evaluation decides (a triggered
-//   trigger that no longer breaches resolves then).
+//   src/domain/tags.ts (no tags: no `tags` member in answers); `alert_type` on_change (default) |
+//   on_true; `disabled` default false; `auto_investigate` (boolean, default false) is stored and
+//   echoed and does nothing else (Waggle has no automatic investigation);
+//   `recipients` (at most 100) per validateNotificationRecipients (stored as `{id, type, target,
+//   details}`): besides team recipients, `{type: "email", target: "<address>"}` names the team's
+//   email recipient of that address or makes one (once the whole body is valid), and
+//   `{type: "marker", target: "<text>"}` makes a marker with that text each time the trigger fires
+//   (src/engine/triggers.ts).
+// - PUT is a full replacement (omitted fields take their defaults, except baseline_details). It
+//   keeps the evaluation state: the schedule goes on from the last run and the next evaluation
+//   decides (a triggered trigger that no longer breaches resolves then).
 // - Read-only (`id`, `dataset_slug`, `triggered`, `created_at`, `updated_at`) and unknown fields
 //   in bodies are ignored. Every problem is reported in one 422 naming its field.
 // - DELETE also deletes the evaluation state; a trigger deleted while triggered sends its
@@ -47,7 +57,13 @@ import { envOf } from '../../http/auth.js';
 import { ApiError, notFound, type TypeDetail } from '../../http/errors.js';
 import { ALL_DATASETS } from '../../domain/datasets.js';
 import { shortId } from '../../domain/ids.js';
-import { NotificationRecipientSchema, refreshNotificationRecipients, validateNotificationRecipients } from '../../domain/recipients.js';
+import {
+  MAX_NOTIFICATION_RECIPIENTS,
+  NotificationRecipientSchema,
+  refreshNotificationRecipients,
+  saveNotificationRecipients,
+  validateNotificationRecipients,
+} from '../../domain/recipients.js';
 import { checkTags, tagsMember } from '../../domain/tags.js';
 import {
   ALERT_TYPES,
@@ -112,7 +128,8 @@ const triggerFields = {
   frequency: Type.Optional(Type.Integer({ minimum: LIMITS.minFrequency, maximum: LIMITS.maxFrequency, multipleOf: 60, default: LIMITS.defaultFrequency })),
   alert_type: Type.Optional(enumOf(ALERT_TYPES, { default: 'on_change' })),
   disabled: Type.Optional(Type.Boolean({ default: false })),
-  recipients: Type.Optional(Type.Array(NotificationRecipientSchema)),
+  auto_investigate: Type.Optional(Type.Boolean({ default: false, description: 'Stored and echoed; Waggle runs no automatic investigation.' })),
+  recipients: Type.Optional(Type.Array(NotificationRecipientSchema, { maxItems: MAX_NOTIFICATION_RECIPIENTS })),
   evaluation_schedule_type: Type.Optional(enumOf(SCHEDULE_TYPES)),
   evaluation_schedule: Type.Optional(ScheduleSchema),
   baseline_details: Type.Optional(BaselineSchema),
@@ -129,6 +146,7 @@ export const TriggerResponseSchema = Type.Object({
   frequency: Type.Integer(),
   alert_type: enumOf(ALERT_TYPES),
   disabled: Type.Boolean(),
+  auto_investigate: Type.Boolean(),
   triggered: Type.Boolean({ description: 'Whether it has crossed its threshold without resolving.' }),
   recipients: Type.Array(NotificationRecipientSchema),
   evaluation_schedule_type: enumOf(SCHEDULE_TYPES),
@@ -136,8 +154,9 @@ export const TriggerResponseSchema = Type.Object({
   updated_at: Type.String({ format: 'date-time' }),
 });
 /** A trigger as the API answers it. */
-export type TriggerResponse = Omit<StoredTrigger, 'evaluation_schedule' | 'baseline_details' | 'tags'> & {
+export type TriggerResponse = Omit<StoredTrigger, 'evaluation_schedule' | 'baseline_details' | 'tags' | 'auto_investigate'> & {
   tags?: StoredTrigger['tags'];
+  auto_investigate: boolean;
   id: string;
   dataset_slug: string;
   triggered: boolean;
@@ -169,6 +188,9 @@ const specOf = (q: StoredQuery): QuerySpec => {
   const { id: _id, ...spec } = q;
   return spec;
 };
+/** The spec with its time range defaulted to the trigger's frequency (see the header). */
+const withTimeRange = (spec: QuerySpec, frequency: number): QuerySpec =>
+  spec.time_range === undefined && spec.start_time === undefined && spec.end_time === undefined ? { ...spec, time_range: frequency } : spec;
 
 /** Problems of a 422 thrown by another validator, renamed under `prefix`. */
 function problemsOf(err: unknown, prefix?: string): TypeDetail[] {
@@ -283,13 +305,17 @@ function checkBaseline(p: Problems, v: unknown): { ok: boolean; baseline?: Basel
   return ok ? { ok, baseline: { offset_minutes: v.offset_minutes as BaselineDetails['offset_minutes'], type: v.type as BaselineDetails['type'] } } : { ok };
 }
 
-/** The query a body names: inline, by id, or both when they agree. Undefined when it has problems. */
+/**
+ * The query a body names: inline, by id, or both when they agree; its time range defaulted to
+ * `frequency`. Undefined when it has problems.
+ */
 async function resolveQuery(
   store: ConfigStore,
   env: Environment,
   dataset: Dataset | null,
   p: Problems,
   body: Json,
+  frequency: number,
   current?: StoredTrigger,
 ): Promise<{ spec: QuerySpec; queryId?: string; field: (f: string) => string } | undefined> {
   const inline = has(body, 'query');
@@ -311,19 +337,20 @@ async function resolveQuery(
   let spec: QuerySpec | undefined;
   if (inline) {
     try {
-      spec = validateQuerySpec(body.query);
+      spec = withTimeRange(validateQuerySpec(body.query), frequency);
     } catch (err) {
-      problemsOf(err, 'query').forEach((d) => p.list.push(d));
+      p.addAll(problemsOf(err, 'query'));
       return undefined;
     }
   }
+  const storedSpec = stored && withTimeRange(specOf(stored), frequency);
   if (stored && spec) {
-    if (canonical(spec) !== canonical(specOf(stored))) {
+    if (canonical(spec) !== canonical(storedSpec)) {
       return void p.add('query', 'invalid', 'send either query or query_id (both only when query is that query as it is)');
     }
     return { spec, queryId: stored.id, field: () => 'query_id' };
   }
-  if (stored) return { spec: specOf(stored), queryId: stored.id, field: () => 'query_id' };
+  if (stored) return { spec: storedSpec!, queryId: stored.id, field: () => 'query_id' };
   // Inline: keep the current query when it is the same, so a GET → PUT round trip makes no new query.
   const same = current && canonical(spec) === canonical(current.query);
   return { spec: spec!, queryId: same ? current.query_id : undefined, field: (f) => `query.${f}` };
@@ -358,10 +385,13 @@ export async function validateTrigger(
   if (has(body, 'alert_type') && p.enumOf('alert_type', body.alert_type, ALERT_TYPES)) alertType = body.alert_type;
   let disabled = false;
   if (has(body, 'disabled') && p.bool('disabled', body.disabled)) disabled = body.disabled;
+  let autoInvestigate = false;
+  if (has(body, 'auto_investigate') && p.bool('auto_investigate', body.auto_investigate)) autoInvestigate = body.auto_investigate;
   const schedule = checkSchedule(p, body);
-  const { baseline } = checkBaseline(p, body.baseline_details);
+  // Omitted on PUT: the stored baseline stays (null or {} clears it).
+  const { baseline } = body.baseline_details === undefined ? { baseline: current?.baseline_details } : checkBaseline(p, body.baseline_details);
 
-  const query = await resolveQuery(store, env, dataset, p, body, current);
+  const query = await resolveQuery(store, env, dataset, p, body, frequency ?? LIMITS.defaultFrequency, current);
   if (query) {
     checkTriggerQuery(p, query.spec, query.field);
     if (frequency !== undefined) {
@@ -383,11 +413,12 @@ export async function validateTrigger(
   }
   let recipients: StoredTrigger['recipients'] = [];
   try {
-    recipients = await validateNotificationRecipients(store, env.teamId, body.recipients);
+    recipients = await validateNotificationRecipients(store, env.teamId, body.recipients, { allowMarker: true, current: current?.recipients });
   } catch (err) {
     p.addAll(problemsOf(err));
   }
   p.throwIfAny();
+  recipients = await saveNotificationRecipients(store, env.teamId, recipients);
 
   const queryId = query!.queryId ?? (await saveQuery(store, env, dataset, query!.spec)).id;
   const out: StoredTrigger = {
@@ -400,6 +431,7 @@ export async function validateTrigger(
     frequency: frequency!,
     alert_type: alertType,
     disabled,
+    auto_investigate: autoInvestigate,
     recipients,
     ...schedule!,
   };
@@ -424,6 +456,7 @@ export function triggerResponse(o: StoredObject<Partial<StoredTrigger>>, dataset
     frequency: b.frequency ?? LIMITS.defaultFrequency,
     alert_type: b.alert_type ?? 'on_change',
     disabled: b.disabled ?? false,
+    auto_investigate: b.auto_investigate ?? false,
     triggered: state?.triggered ?? false,
     recipients: b.recipients ?? [],
     evaluation_schedule_type: b.evaluation_schedule_type ?? 'frequency',

@@ -1,0 +1,50 @@
+// Markers as stored configuration objects (kind `marker`): what the Markers API
+// (src/api/v1/markers.ts) and trigger evaluation (marker recipients, src/engine/triggers.ts)
+// both write.
+import { shortId } from './ids.js';
+import type { ConfigStore, StoredObject } from '../stores/config/types.js';
+
+export const MARKER_KIND = 'marker';
+/** 9999-12-31T23:59:59Z in Unix seconds: the latest marker time. */
+export const MARKER_TIME_MAX = 253_402_300_799;
+export const MARKER_MESSAGE_MAX = 4096;
+export const MARKER_TYPE_MAX = 255;
+export const MARKER_URL_MAX = 2048;
+
+/** What the object store holds for a marker (id and timestamps come from the object). */
+export interface StoredMarker {
+  start_time: number;
+  end_time?: number;
+  message?: string;
+  type?: string;
+  url?: string;
+}
+
+/**
+ * Creates a marker of the dataset (`datasetId`), or of the environment when it is null. With an
+ * `id` (trigger evaluation passes one derived from the evaluation) a second create of the same id
+ * returns the marker already made, so a retried evaluation makes no second marker.
+ */
+export async function createMarker(
+  store: ConfigStore,
+  where: { teamId: string; environmentId: string; datasetId: string | null },
+  body: StoredMarker,
+  id: string = shortId(),
+): Promise<StoredObject<StoredMarker>> {
+  try {
+    return await store.createObject<StoredMarker>({
+      id,
+      kind: MARKER_KIND,
+      teamId: where.teamId,
+      environmentId: where.environmentId,
+      datasetId: where.datasetId,
+      scope: where.datasetId ?? where.environmentId,
+      uniqueKey: null,
+      body,
+    });
+  } catch (err) {
+    const existing = await store.getObject<StoredMarker>(MARKER_KIND, id);
+    if (existing) return existing;
+    throw err;
+  }
+}
