@@ -174,6 +174,45 @@ describe('/1/burn_alerts', () => {
       await del('burn', a.id);
     });
 
+    it('an inline email recipient {type: email, target} (no id): the team recipient of that address, or a new one, named by id', async () => {
+      const emails = async () =>
+        (json(await t.app.inject({ method: 'GET', url: '/1/recipients', headers: t.config })) as { id: string; type: string; details: { email_address?: string } }[])
+          .filter((r) => r.type === 'email');
+      const known = await created('burn', exhaustion({ recipients: [{ type: 'email', target: 'ONCALL@example.com' }] }));
+      expect(known.recipients).toEqual([{ id: emailId, type: 'email', target: 'oncall@example.com' }]);
+      const before = (await emails()).length;
+      const fresh = await created('burn', exhaustion({ recipients: [{ type: 'email', target: 'a@b.co' }] }));
+      const made = (await emails()).find((r) => r.details.email_address === 'a@b.co');
+      expect(made).toBeDefined();
+      expect((await emails()).length).toBe(before + 1);
+      expect(fresh.recipients).toEqual([{ id: made!.id, type: 'email', target: 'a@b.co' }]);
+      expect(json(await get('burn', fresh.id)).recipients).toEqual(fresh.recipients);
+      // PUT with it again: the same recipient.
+      const again = await update('burn', fresh.id, exhaustion({ recipients: [{ type: 'email', target: 'a@b.co' }] }));
+      expect(json(again).recipients).toEqual(fresh.recipients);
+      // Refused bodies make no recipient; a bad address is a 422 on target.
+      expectValidation(await create('burn', exhaustion({ exhaustion_minutes: -1, recipients: [{ type: 'email', target: 'never-made@example.com' }] })), 'exhaustion_minutes');
+      expectValidation(await create('burn', exhaustion({ recipients: [{ type: 'email', target: 'no-at-sign' }] })), 'recipients.0.target');
+      expect((await emails()).length).toBe(before + 1);
+      // Marker recipients are for triggers only.
+      expectValidation(await create('burn', exhaustion({ recipients: [{ type: 'marker', target: 'x' }] })), 'recipients.0.type');
+      for (const a of [known, fresh]) await del('burn', a.id);
+    });
+
+    it('alert_type "" is exhaustion_time; auto_investigate is stored and echoed', async () => {
+      const a = await created('burn', exhaustion({ alert_type: '', auto_investigate: true, description: '' }));
+      expect(a).toMatchObject({ alert_type: 'exhaustion_time', exhaustion_minutes: 240, auto_investigate: true });
+      expect(json(await get('burn', a.id)).auto_investigate).toBe(true);
+      const listed = json(await list('burn', sloId)).find((x: { id: string }) => x.id === a.id);
+      expect(listed.auto_investigate).toBe(true);
+      const off = json(await update('burn', a.id, exhaustion({ alert_type: '', auto_investigate: false })));
+      expect(off).toMatchObject({ alert_type: 'exhaustion_time', auto_investigate: false });
+      expect(json(await update('burn', a.id, exhaustion())).auto_investigate).toBe(false);
+      expectValidation(await update('burn', a.id, exhaustion({ auto_investigate: 1 })), 'auto_investigate', 'incorrect_type');
+      expectValidation(await update('burn', a.id, exhaustion({ alert_type: 'sometimes' })), 'alert_type');
+      await del('burn', a.id);
+    });
+
     it('the list needs slo_id (422) of an SLO reachable from the path (404)', async () => {
       expectValidation(await list('burn'), 'slo_id', 'missing');
       expect((await list('burn', 'nope')).statusCode).toBe(404);

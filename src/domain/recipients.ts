@@ -589,7 +589,7 @@ export interface NotificationRecipient {
 }
 
 export const NotificationRecipientSchema = Type.Object({
-  id: Type.String({ description: 'Optional on input for an email recipient given by address, or a marker recipient (triggers).' }),
+  id: Type.Optional(Type.String({ description: 'Always in answers. On input optional for an email recipient given by address (`type` email, `target` the address) and a marker recipient (triggers).' })),
   type: Type.Optional(Type.Unsafe<NotificationRecipientType>({ type: 'string', enum: [...RECIPIENT_TYPES, MARKER_RECIPIENT] })),
   target: Type.Optional(Type.String()),
   details: Type.Optional(

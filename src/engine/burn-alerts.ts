@@ -34,6 +34,8 @@ export interface BurnAlertBody {
   exhaustion_minutes?: number;
   budget_rate_window_minutes?: number;
   budget_rate_decrease_threshold_per_million?: number;
+  /** Stored and echoed only (Honeycomb's automatic investigation has no Waggle counterpart). */
+  auto_investigate?: boolean;
   recipients: NotificationRecipient[];
 }
 export type BurnAlertObject = StoredObject<BurnAlertBody>;

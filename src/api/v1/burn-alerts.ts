@@ -8,19 +8,29 @@
 // - An alert is found under `__all__` or under any dataset of its SLO, like the SLO; elsewhere
 //   404. `slo.id` on create must be an SLO found the same way from the path (404 `SLO not found`
 //   otherwise, as for the list's `slo_id`); on PUT `slo` is ignored (an alert cannot move).
-// - `alert_type` `exhaustion_time` (the default) takes `exhaustion_minutes` (integer ≥ 0,
+// - `alert_type` `exhaustion_time` (the default, also for "" as the Terraform provider sends an
+//   unset type) takes `exhaustion_minutes` (integer ≥ 0,
 //   required); `budget_rate` takes `budget_rate_window_minutes` (integer, 60 … the SLO's period in
 //   minutes) and `budget_rate_decrease_threshold_per_million` (integer 1 … 1,000,000), both
 //   required. A field of the other type (not null) → 422 on that field.
-// - `recipients` (≥ 1) required on create and PUT, checked by validateNotificationRecipients.
-//   `description` ≤ 1023 (omitted: ""). Read-only (`id`, `triggered`, timestamps) and unknown
-//   fields are ignored. PUT keeps the alert's triggered state; the next evaluation decides anew.
+// - `recipients` (1 … 100) required on create and PUT, checked by validateNotificationRecipients:
+//   `{type: "email", target: "<address>"}` without an id names the team's email recipient of that
+//   address or makes one (once the whole body is valid), and the answer names its id.
+//   `description` ≤ 1023 (omitted: ""). `auto_investigate` (boolean, default false) is stored and
+//   echoed only. Read-only (`id`, `triggered`, timestamps) and unknown fields are ignored. PUT
+//   keeps the alert's triggered state; the next evaluation decides anew.
 import { Type, type Static } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
 import { notFound, validationError } from '../../http/errors.js';
 import { shortId } from '../../domain/ids.js';
-import { NotificationRecipientSchema, validateNotificationRecipients } from '../../domain/recipients.js';
+import {
+  MAX_NOTIFICATION_RECIPIENTS,
+  NotificationRecipientSchema,
+  saveNotificationRecipients,
+  validateNotificationRecipients,
+  type NotificationRecipient,
+} from '../../domain/recipients.js';
 import { ApiError } from '../../http/errors.js';
 import {
   ALERT_TYPES,
@@ -57,19 +67,21 @@ const ListItem = Type.Object({
   exhaustion_minutes: Type.Optional(Type.Integer()),
   budget_rate_window_minutes: Type.Optional(Type.Integer()),
   budget_rate_decrease_threshold_per_million: Type.Optional(Type.Integer()),
+  auto_investigate: Type.Boolean(),
   slo: Type.Object({ id: Type.String() }),
   created_at: Type.String(),
   updated_at: Type.String(),
 });
 const Detail = Type.Intersect([ListItem, Type.Object({ recipients: Type.Array(NotificationRecipientSchema) })]);
 const Input = Type.Object({
-  alert_type: Type.Optional(AlertTypeSchema),
+  alert_type: Type.Optional(Type.Unsafe<AlertType | ''>({ type: 'string', enum: [...ALERT_TYPES, ''], default: 'exhaustion_time', description: '"" is exhaustion_time.' })),
   description: Type.Optional(Type.String({ maxLength: MAX_DESCRIPTION })),
   exhaustion_minutes: Type.Optional(Type.Integer({ minimum: 0 })),
   budget_rate_window_minutes: Type.Optional(Type.Integer({ minimum: MIN_BUDGET_RATE_WINDOW })),
   budget_rate_decrease_threshold_per_million: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_THRESHOLD })),
+  auto_investigate: Type.Optional(Type.Boolean({ default: false })),
   slo: Type.Optional(Type.Object({ id: Type.String() }, { description: 'Required on create; ignored on update.' })),
-  recipients: Type.Array(NotificationRecipientSchema, { minItems: 1 }),
+  recipients: Type.Array(NotificationRecipientSchema, { minItems: 1, maxItems: MAX_NOTIFICATION_RECIPIENTS }),
 });
 const ItemParams = Type.Object({ datasetSlug: Type.String(), burnAlertId: Type.String() });
 const ListQuery = Type.Object({ slo_id: Type.Optional(Type.String()) });
@@ -86,6 +98,7 @@ function listItem(o: BurnAlertObject, triggered: boolean): Static<typeof ListIte
     description: b.description,
     triggered,
     ...typed,
+    auto_investigate: b.auto_investigate ?? false,
     slo: { id: b.slo_id },
     created_at: o.createdAt,
     updated_at: o.updatedAt,
@@ -99,7 +112,13 @@ async function detail(store: ConfigStore, o: BurnAlertObject): Promise<Static<ty
 /** Checks the alert's own fields against the SLO; problems go to `p`. */
 function checkAlert(p: Problems, input: Json, slo: SloObject | undefined): Omit<BurnAlertBody, 'slo_id' | 'recipients'> {
   let alertType: AlertType = 'exhaustion_time';
-  if (input.alert_type !== undefined && input.alert_type !== null && p.enumOf('alert_type', input.alert_type, ALERT_TYPES)) alertType = input.alert_type;
+  if (input.alert_type !== undefined && input.alert_type !== null && input.alert_type !== '' && p.enumOf('alert_type', input.alert_type, ALERT_TYPES)) {
+    alertType = input.alert_type;
+  }
+  let autoInvestigate = false;
+  if (input.auto_investigate !== undefined && input.auto_investigate !== null && p.bool('auto_investigate', input.auto_investigate)) {
+    autoInvestigate = input.auto_investigate;
+  }
   let description = '';
   if (input.description !== undefined && input.description !== null) {
     if (typeof input.description !== 'string') p.type('description', 'a string', input.description);
@@ -117,15 +136,27 @@ function checkAlert(p: Problems, input: Json, slo: SloObject | undefined): Omit<
   const others = alertType === 'exhaustion_time' ? BUDGET_RATE_FIELDS : EXHAUSTION_FIELDS;
   for (const f of others) if (present(f)) p.add(f, 'invalid', `must not be sent when alert_type is ${alertType}`);
   if (alertType === 'exhaustion_time') {
-    return { alert_type: alertType, description, exhaustion_minutes: integer('exhaustion_minutes', 0, Number.MAX_SAFE_INTEGER) };
+    return { alert_type: alertType, description, auto_investigate: autoInvestigate, exhaustion_minutes: integer('exhaustion_minutes', 0, Number.MAX_SAFE_INTEGER) };
   }
   const period = slo ? slo.body.time_period_days * MINUTES_PER_DAY : Number.MAX_SAFE_INTEGER;
   return {
     alert_type: alertType,
     description,
+    auto_investigate: autoInvestigate,
     budget_rate_window_minutes: integer('budget_rate_window_minutes', MIN_BUDGET_RATE_WINDOW, period, `the SLO's time period (${period} minutes)`),
     budget_rate_decrease_threshold_per_million: integer('budget_rate_decrease_threshold_per_million', 1, MAX_THRESHOLD),
   };
+}
+
+/** The body's recipients (problems go to `p`); new inline email recipients are not made yet. */
+async function checkRecipients(p: Problems, store: ConfigStore, teamId: string, input: Json): Promise<NotificationRecipient[]> {
+  try {
+    return await validateNotificationRecipients(store, teamId, input.recipients ?? undefined, { minItems: 1 });
+  } catch (err) {
+    if (!(err instanceof ApiError && err.extra.typeDetail)) throw err;
+    p.addAll(err.extra.typeDetail);
+    return [];
+  }
 }
 
 export function registerBurnAlerts(app: App, ctx: ApiContext): void {
@@ -196,14 +227,9 @@ export function registerBurnAlerts(app: App, ctx: ApiContext): void {
       p.throwIfAny();
       const slo = await getSloObject(store, scope, sloId!);
       const fields = checkAlert(p, input, slo);
-      const recipients = await validateNotificationRecipients(store, scope.env.teamId, input.recipients ?? undefined, { minItems: 1 }).catch((err) => {
-        if (err instanceof ApiError && err.extra.typeDetail) {
-          p.addAll(err.extra.typeDetail);
-          return [];
-        }
-        throw err;
-      });
+      const checked = await checkRecipients(p, store, scope.env.teamId, input);
       p.throwIfAny();
+      const recipients = await saveNotificationRecipients(store, scope.env.teamId, checked);
       const created = await store.createObject<BurnAlertBody>({
         id: shortId(),
         kind: BURN_ALERT_KIND,
@@ -248,14 +274,9 @@ export function registerBurnAlerts(app: App, ctx: ApiContext): void {
       const input = bodyObject(request.body);
       const p = new Problems();
       const fields = checkAlert(p, input, slo);
-      const recipients = await validateNotificationRecipients(store, scope.env.teamId, input.recipients ?? undefined, { minItems: 1 }).catch((err) => {
-        if (err instanceof ApiError && err.extra.typeDetail) {
-          p.addAll(err.extra.typeDetail);
-          return [];
-        }
-        throw err;
-      });
+      const checked = await checkRecipients(p, store, scope.env.teamId, input);
       p.throwIfAny();
+      const recipients = await saveNotificationRecipients(store, scope.env.teamId, checked);
       const updated = await store.updateObject<BurnAlertBody>(BURN_ALERT_KIND, alert.id, { body: { slo_id: alert.body.slo_id, ...fields, recipients } });
       if (!updated) throw notFound('burn alert');
       return detail(store, updated);

@@ -37,6 +37,7 @@ import { shortId } from '../../domain/ids.js';
 import {
   NotificationRecipientSchema,
   refreshNotificationRecipients,
+  saveNotificationRecipients,
   validateNotificationRecipients,
 } from '../../domain/recipients.js';
 import { UniqueViolation, type ConfigStore, type Dataset, type Environment, type StoredObject } from '../../stores/config/types.js';
@@ -276,6 +277,7 @@ async function parseSignal(store: ConfigStore, teamId: string, input: SignalInpu
     p.addAll(err.extra.typeDetail);
   }
   p.throwIfAny();
+  recipients = await saveNotificationRecipients(store, teamId, recipients);
   return {
     name: input.name ?? defaultSignalName(input.kind, input.service_name),
     description: input.description ?? '',
