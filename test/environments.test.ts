@@ -202,13 +202,35 @@ describe('environments: CRUD', () => {
     expect(body.data.attributes.settings.delete_protected).toBe(true);
   });
 
-  it('PATCH refuses to rename (422), and leaves the name as it was', async () => {
+  it('PATCH refuses to rename (422 on data.attributes.name), and leaves the name as it was', async () => {
     const env = await created(t, { name: 'Fixed Name' });
     const res = await e.patch(env.id, patchBody(env.id, { name: 'New Name' }));
-    expectJsonApiError(res, 422);
+    const errors = expectJsonApiError(res, 422);
+    expect(errors[0].source).toEqual({ pointer: '/data/attributes/name' });
+    expect(errors[0].detail).toMatch(/cannot be changed/);
     expect(expectContract(ONE, 'patch', res)).toBe(true);
     expect(expectJsonApi(await e.get(env.id), 200).data.attributes.name).toBe('Fixed Name');
-    expectJsonApiError(await e.patch(env.id, patchBody(env.id, { slug: 'new-slug' })), 422);
+    const slug = expectJsonApiError(await e.patch(env.id, patchBody(env.id, { slug: 'new-slug' })), 422);
+    expect(slug[0].source).toEqual({ pointer: '/data/attributes/slug' });
+    expect(expectJsonApi(await e.get(env.id), 200).data.attributes.slug).toBe('fixed-name');
+  });
+
+  it("PATCH takes the Terraform provider's body: name and slug empty or unchanged, the rest applied", async () => {
+    const env = await created(t, { name: 'Provider Patch' });
+    for (const same of [{ name: '', slug: '' }, { name: 'Provider Patch', slug: 'provider-patch' }]) {
+      const res = await e.patch(env.id, patchBody(env.id, { ...same, description: `via ${same.name || 'empty'}`, color: 'gold', settings: { delete_protected: false } }));
+      const body = expectJsonApi(res, 200);
+      expect(body.data.attributes).toMatchObject({ name: 'Provider Patch', slug: 'provider-patch', description: `via ${same.name || 'empty'}`, color: 'gold', settings: { delete_protected: false } });
+    }
+  });
+
+  it("create takes the provider's empty slug (or the derived one) and ignores it; another slug is a 422", async () => {
+    const res = await e.create({ name: 'Slugged Env', slug: '', description: 'tf' });
+    expect(res.statusCode, res.body).toBe(201);
+    expect(json(res).data.attributes).toMatchObject({ name: 'Slugged Env', slug: 'slugged-env', settings: { delete_protected: true } });
+    expect((await e.create({ name: 'Echoed Slug', slug: 'echoed-slug' })).statusCode).toBe(201);
+    const errors = expectJsonApiError(await e.create({ name: 'Chosen Slug', slug: 'my-own' }), 422);
+    expect(errors[0].source).toEqual({ pointer: '/data/attributes/slug' });
   });
 
   it('PATCH with data.id different from the path is a 409', async () => {

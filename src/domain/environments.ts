@@ -13,11 +13,15 @@ export const ENVIRONMENT_COLORS = [
 export async function createEnvironment(
   store: ConfigStore,
   team: Team,
-  input: { name: string; description?: string; color?: string },
+  input: { name: string; slug?: string; description?: string; color?: string },
 ): Promise<Environment> {
   const name = input.name.trim();
   if (name === '') throw invalidField('data.attributes.name', BLANK, 'missing');
   const slug = slugify(name);
+  // The slug is derived from the name; a client may echo it (or send "", as the Terraform provider does).
+  if (input.slug !== undefined && input.slug !== '' && input.slug !== slug) {
+    throw invalidField('data.attributes.slug', `is derived from the name (${JSON.stringify(slug)}) and cannot be chosen`);
+  }
   if (await store.getEnvironmentBySlug(team.id, slug)) {
     throw new ApiError(409, `an environment named ${JSON.stringify(name)} already exists`);
   }

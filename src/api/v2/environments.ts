@@ -1,7 +1,11 @@
 // /2/teams/{team}/environments: list (cursor pages), create, get, PATCH, DELETE.
+// The Terraform provider always sends `name` and `slug` (empty when it has nothing to say), so:
+// create accepts a `slug` that is empty or the one the name gives (the slug is always derived);
+// PATCH accepts a `name` and `slug` that are empty or the current ones, and refuses a real
+// change of either with a 422 (an environment is never renamed).
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
-import { notFound } from '../../http/errors.js';
+import { invalidField, notFound } from '../../http/errors.js';
 import { createEnvironment, deleteEnvironment, ENVIRONMENT_COLORS } from '../../domain/environments.js';
 import type { Environment as EnvRecord } from '../../stores/config/types.js';
 import type { ApiContext } from '../context.js';
@@ -26,6 +30,7 @@ const CreateEnvironmentRequest = Type.Object({
     attributes: Type.Object(
       {
         name: Type.String({ minLength: 1, maxLength: 255 }),
+        slug: Type.Optional(Type.String({ description: 'Derived from the name: only "" or that slug is accepted.' })),
         description: Type.Optional(Type.String({ maxLength: 255 })),
         color: Type.Optional(Color),
       },
@@ -39,6 +44,8 @@ const UpdateEnvironmentRequest = Type.Object({
     type: Type.Literal('environments'),
     attributes: Type.Object(
       {
+        name: Type.Optional(Type.String({ description: 'Cannot change: only "" or the current name is accepted.' })),
+        slug: Type.Optional(Type.String({ description: 'Cannot change: only "" or the current slug is accepted.' })),
         description: Type.Optional(Type.String({ maxLength: 255 })),
         color: Type.Optional(Color),
         settings: Type.Optional(
@@ -135,7 +142,13 @@ export function registerEnvironments(app: App, { store }: ApiContext): void {
       const env = await store.getEnvironment(team.id, request.params.ID);
       if (!env) throw notFound('environment');
       checkBodyId(request.body.data.id, env.id);
-      const { description, color, settings } = request.body.data.attributes;
+      const { name, slug, description, color, settings } = request.body.data.attributes;
+      if (name !== undefined && name !== '' && name !== env.name) {
+        throw invalidField('data.attributes.name', `cannot be changed (the environment is named ${JSON.stringify(env.name)}); create another environment`);
+      }
+      if (slug !== undefined && slug !== '' && slug !== env.slug) {
+        throw invalidField('data.attributes.slug', `cannot be changed (it is ${JSON.stringify(env.slug)}); it is derived from the name`);
+      }
       const updated = await store.updateEnvironment(team.id, env.id, {
         description,
         color,
