@@ -3,7 +3,7 @@
 //   key    required string, 1..32 lowercase ASCII letters (`^[a-z]{1,32}$`)
 //   value  required string, 1..128 characters, a lowercase letter first, then lowercase letters,
 //          digits, `/` and `-` (`^[a-z][a-z0-9/-]*$`)
-//   at most 10 tags per resource.
+//   at most 10 tags per resource, checked before any tag is read (one problem for a long list).
 //
 // Decisions:
 // - Omitted or `null` tags mean "no tags" (the Terraform client sends `"tags": null`), and a
@@ -14,7 +14,7 @@
 // - Unknown fields inside a tag are ignored and not echoed; tags keep the client's order.
 // - Lengths count Unicode code points (JSON Schema's maxLength), though only ASCII can pass.
 import { validationError, type TypeDetail } from '../http/errors.js';
-import { BLANK, jsonType, textLength as length } from '../http/validation.js';
+import { BLANK, jsonType, Problems, textLength as length } from '../http/validation.js';
 
 export interface Tag {
   key: string;
@@ -39,11 +39,8 @@ export function checkTags(input: unknown, field = 'tags', max = MAX_TAGS): { tag
     return false;
   };
   if (input === undefined || input === null) return { tags: [], problems };
-  if (!Array.isArray(input)) {
-    add(field, 'incorrect_type', `must be an array, not ${jsonType(input)}`);
-    return { tags: [], problems };
-  }
-  if (input.length > max) add(field, 'invalid', `must have at most ${max} items, not ${input.length}`);
+  const p = new Problems();
+  if (!p.array(field, input, max)) return { tags: [], problems: p.list };
   const tags: Tag[] = [];
   const seen = new Set<string>();
   input.forEach((item, i) => {

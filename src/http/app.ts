@@ -12,6 +12,7 @@ import { authHook } from './auth.js';
 import { errorResponses } from './error-schemas.js';
 import { ApiError, JSONAPI, payloadTooLarge, renderError, validationError, type TypeDetail } from './errors.js';
 import { decodeContentEncoding } from './content-encoding.js';
+import { addListLimits } from './list-limits.js';
 import { repairPercentEncoding } from './path-encoding.js';
 import { discardUnreadBody } from './unread-body.js';
 import { requestBaseUrl } from './public-url.js';
@@ -139,6 +140,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
       route.schema = { ...route.schema, response: { ...errorResponses(route.url, legacyErrors), ...(route.schema.response as object) } };
     }
   });
+  // Schema-validated routes refuse over-long lists before ajv reads their items (list-limits.ts).
+  app.addHook('onRoute', addListLimits);
 
   app.decorateRequest('auth', null);
   app.decorateRequest('publicBase', {

@@ -24,7 +24,8 @@
 //   contract types it `string|null`, but a filter on no column cannot be evaluated, so null is
 //   refused (422 `invalid`).
 // - Filter values: `exists` / `does-not-exist` take none (absent or null); `in` / `not-in` take
-//   a non-empty array of strings; every other op takes one string, number or boolean.
+//   a non-empty array of at most 1,000 strings; every other op takes one string, number or boolean.
+// - Every list is at most 100 items (1,000 for filter values), checked before any item is.
 // - A having needs `calculate_op`, `op` and a numeric `value` (the contract's default of 10 for
 //   `value` is not applied: a silent threshold would surprise), and its calculate_op + column
 //   must be one of the calculations. HEATMAP is not allowed in havings or orders.
@@ -65,7 +66,10 @@ export interface ValidateOptions {
   maxLimit?: number;
 }
 
+/** Most items of each list of a query (calculations, filters, breakdowns, orders, havings, calculated_fields), as Honeycomb documents. */
 export const MAX_ITEMS = 100;
+/** Most values of an `in` / `not-in` filter (board view filters too): Waggle's limit, Honeycomb documents none. */
+export const MAX_FILTER_VALUES = 1000;
 export const DEFAULT_MAX_LIMIT = 1000;
 export const DEFAULT_TIME_RANGE = 7200;
 const NO_COLUMN_OPS: readonly string[] = ['COUNT', 'CONCURRENCY'];
@@ -95,11 +99,8 @@ function checkInteger(p: Problems, field: string, v: unknown, min: number, max =
   return true;
 }
 
-function checkArray(p: Problems, field: string, v: unknown): v is unknown[] {
-  if (!Array.isArray(v)) return p.type(field, 'an array', v);
-  if (v.length > MAX_ITEMS) return p.add(field, 'invalid', `must have at most ${MAX_ITEMS} items, not ${v.length}`);
-  return true;
-}
+/** A list of at most MAX_ITEMS, its length checked before any item is. */
+const checkArray = (p: Problems, field: string, v: unknown): v is unknown[] => p.array(field, v, MAX_ITEMS);
 
 /** The item's known keys, in the order the client sent them. */
 function pick<T>(item: Json, keys: readonly string[]): T {
@@ -149,6 +150,7 @@ function checkFilter(p: Problems, f: Json, at: string): boolean {
   } else if (LIST_FILTER_OPS.includes(f.op)) {
     if (value === undefined || value === null) return p.add(vf, 'missing', `${f.op} needs an array of strings`);
     if (!Array.isArray(value)) return p.type(vf, 'an array of strings', value);
+    if (!p.array(vf, value, MAX_FILTER_VALUES)) return false;
     if (value.length === 0) return p.add(vf, 'invalid', `${f.op} needs at least one value`);
     const bad = value.findIndex((x) => typeof x !== 'string');
     if (bad >= 0) return p.type(`${vf}[${bad}]`, 'a string', value[bad]);

@@ -6,11 +6,11 @@
 // Decisions (also in docs/boards.md):
 // - `name`: required, 1..255 characters, not blank; unique within its board (exact,
 //   case-sensitive match): a duplicate on create or PUT → 409 (problem+json, `conflict`).
-// - `filters`: required array of at least one `{column, operation, value}`: `column` a
+// - `filters`: required array of 1 … 100 `{column, operation, value}`: `column` a
 //   non-empty string; `operation` one of the 16 filter operations (FILTER_OPS, shared with
 //   queries); `value`: none (absent or null) for `exists` / `does-not-exist`; a non-empty array
-//   of strings, numbers or booleans for `in` / `not-in` (the Terraform client turns "500,503"
-//   into numbers); one string, number or boolean for every other operation. Unknown fields are
+//   of at most 1,000 strings, numbers or booleans for `in` / `not-in` (the Terraform client turns
+//   "500,503" into numbers); one string, number or boolean for every other operation. Unknown fields are
 //   ignored and not echoed; a filter without a value is answered without `value`.
 // - At most 50 views per board: creating the 51st → 409 `a board can have at most 50 views`.
 //   Honeycomb documents the limit but not its status; of the statuses its create operation
@@ -26,6 +26,7 @@ import { envOf } from '../../http/auth.js';
 import { ApiError, notFound } from '../../http/errors.js';
 import { shortId } from '../../domain/ids.js';
 import { FILTER_OPS, type FilterOp } from '../../query/spec.js';
+import { MAX_FILTER_VALUES, MAX_ITEMS } from '../../query/validate.js';
 import { UniqueViolation, type ConfigStore, type Environment, type StoredObject } from '../../stores/config/types.js';
 import type { ApiContext } from '../context.js';
 import { BoardParams, getBoardObject } from './boards.js';
@@ -34,6 +35,8 @@ import { Problems, bodyObject, isObject } from '../../http/validation.js';
 export const BOARD_VIEW_KIND = 'board_view';
 export const MAX_VIEWS_PER_BOARD = 50;
 export const MAX_VIEW_NAME_LENGTH = 255;
+/** As a query's filters (100), each `in` / `not-in` with at most 1,000 values. */
+export const MAX_VIEW_FILTERS = MAX_ITEMS;
 const NO_VALUE_OPS: readonly string[] = ['exists', 'does-not-exist'];
 const LIST_OPS: readonly string[] = ['in', 'not-in'];
 
@@ -58,7 +61,7 @@ const FilterSchema = Type.Object({
   column: Type.String({ minLength: 1 }),
   operation: Type.Unsafe<FilterOp>({ type: 'string', enum: [...FILTER_OPS] }),
   value: Type.Optional(
-    Type.Union([ScalarSchema, Type.Array(ScalarSchema, { minItems: 1 })], {
+    Type.Union([ScalarSchema, Type.Array(ScalarSchema, { minItems: 1, maxItems: MAX_FILTER_VALUES })], {
       description: 'None for exists/does-not-exist; an array for in/not-in; one value otherwise.',
     }),
   ),
@@ -66,7 +69,7 @@ const FilterSchema = Type.Object({
 const ViewRequest = Type.Object({
   id: Type.Optional(Type.String({ readOnly: true })),
   name: Type.String({ minLength: 1, maxLength: MAX_VIEW_NAME_LENGTH }),
-  filters: Type.Array(FilterSchema, { minItems: 1 }),
+  filters: Type.Array(FilterSchema, { minItems: 1, maxItems: MAX_VIEW_FILTERS }),
 });
 const BoardViewResponse = Type.Object({ id: Type.String(), name: Type.String(), filters: Type.Array(FilterSchema) });
 const ViewParams = Type.Object({ boardId: Type.String(), viewId: Type.String() });
@@ -101,7 +104,7 @@ function checkFilter(p: Problems, f: unknown, at: string): BoardViewFilter | und
     if (value !== undefined && value !== null) return p.add(vf, 'invalid', `${op} takes no value`) || undefined;
   } else if (LIST_OPS.includes(op)) {
     if (value === undefined || value === null) return p.add(vf, 'missing', `${op} needs an array of values`) || undefined;
-    if (!Array.isArray(value)) return p.type(vf, 'an array', value) || undefined;
+    if (!p.array(vf, value, MAX_FILTER_VALUES)) return undefined;
     if (value.length === 0) return p.add(vf, 'invalid', `${op} needs at least one value`) || undefined;
     const bad = value.findIndex((x) => !isScalar(x));
     if (bad >= 0) return p.type(`${vf}[${bad}]`, 'a string, number or boolean', value[bad]) || undefined;
@@ -122,9 +125,8 @@ function validateView(input: unknown): StoredBoardView {
   p.string('name', body.name, { max: MAX_VIEW_NAME_LENGTH, notBlank: true });
   const filters: BoardViewFilter[] = [];
   if (body.filters === undefined || body.filters === null) p.missing('filters');
-  else if (!Array.isArray(body.filters)) p.type('filters', 'an array', body.filters);
-  else if (body.filters.length === 0) p.add('filters', 'invalid', 'must have at least one filter');
-  else {
+  else if (p.array('filters', body.filters, MAX_VIEW_FILTERS)) {
+    if (body.filters.length === 0) p.add('filters', 'invalid', 'must have at least one filter');
     body.filters.forEach((f, i) => {
       const filter = checkFilter(p, f, `filters[${i}]`);
       if (filter) filters.push(filter);

@@ -37,6 +37,8 @@
 //   The grid: 12 columns, each panel 6 wide (two per row, left to right in panel order); height
 //   6 for query and SLO panels, 4 for text panels; a row is as tall as its tallest panel.
 //   Responses always carry every panel's `position`.
+// - List lengths are checked before their items: at most 100 panels, 100 charts per query
+//   panel, 5 preset filters, 10 tags (422 naming the list and its limit).
 // - `tags`: the Tag rules of src/domain/tags.ts (≤ 10). `null` = none; a board without tags
 //   answers without `tags`.
 // - `preset_filters`: ≤ 5 of `{column, alias}` (both non-empty strings). On PUT an omitted (or
@@ -67,6 +69,10 @@ export const BOARD_KIND = 'board';
 /** SLOs are stored under this kind by the SLO module; panels look them up by id. */
 export const SLO_KIND = 'slo';
 export const MAX_PRESET_FILTERS = 5;
+/** Lists without a documented Honeycomb maximum get one of ours (docs/api.md, "Limits"). */
+export const MAX_PANELS = 100;
+/** One chart per calculation, and a query has at most 100. */
+export const MAX_CHARTS = 100;
 export const MAX_TEXT_PANEL_LENGTH = 10_000;
 export const MAX_BOARD_NAME_LENGTH = 255;
 export const MAX_BOARD_DESCRIPTION_LENGTH = 1024;
@@ -146,6 +152,7 @@ const VisualizationSchema = Type.Object({
         log_scale: Type.Optional(Type.Boolean({ default: false })),
         omit_missing_values: Type.Optional(Type.Boolean({ default: false })),
       }),
+      { maxItems: MAX_CHARTS },
     ),
   ),
 } as Record<string, TSchema>);
@@ -172,7 +179,7 @@ export const BoardSchema = Type.Object({
   description: Type.Optional(Type.String({ maxLength: MAX_BOARD_DESCRIPTION_LENGTH })),
   type: Type.Literal('flexible'),
   links: Type.Optional(Type.Object({ board_url: Type.String() }, { readOnly: true })),
-  panels: Type.Optional(Type.Array(BoardPanelSchema)),
+  panels: Type.Optional(Type.Array(BoardPanelSchema, { maxItems: MAX_PANELS })),
   layout_generation: Type.Optional(Type.Unsafe({ type: 'string', enum: [...LAYOUT_GENERATIONS], default: 'manual', writeOnly: true })),
   tags: Type.Optional(Type.Array(TagSchema, { maxItems: 10 })),
   preset_filters: Type.Optional(
@@ -233,8 +240,7 @@ function checkVisualization(p: Problems, v: unknown, at: string): VisualizationS
     if (x !== undefined && x !== null && p.bool(`${at}.${f}`, x)) out[f] = x;
   }
   if (v.charts !== undefined && v.charts !== null) {
-    if (!Array.isArray(v.charts)) p.type(`${at}.charts`, 'an array', v.charts);
-    else {
+    if (p.array(`${at}.charts`, v.charts, MAX_CHARTS)) {
       out.charts = v.charts.map((c, i) => {
         const ca = `${at}.charts[${i}]`;
         const chart: Chart = { chart_index: 0, chart_type: 'default', log_scale: false, omit_missing_values: false };
@@ -302,8 +308,7 @@ function checkPanel(p: Problems, v: unknown, at: string): DraftPanel | undefined
 
 function checkPresetFilters(p: Problems, v: unknown): PresetFilter[] | undefined {
   if (v === undefined || v === null) return undefined;
-  if (!Array.isArray(v)) return p.type('preset_filters', 'an array', v) || undefined;
-  if (v.length > MAX_PRESET_FILTERS) p.add('preset_filters', 'invalid', `must have at most ${MAX_PRESET_FILTERS} items, not ${v.length}`);
+  if (!p.array('preset_filters', v, MAX_PRESET_FILTERS)) return undefined;
   const out: PresetFilter[] = [];
   v.forEach((f, i) => {
     const at = `preset_filters[${i}]`;
@@ -341,8 +346,7 @@ function checkBoard(p: Problems, input: Json): DraftBoard {
   }
   const panels: DraftPanel[] = [];
   if (input.panels !== undefined && input.panels !== null) {
-    if (!Array.isArray(input.panels)) p.type('panels', 'an array', input.panels);
-    else {
+    if (p.array('panels', input.panels, MAX_PANELS)) {
       input.panels.forEach((v, i) => {
         const panel = checkPanel(p, v, `panels[${i}]`);
         if (panel) panels.push(panel);

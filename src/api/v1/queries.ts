@@ -20,7 +20,7 @@ import { unparseable } from '../../http/validation.js';
 import { ALL_DATASETS, findDataset } from '../../domain/datasets.js';
 import { shortId } from '../../domain/ids.js';
 import { COMPARE_TIME_OFFSETS, FILTER_OPS, HAVING_OPS, QUERY_OPS, type QuerySpec, type StoredQuery } from '../../query/spec.js';
-import { validateQuerySpec } from '../../query/validate.js';
+import { MAX_FILTER_VALUES, validateQuerySpec } from '../../query/validate.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext } from '../context.js';
 import { SlugParams } from './schemas.js';
@@ -47,7 +47,7 @@ export const QuerySchema = Type.Object(
           column: nullable(Type.String()),
           op: enumOf(FILTER_OPS),
           value: Type.Optional(
-            Type.Union([Type.Null(), Type.String(), Type.Number(), Type.Boolean(), Type.Array(Type.String())]),
+            Type.Union([Type.Null(), Type.String(), Type.Number(), Type.Boolean(), Type.Array(Type.String(), { maxItems: MAX_FILTER_VALUES })]),
           ),
         }),
         { maxItems: 100 },

@@ -49,6 +49,8 @@ const DEFAULT_LIMIT = 10_000;
 const MAX_LIMIT = 64_000;
 const DEFAULT_PAGE = 20;
 const MAX_PAGE = 100;
+/** Most services in `filters` (Waggle's limit; Honeycomb documents none). */
+export const MAX_MAP_FILTERS = 100;
 const BASE_PATH = '/1/maps/dependencies/requests';
 
 const MapNode = Type.Object({
@@ -62,7 +64,7 @@ const CreateBody = Type.Object({
   start_time: Type.Optional(Seconds('Unix seconds.')),
   end_time: Type.Optional(Seconds('Unix seconds.')),
   time_range: Type.Optional(Seconds('Seconds (7200 when neither this nor both times are given).')),
-  filters: Type.Optional(Type.Array(MapNode, { description: 'Keep only edges whose parent or child is one of these services.' })),
+  filters: Type.Optional(Type.Array(MapNode, { maxItems: MAX_MAP_FILTERS, description: 'Keep only edges whose parent or child is one of these services.' })),
 });
 type CreateInput = Static<typeof CreateBody>;
 
