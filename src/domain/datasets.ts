@@ -112,7 +112,7 @@ export async function allDatasets(store: ConfigStore): Promise<Dataset[]> {
   for (const team of await store.listTeams()) {
     for (let after: string | undefined; ; ) {
       const envs = await store.listEnvironments(team.id, { after, limit: 1000 });
-      for (const env of envs) out.push(...(await store.listDatasets(env.id)));
+      for (const env of envs) for (const ds of await store.listDatasets(env.id)) out.push(ds);
       if (envs.length < 1000) break;
       after = envs[envs.length - 1].id;
     }

@@ -227,13 +227,11 @@ function optionalString(p: Problems, obj: Record<string, unknown>, key: string, 
   return v;
 }
 
-/** An optional array (null = absent) of at most `max` items. */
+/** An optional array (null = absent) of at most `max` items, its length checked before any item. */
 function optionalArray(p: Problems, obj: Record<string, unknown>, key: string, field: string, max: number): unknown[] | undefined {
   const v = obj[key];
   if (v === undefined || v === null) return undefined;
-  if (!Array.isArray(v)) return void p.add(field, 'incorrect_type', 'must be an array');
-  if (v.length > max) return void p.add(field, 'invalid', `must have at most ${max} items`);
-  return v;
+  return p.array(field, v, max) ? v : undefined;
 }
 
 /** An optional object (null = absent). */

@@ -141,7 +141,7 @@ export function registerColumns(app: App, { store, writer }: ApiContext): void {
       const columns: ColumnRecord[] = [];
       for (const ds of datasets) {
         const own = await store.listColumns(ds.id);
-        if (keyName === undefined) columns.push(...own);
+        if (keyName === undefined) for (const c of own) columns.push(c);
         else {
           const match = own.find((c) => c.keyName === keyName);
           if (match) return columnResponse(match);

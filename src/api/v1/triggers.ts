@@ -269,8 +269,8 @@ function checkSchedule(p: Problems, body: Json): Pick<StoredTrigger, 'evaluation
   let ok = true;
   const days = w.days_of_week;
   if (days === undefined || days === null) ok = p.missing(at('days_of_week'));
-  else if (!Array.isArray(days)) ok = p.type(at('days_of_week'), 'an array', days);
-  else if (days.length < 1 || days.length > 7) ok = p.add(at('days_of_week'), 'invalid', `must have 1 to 7 days, not ${days.length}`);
+  else if (!p.array(at('days_of_week'), days, DAYS_OF_WEEK.length)) ok = false;
+  else if (days.length < 1) ok = p.add(at('days_of_week'), 'invalid', 'must have at least 1 day');
   else {
     const seen = new Set<unknown>();
     days.forEach((d, i) => {
