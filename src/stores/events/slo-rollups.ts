@@ -218,8 +218,9 @@ export class SloRollups {
    */
   async windowCounts(sloId: string, source: RollupSource, windows: { lo: number; hi: number }[]): Promise<Counts[]> {
     if (windows.length === 0 || source.parts.length === 0) return windows.map(() => ({ good: 0, bad: 0 }));
-    const from = Math.max(0, Math.min(...windows.map((w) => w.lo)));
-    const to = Math.max(...windows.map((w) => w.hi));
+    // Reduced, not spread into Math.min/max: a call's arguments live on the stack.
+    const from = Math.max(0, windows.reduce((m, w) => Math.min(m, w.lo), Infinity));
+    const to = windows.reduce((m, w) => Math.max(m, w.hi), -Infinity);
     const list = (xs: number[]) => `[${xs.map((x) => Math.trunc(x)).join(', ')}]::BIGINT[]`;
     const windowsSql = `SELECT unnest(${list(windows.map((_, i) => i))}) AS k, unnest(${list(windows.map((w) => w.lo))}) AS lo, unnest(${list(windows.map((w) => w.hi))}) AS hi`;
     // The rollups may change (a refresh drops the minutes that left the window) between reading
