@@ -1,13 +1,12 @@
-// An ingest thread: decodes /1/batch bodies (batch.ts) for batch-threads.ts, handing the
-// columns' buffers back without copying them.
+// An ingest thread: decodes /1/batch bodies (batch.ts) and OTLP bodies (otlp/request.ts) for
+// batch-threads.ts, handing the columns' buffers back without copying them.
 import { parentPort } from 'node:worker_threads';
-import { decodeBatch, type BatchRequest } from './batch.js';
-import { transferables } from '../stores/events/columns.js';
+import { runTask, type IngestTask } from './tasks.js';
 
-parentPort!.on('message', async ({ id, request }: { id: number; request: BatchRequest }) => {
+parentPort!.on('message', async ({ id, task }: { id: number; task: IngestTask }) => {
   try {
-    const decoded = await decodeBatch(request);
-    parentPort!.postMessage({ id, decoded }, decoded.ok ? transferables(decoded.columns) : []);
+    const { decoded, transfer } = await runTask(task);
+    parentPort!.postMessage({ id, decoded }, transfer);
   } catch (err) {
     parentPort!.postMessage({ id, error: err instanceof Error ? err.message : String(err) });
   }

@@ -1,13 +1,15 @@
-// Ingest threads: /1/batch bodies are decompressed, parsed and normalised on worker threads, so
-// the JavaScript thread, which also serves HTTP and stages every event into DuckDB, does
-// neither. In the ingest benchmark those steps were a third of that thread's time, and it was
+// Ingest threads: /1/batch and OTLP bodies are decompressed, parsed and normalised (or
+// translated) on worker threads, so the JavaScript thread, which also serves HTTP and stages
+// every event into DuckDB, does neither. In the ingest benchmark those steps were a third of that thread's time, and it was
 // the one thread ingest waited on (bench/ingest.mjs; docs/benchmarks.md). With no threads
 // (WAGGLE_INGEST_THREADS=0) the same code runs on the JavaScript thread.
 //
 // One pool per process and size, started on first use: the threads hold no state (each request
 // carries what decoding needs), and keep the process alive only while they have work.
 import { Worker } from 'node:worker_threads';
-import { decodeBatch, type BatchRequest, type DecodedBatch } from './batch.js';
+import type { BatchRequest, DecodedBatch } from './batch.js';
+import type { DecodedOtlp, OtlpDecodeRequest } from './otlp/request.js';
+import { runTask, type IngestTask } from './tasks.js';
 
 /**
  * A thread's entry. Run from TypeScript source (the tests), the thread registers tsx's loader
@@ -22,7 +24,7 @@ function startThread(): Worker {
 }
 
 interface Task {
-  resolve(d: DecodedBatch): void;
+  resolve(d: DecodedBatch | DecodedOtlp): void;
   reject(err: Error): void;
 }
 
@@ -32,7 +34,7 @@ class Thread {
   dead = false;
 
   constructor(onDeath: () => void) {
-    this.worker.on('message', (m: { id: number; decoded?: DecodedBatch; error?: string }) => {
+    this.worker.on('message', (m: { id: number; decoded?: DecodedBatch | DecodedOtlp; error?: string }) => {
       const task = this.tasks.get(m.id);
       this.tasks.delete(m.id);
       if (this.tasks.size === 0) this.worker.unref();
@@ -53,11 +55,11 @@ class Thread {
   }
 
   /** Posts a task; the thread keeps the process alive while it has tasks, and only then. */
-  post(id: number, request: BatchRequest, task: Task): void {
+  post(id: number, task: IngestTask, pending: Task): void {
     if (this.tasks.size === 0) this.worker.ref();
-    this.tasks.set(id, task);
+    this.tasks.set(id, pending);
     // The body is copied, not transferred: Node may have cut it from a shared pool.
-    this.worker.postMessage({ id, request });
+    this.worker.postMessage({ id, task });
   }
 }
 
@@ -67,9 +69,18 @@ export class BatchThreads {
 
   constructor(private readonly size: number) {}
 
-  /** Decodes a batch body on the least busy thread (a thread that failed is replaced). */
+  /** Decodes a /1/batch body on the least busy thread (a thread that failed is replaced). */
   decode(request: BatchRequest): Promise<DecodedBatch> {
-    if (this.size === 0) return decodeBatch(request);
+    return this.run({ kind: 'batch', request }) as Promise<DecodedBatch>;
+  }
+
+  /** Decodes and translates an OTLP body, the same way. */
+  decodeOtlp(request: OtlpDecodeRequest): Promise<DecodedOtlp> {
+    return this.run({ kind: 'otlp', request }) as Promise<DecodedOtlp>;
+  }
+
+  private async run(task: IngestTask): Promise<DecodedBatch | DecodedOtlp> {
+    if (this.size === 0) return (await runTask(task)).decoded;
     let thread: Thread | undefined;
     if (this.threads.length < this.size) {
       const t: Thread = new Thread(() => {
@@ -80,7 +91,7 @@ export class BatchThreads {
       thread = t;
     } else thread = this.threads.reduce((a, b) => (b.tasks.size < a.tasks.size ? b : a));
     const id = this.nextId++;
-    return new Promise<DecodedBatch>((resolve, reject) => thread.post(id, request, { resolve, reject }));
+    return new Promise<DecodedBatch | DecodedOtlp>((resolve, reject) => thread.post(id, task, { resolve, reject }));
   }
 }
 

@@ -1,0 +1,73 @@
+// An OTLP request body → its events as columns, per dataset, or the reason the whole request is
+// refused. Runs on an ingest thread (batch-threads.ts), or on the JavaScript thread when there
+// are none: decompress (with the cap that defuses bombs), decode (protobuf or JSON), translate.
+import { transferables } from '../../stores/events/columns.js';
+import { DecodeError, decompress } from '../decode.js';
+import { DEFAULT_LIMITS } from '../normalise.js';
+import { decodeLogsJson, decodeMetricsJson, decodeTracesJson } from './decode-json.js';
+import { decodeLogsProto, decodeMetricsProto, decodeTracesProto } from './decode-proto.js';
+import { translateLogs } from './logs.js';
+import { translateMetrics } from './metrics.js';
+import type { Signal } from './model.js';
+import type { Translated } from './rows.js';
+import { translateTraces } from './traces.js';
+import { WireError } from './wire.js';
+
+export interface OtlpDecodeRequest {
+  signal: Signal;
+  /** The body as sent. */
+  body: Uint8Array;
+  /** OTLP/JSON; otherwise protobuf. */
+  json: boolean;
+  contentEncoding?: string;
+  maxDecompressed: number;
+  /** The key is a Honeycomb Classic key (datasets.ts). */
+  classicKey: boolean;
+  /** `x-honeycomb-dataset`, as sent. */
+  datasetHeader?: string;
+  /** When the request arrived: the time of log records that give none. */
+  receivedUs: number;
+}
+
+export type DecodedOtlp = ({ ok: true } & Translated) | { ok: false; kind: 'too-large' | 'malformed'; message: string };
+
+const isBlank = (b: Buffer) => b.every((c) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09);
+
+export async function decodeOtlp(req: OtlpDecodeRequest): Promise<DecodedOtlp> {
+  try {
+    // (A Buffer arrives on another thread as a plain Uint8Array.)
+    const sent = Buffer.from(req.body.buffer, req.body.byteOffset, req.body.byteLength);
+    const raw = await decompress(sent, req.contentEncoding, req.maxDecompressed);
+    // An empty body is an empty request (nothing to store), in either encoding.
+    if (raw.length === 0 || (req.json && isBlank(raw))) return { ok: true, groups: [], items: 0, refused: [] };
+    const limits = DEFAULT_LIMITS;
+    const choice = { classicKey: req.classicKey, datasetHeader: req.datasetHeader };
+    const value: unknown = req.json ? JSON.parse(raw.toString('utf8')) : raw;
+    const body = value as Buffer;
+    switch (req.signal) {
+      case 'traces':
+        return { ok: true, ...translateTraces(req.json ? decodeTracesJson(value) : decodeTracesProto(body), choice, limits) };
+      case 'logs':
+        return { ok: true, ...translateLogs(req.json ? decodeLogsJson(value) : decodeLogsProto(body), req.datasetHeader, limits, req.receivedUs) };
+      case 'metrics':
+        return { ok: true, ...translateMetrics(req.json ? decodeMetricsJson(value) : decodeMetricsProto(body), req.datasetHeader, limits) };
+    }
+  } catch (err) {
+    if (err instanceof DecodeError) return { ok: false, kind: err.kind === 'too-large' ? 'too-large' : 'malformed', message: err.message };
+    if (err instanceof WireError) return { ok: false, kind: 'malformed', message: err.message };
+    if (err instanceof SyntaxError) return { ok: false, kind: 'malformed', message: `the body is not valid JSON: ${err.message}` };
+    throw err;
+  }
+}
+
+/** The buffers to transfer (not copy) when posting a decoded request to another thread. */
+export function otlpTransferables(d: DecodedOtlp): ArrayBuffer[] {
+  if (!d.ok) return [];
+  const out = new Set<ArrayBuffer>();
+  for (const g of d.groups) {
+    for (const b of transferables(g.columns)) out.add(b);
+    out.add(g.rowItem.buffer as ArrayBuffer);
+    out.add(g.rowWeight.buffer as ArrayBuffer);
+  }
+  return [...out];
+}
