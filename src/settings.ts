@@ -25,6 +25,13 @@ export interface Settings {
   ingestDecompressedLimit: number;
   /** Worker threads that decompress, parse and normalise /1/batch bodies; 0: the JavaScript thread does. */
   ingestThreads: number;
+  /**
+   * Most events written and not yet committed (the writer's backlog); past it OTLP requests get
+   * 503 (gRPC Unavailable) with a retry delay, so that memory stays bounded under overload.
+   */
+  ingestQueueLimit: number;
+  /** Port of the OTLP/gRPC server (on `host`); 0: no gRPC server. */
+  otlpGrpcPort: number;
   /** Most columns a dataset may have; events that would add more are refused. */
   maxColumnsPerDataset: number;
   /** Events older than this many days are deleted in the background; 0 keeps them forever. */
@@ -104,6 +111,8 @@ export const DEFAULTS: Settings = {
   ingestBodyLimit: 5_000_000,
   ingestDecompressedLimit: 100_000_000,
   ingestThreads: Math.max(1, Math.min(4, availableParallelism() - 1)),
+  ingestQueueLimit: 250_000,
+  otlpGrpcPort: 4317,
   maxColumnsPerDataset: 10_000,
   retentionDays: 60,
   queryResultRateLimit: { limit: 10, windowSeconds: 60 },
@@ -212,6 +221,8 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Settin
     s.ingestDecompressedLimit = parseInteger(env.WAGGLE_INGEST_DECOMPRESSED_LIMIT, 'WAGGLE_INGEST_DECOMPRESSED_LIMIT', 1024, 1 << 30);
   }
   if (env.WAGGLE_INGEST_THREADS) s.ingestThreads = parseInteger(env.WAGGLE_INGEST_THREADS, 'WAGGLE_INGEST_THREADS', 0, 64);
+  if (env.WAGGLE_INGEST_QUEUE_LIMIT) s.ingestQueueLimit = parseInteger(env.WAGGLE_INGEST_QUEUE_LIMIT, 'WAGGLE_INGEST_QUEUE_LIMIT', 1, 100_000_000);
+  if (env.WAGGLE_OTLP_GRPC_PORT) s.otlpGrpcPort = parseInteger(env.WAGGLE_OTLP_GRPC_PORT, 'WAGGLE_OTLP_GRPC_PORT', 0, 65535);
   if (env.WAGGLE_MAX_COLUMNS) s.maxColumnsPerDataset = parseInteger(env.WAGGLE_MAX_COLUMNS, 'WAGGLE_MAX_COLUMNS', 1, 1_000_000);
   const int = (name: string, min: number, max: number) => (env[name] ? parseInteger(env[name]!, name, min, max) : undefined);
   s.notifyQueueSize = int('WAGGLE_NOTIFY_QUEUE_SIZE', 1, 1_000_000) ?? s.notifyQueueSize;

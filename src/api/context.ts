@@ -5,6 +5,7 @@ import type { IngestWriter } from '../ingest/writer.js';
 import type { Settings } from '../settings.js';
 import type { Scheduler } from '../engine/scheduler.js';
 import type { Notifier } from '../notify/types.js';
+import type { AuthContext, AuthRule, HeaderSink } from '../http/auth.js';
 
 export interface ApiContext {
   store: ConfigStore;
@@ -16,4 +17,9 @@ export interface ApiContext {
   scheduler: Scheduler;
   /** Where alerts send notifications. */
   notifier: Notifier;
+  /**
+   * Checks a key outside a route's onRequest hook (OTLP over gRPC): the same rules, key lookup
+   * and rate limits as the hook. Throws ApiError.
+   */
+  authenticate(rule: Exclude<AuthRule, { kind: 'none' }>, credential: string | undefined, header?: HeaderSink): Promise<AuthContext>;
 }

@@ -8,7 +8,7 @@ import type { ConfigStore } from '../stores/config/types.js';
 import type { EventStore } from '../stores/events/types.js';
 import { IngestWriter } from '../ingest/writer.js';
 import { DEFAULTS, type Settings } from '../settings.js';
-import { authHook } from './auth.js';
+import { authHook, authenticate, type AuthDeps } from './auth.js';
 import { errorResponses } from './error-schemas.js';
 import { ApiError, JSONAPI, payloadTooLarge, renderError, validationError, type TypeDetail } from './errors.js';
 import { decodeContentEncoding } from './content-encoding.js';
@@ -28,6 +28,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Background evaluation and delivery, reachable from tests (tick the scheduler, read what was sent). */
     engine: { scheduler: Scheduler; notifier: Notifier & { sent?: Notification[] } };
+    /** OTLP export for transports other than the HTTP routes (the gRPC server, http/grpc.ts). */
+    otlp: { export(req: OtlpExport): Promise<OtlpResult>; maxMessageBytes: number };
   }
   interface FastifyRequest {
     /** The server's public base URL as this request sees it (src/http/public-url.ts). */
@@ -35,6 +37,8 @@ declare module 'fastify' {
   }
 }
 import { registerV2 } from '../api/v2/index.js';
+import { registerOtlp } from '../api/otlp.js';
+import { exportOtlp, type OtlpExport, type OtlpResult } from '../api/otlp-export.js';
 
 export interface AppDeps {
   configStore: ConfigStore;
@@ -149,16 +153,14 @@ export async function createApp(deps: AppDeps): Promise<App> {
       return requestBaseUrl(this, settings);
     },
   });
-  app.addHook(
-    'onRequest',
-    authHook({
-      store: deps.configStore,
-      limiter: new RateLimiter(() => now().getTime()),
-      now,
-      apiRate: settings.apiRateLimit,
-      ingestRate: settings.ingestRateLimit,
-    }),
-  );
+  const authDeps: AuthDeps = {
+    store: deps.configStore,
+    limiter: new RateLimiter(() => now().getTime()),
+    now,
+    apiRate: settings.apiRateLimit,
+    ingestRate: settings.ingestRateLimit,
+  };
+  app.addHook('onRequest', authHook(authDeps));
   // An error answered before the body was read (a 413 decided from Content-Length, a 401)
   // reaches a client that is still sending (src/http/unread-body.ts).
   app.addHook('onError', async (request, reply) => {
@@ -196,9 +198,20 @@ export async function createApp(deps: AppDeps): Promise<App> {
   const scheduler = new Scheduler(now, (job, err) => app.log.error({ err, job }, 'evaluation failed'));
   const notifier = createNotifier({ store: deps.configStore, settings, log: app.log });
   app.decorate('engine', { scheduler, notifier });
-  const ctx: ApiContext = { store: deps.configStore, events: deps.eventStore, writer, now, settings, scheduler, notifier };
+  const ctx: ApiContext = {
+    store: deps.configStore,
+    events: deps.eventStore,
+    writer,
+    now,
+    settings,
+    scheduler,
+    notifier,
+    authenticate: (rule, credential, header) => authenticate(authDeps, rule, credential, header),
+  };
   await app.register(async (v1) => registerV1(v1 as App, ctx));
   await app.register(async (v2) => registerV2(v2 as App, ctx));
+  await app.register(async (otlp) => registerOtlp(otlp as App, ctx));
+  app.decorate('otlp', { export: (req: OtlpExport) => exportOtlp(ctx, req), maxMessageBytes: settings.ingestDecompressedLimit });
   startBackground(app, ctx);
   return app;
 }

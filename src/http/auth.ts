@@ -17,7 +17,16 @@ export type AuthRule =
    * `X-Honeycomb-Team` / `X-Service-Team`: configuration keys, and ingest keys where `ingest` is set.
    * `firehose`: `X-Amz-Firehose-Access-Key` too, ahead of the others (Kinesis Firehose delivery).
    */
-  | { kind: 'team'; ingest?: boolean; firehose?: boolean; permission?: Permission | readonly Permission[]; rate?: 'api' | 'ingest'; legacyErrors?: boolean }
+  | {
+      kind: 'team';
+      ingest?: boolean;
+      firehose?: boolean;
+      permission?: Permission | readonly Permission[];
+      rate?: 'api' | 'ingest';
+      legacyErrors?: boolean;
+      /** Ingest 429s carry Retry-After (OTLP clients read it); /1/ ingest routes answer without, as documented. */
+      retryAfter?: boolean;
+    }
   /** `Authorization: Bearer id:secret` with a management key. */
   | { kind: 'management'; scope?: Scope };
 
@@ -65,60 +74,86 @@ export interface AuthDeps {
   ingestRate: RatePolicy | null;
 }
 
+/** Where authenticate() puts the rate-limit headers (a reply's, or gRPC metadata). */
+export type HeaderSink = (name: string, value: string) => void;
+
+/**
+ * Checks a credential against a rule: resolves the key, applies its rate limit and checks the
+ * rule's permission or scope. Throws ApiError (401, 403, 404, 429) in the rule's dialect.
+ * `found` is told the key's context as soon as it is known (before the rate limit and the
+ * permission are checked). The onRequest hook below uses it for every route; OTLP over gRPC,
+ * which has no route, calls it directly (through the ApiContext).
+ */
+export async function authenticate(
+  deps: AuthDeps,
+  rule: Exclude<AuthRule, { kind: 'none' }>,
+  credential: string | undefined,
+  header: HeaderSink = () => undefined,
+  opts: { teamSlug?: string; found?: (auth: AuthContext) => void } = {},
+): Promise<AuthContext> {
+  const legacy = rule.kind === 'team' && rule.legacyErrors ? ({ dialect: 'legacy' } as const) : {};
+  const now = deps.now();
+
+  let key: ApiKey | Rejection;
+  if (rule.kind === 'management') {
+    key = await resolveBearer(deps.store, credential, now);
+  } else {
+    key = await resolveTeamHeader(deps.store, credential, now);
+    if (typeof key !== 'string' && key.keyType === 'ingest' && !rule.ingest) {
+      throw new ApiError(401, 'this endpoint requires a configuration key', legacy);
+    }
+  }
+  if (typeof key === 'string') {
+    const unknown = rule.kind === 'management' && (key === 'missing' || key === 'unknown');
+    throw new ApiError(401, unknown ? INVALID_KEY : REJECTION_TEXT[key], legacy);
+  }
+
+  const team = await deps.store.getTeam(key.teamId);
+  const environment = (key.environmentId && (await deps.store.getEnvironmentById(key.environmentId))) || null;
+  if (!team || (rule.kind === 'team' && !environment)) throw new ApiError(401, REJECTION_TEXT.unknown, legacy);
+  const auth: AuthContext = { key, team, environment };
+  opts.found?.(auth);
+
+  const policy = rule.kind === 'team' && rule.rate === 'ingest' ? deps.ingestRate : deps.apiRate;
+  if (policy) {
+    const bucket = `${rule.kind === 'team' ? (rule.rate ?? 'api') : 'api'}:${key.id}`;
+    const d = deps.limiter.take(bucket, policy);
+    header('ratelimit', d.header);
+    header('ratelimitpolicy', d.policyHeader);
+    if (!d.allowed) {
+      // Ingest 429s carry no Retry-After (as documented), unless the rule asks for it (OTLP); the others do.
+      const ingest = rule.kind === 'team' && rule.rate === 'ingest';
+      throw ingest
+        ? new ApiError(429, 'Request dropped due to rate limiting.', { dialect: 'legacy', retryAfter: rule.retryAfter ? d.retryAfter : undefined })
+        : new ApiError(429, 'You have exceeded your rate limit.', {
+            retryAfter: d.retryAfter,
+            detail: `Please try again after ${new Date(now.getTime() + d.retryAfter * 1000).toISOString()}.`,
+          });
+    }
+  }
+
+  if (rule.kind === 'management') {
+    // Another team's path is not found, whatever the key's scopes.
+    if (opts.teamSlug !== undefined && opts.teamSlug !== team.slug) throw new ApiError(404, 'team not found');
+    if (rule.scope && !key.scopes.includes(rule.scope)) {
+      throw new ApiError(403, `this management key lacks the ${rule.scope} scope`);
+    }
+  } else if (rule.permission && key.keyType === 'configuration') {
+    const missing = [rule.permission].flat().find((p) => !key.permissions[p]);
+    if (missing) throw new ApiError(403, `this API key lacks the ${missing} permission`, legacy);
+  }
+  return auth;
+}
+
 export function authHook(deps: AuthDeps) {
-  return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  return async function authenticateRequest(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     request.auth = null;
     const rule = request.routeOptions.config?.auth;
     if (!rule || rule.kind === 'none') return;
-    const legacy = rule.kind === 'team' && rule.legacyErrors ? ({ dialect: 'legacy' } as const) : {};
-    const now = deps.now();
-
-    let key: ApiKey | Rejection;
-    if (rule.kind === 'management') {
-      key = await resolveBearer(deps.store, request.headers.authorization, now);
-    } else {
-      key = await resolveTeamHeader(deps.store, teamHeader(request, rule.firehose), now);
-      if (typeof key !== 'string' && key.keyType === 'ingest' && !rule.ingest) {
-        throw new ApiError(401, 'this endpoint requires a configuration key', legacy);
-      }
-    }
-    if (typeof key === 'string') {
-      const unknown = rule.kind === 'management' && (key === 'missing' || key === 'unknown');
-      throw new ApiError(401, unknown ? INVALID_KEY : REJECTION_TEXT[key], legacy);
-    }
-
-    const team = await deps.store.getTeam(key.teamId);
-    const environment = (key.environmentId && (await deps.store.getEnvironmentById(key.environmentId))) || null;
-    if (!team || (rule.kind === 'team' && !environment)) throw new ApiError(401, REJECTION_TEXT.unknown, legacy);
-    request.auth = { key, team, environment };
-
-    const policy = rule.kind === 'team' && rule.rate === 'ingest' ? deps.ingestRate : deps.apiRate;
-    if (policy) {
-      const bucket = `${rule.kind === 'team' ? (rule.rate ?? 'api') : 'api'}:${key.id}`;
-      const d = deps.limiter.take(bucket, policy);
-      reply.header('ratelimit', d.header).header('ratelimitpolicy', d.policyHeader);
-      if (!d.allowed) {
-        // Ingest 429s carry no Retry-After (as documented); the others do.
-        const ingest = rule.kind === 'team' && rule.rate === 'ingest';
-        throw ingest
-          ? new ApiError(429, 'Request dropped due to rate limiting.', { dialect: 'legacy' })
-          : new ApiError(429, 'You have exceeded your rate limit.', {
-              retryAfter: d.retryAfter,
-              detail: `Please try again after ${new Date(now.getTime() + d.retryAfter * 1000).toISOString()}.`,
-            });
-      }
-    }
-
-    if (rule.kind === 'management') {
-      // Another team's path is not found, whatever the key's scopes.
-      const teamSlug = (request.params as { teamSlug?: string } | undefined)?.teamSlug;
-      if (teamSlug !== undefined && teamSlug !== team.slug) throw new ApiError(404, 'team not found');
-      if (rule.scope && !key.scopes.includes(rule.scope)) {
-        throw new ApiError(403, `this management key lacks the ${rule.scope} scope`);
-      }
-    } else if (rule.permission && key.keyType === 'configuration') {
-      const missing = [rule.permission].flat().find((p) => !key.permissions[p]);
-      if (missing) throw new ApiError(403, `this API key lacks the ${missing} permission`, legacy);
-    }
+    const credential = rule.kind === 'management' ? request.headers.authorization : teamHeader(request, rule.firehose);
+    await authenticate(deps, rule, credential, (name, value) => reply.header(name, value), {
+      teamSlug: (request.params as { teamSlug?: string } | undefined)?.teamSlug,
+      found: (auth) => (request.auth = auth),
+    });
   };
 }

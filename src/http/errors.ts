@@ -6,6 +6,8 @@
 //   jsonapi  `{errors:[…]}` as application/vnd.api+json     (everything under /2/)
 // Clients branch on the Content-Type, so it always matches the body.
 
+import { Writer } from '../ingest/otlp/wire.js';
+
 export type Dialect = 'legacy' | 'problem' | 'jsonapi';
 export type DetailCode = 'invalid' | 'missing' | 'incorrect_type' | 'already_exists';
 
@@ -154,4 +156,80 @@ export function renderError(err: ApiError, url: string, requestId: string, base:
       }))
     : [{ id: requestId, status: String(err.status), code: p.code, title: JSONAPI_TITLES[err.status] ?? p.title, detail: err.extra.detail ?? err.message }];
   return { status: err.status, contentType: JSONAPI, body: { errors }, headers };
+}
+
+// --- OTLP (OpenTelemetry) errors: a google.rpc.Status, over HTTP and gRPC alike.
+
+/** gRPC status codes (google.rpc.Code) used by OTLP answers. */
+export const GrpcCode = {
+  OK: 0,
+  INVALID_ARGUMENT: 3,
+  NOT_FOUND: 5,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  UNAUTHENTICATED: 16,
+} as const;
+
+/**
+ * The gRPC code of an error's HTTP status, as the OTLP specification pairs them: 400 (and 422,
+ * an unusable dataset name) InvalidArgument, never retried; 429 ResourceExhausted and 503
+ * Unavailable, retried (both carry RetryInfo); 413 ResourceExhausted without RetryInfo, which
+ * clients do not retry.
+ */
+export function grpcCodeFor(status: number): number {
+  switch (status) {
+    case 400:
+    case 422:
+      return GrpcCode.INVALID_ARGUMENT;
+    case 401:
+      return GrpcCode.UNAUTHENTICATED;
+    case 403:
+      return GrpcCode.PERMISSION_DENIED;
+    case 404:
+      return GrpcCode.NOT_FOUND;
+    case 413:
+    case 429:
+      return GrpcCode.RESOURCE_EXHAUSTED;
+    case 415:
+      return GrpcCode.UNIMPLEMENTED;
+    case 503:
+      return GrpcCode.UNAVAILABLE;
+    default:
+      return GrpcCode.INTERNAL;
+  }
+}
+
+const RETRY_INFO_TYPE = 'type.googleapis.com/google.rpc.RetryInfo';
+
+/**
+ * google.rpc.Status { code = 1, message = 2, details = 3 (Any) } as protobuf, with a
+ * google.rpc.RetryInfo { retry_delay = 1 (Duration { seconds = 1 }) } detail when the error
+ * says when to retry.
+ */
+export function statusProto(code: number, message: string, retryAfter?: number): Buffer {
+  const w = new Writer().uint(1, code).string(2, message);
+  if (retryAfter !== undefined) {
+    const delay = new Writer().uint(1, retryAfter).finish();
+    const info = new Writer().bytes(1, delay).finish();
+    w.bytes(3, new Writer().string(1, RETRY_INFO_TYPE).bytes(2, info).finish());
+  }
+  return w.finish();
+}
+
+/**
+ * An OTLP error over HTTP: a google.rpc.Status in the request's encoding (JSON, or protobuf)
+ * with the request's Content-Type; 429 and 503 carry Retry-After (seconds).
+ */
+export function renderOtlpError(err: ApiError, json: boolean, contentType: string): RenderedError {
+  const code = grpcCodeFor(err.status);
+  const headers: Record<string, string> = {};
+  if (err.extra.retryAfter !== undefined) headers['retry-after'] = String(err.extra.retryAfter);
+  const message = err.extra.detail && err.extra.detail !== err.message ? `${err.message}: ${err.extra.detail}` : err.message;
+  const retry = err.extra.retryAfter;
+  const details = retry === undefined ? {} : { details: [{ '@type': RETRY_INFO_TYPE, retryDelay: `${retry}s` }] };
+  const body = json ? JSON.stringify({ code, message, ...details }) : statusProto(code, message, retry);
+  return { status: err.status, contentType, body, headers };
 }

@@ -152,6 +152,8 @@ export class IngestWriter {
   /** Ids of datasets deleted while this writer runs: writes still queued for them are refused. */
   private readonly dropped = new Set<string>();
   private closed = false;
+  /** Events handed to write() and not yet answered (queued, staged or committing). */
+  private waiting = 0;
 
   constructor(
     private readonly config: ConfigStore,
@@ -165,10 +167,21 @@ export class IngestWriter {
     // After close() only a request whose client went away can still get here (the HTTP server
     // closed first, waiting for the others): it must not reach a closing event store.
     if (this.closed) return Promise.reject(new Error('the ingest writer is closed'));
-    return new Promise((resolve, reject) => {
+    const n = events.count;
+    this.waiting += n;
+    const done = () => (this.waiting -= n);
+    return new Promise<(string | null)[]>((resolve, reject) => {
       this.queue.push({ dataset, events, resolve, reject });
       this.draining ??= this.drain();
-    });
+    }).finally(done);
+  }
+
+  /**
+   * Events written and not yet answered: how far the event store is behind. OTLP answers
+   * "try again later" (503) past a limit, so that memory stays bounded under overload.
+   */
+  get backlog(): number {
+    return this.waiting;
   }
 
   /**

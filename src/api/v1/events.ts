@@ -5,16 +5,14 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Packr } from 'msgpackr';
 import type { App } from '../../http/app.js';
-import { envOf } from '../../http/auth.js';
-import { ApiError, datasetNotFound } from '../../http/errors.js';
-import { createOrGetDataset, datasetNameProblem, datasetSlug } from '../../domain/datasets.js';
+import { ApiError } from '../../http/errors.js';
 import type { BatchRequest, DecodedBatch } from '../../ingest/batch.js';
 import { batchThreads } from '../../ingest/batch-threads.js';
 import { columnsOf } from '../../stores/events/columns.js';
 import { DecodeError, decodeBody, isMsgpack } from '../../ingest/decode.js';
 import { DEFAULT_LIMITS, EventRejected, normaliseFields, parseSamplerate, parseTime, type NormalisedEvent } from '../../ingest/normalise.js';
-import type { Dataset } from '../../stores/config/types.js';
 import type { ApiContext } from '../context.js';
+import { ingestDataset } from '../ingest-dataset.js';
 import { SlugParams } from './schemas.js';
 
 export const MALFORMED = 'Request body is malformed and cannot be read.';
@@ -24,26 +22,6 @@ export const TOO_LARGE = 'Request body is too large.';
 const packr = new Packr({ useRecords: false });
 const ingestAuth = { kind: 'team', ingest: true, permission: 'send_events', rate: 'ingest', legacyErrors: true } as const;
 const BatchResult = Type.Array(Type.Object({ status: Type.Number(), error: Type.Optional(Type.String()) }));
-
-/** The dataset a write goes to: `known` when it exists already; calling it creates it if not. */
-export type DatasetTarget = (() => Promise<Dataset>) & { known?: Dataset };
-
-/**
- * The dataset an ingest path names. Checked first: a name no dataset can have (the naming rule,
- * datasetNameProblem) → 400 saying why; otherwise 404 unless it exists or the key may create
- * datasets (an ingest key with create_datasets, or a configuration key with it). The returned
- * function yields it, creating it on first write — called once the body has been read, so a
- * malformed request creates nothing.
- */
-export async function ingestDataset(ctx: ApiContext, request: FastifyRequest, segment: string): Promise<DatasetTarget> {
-  const env = envOf(request);
-  const problem = datasetNameProblem(segment);
-  if (problem) throw new ApiError(400, `invalid dataset name ${JSON.stringify(segment)}: ${problem}`);
-  const existing = await ctx.store.getDataset(env.id, datasetSlug(segment));
-  if (existing) return Object.assign(async () => existing, { known: existing });
-  if (!request.auth!.key.permissions.create_datasets) throw datasetNotFound();
-  return async () => (await createOrGetDataset(ctx.store, env, { name: segment })).dataset;
-}
 
 /** Honeycomb's whole-request error for a body that cannot be decoded. */
 function decodeFailure(kind: DecodeError['kind'], message: string): ApiError {
@@ -123,7 +101,7 @@ export function registerEvents(app: App, ctx: ApiContext): void {
       config: { auth: ingestAuth },
     },
     async (request, reply) => {
-      const target = await ingestDataset(ctx, request, request.params.datasetSlug);
+      const target = await ingestDataset(ctx, request.auth!, request.params.datasetSlug);
       // A new dataset gets the default depth (0); decoded again if it was created meanwhile with another.
       const depth = target.known?.expandJsonDepth ?? 0;
       let batch = await readBatch(ctx, request, depth);
@@ -160,7 +138,7 @@ export function registerEvents(app: App, ctx: ApiContext): void {
       config: { auth: ingestAuth },
     },
     async (request, reply) => {
-      const target = await ingestDataset(ctx, request, request.params.datasetSlug);
+      const target = await ingestDataset(ctx, request.auth!, request.params.datasetSlug);
       const fields = await readIngestBody(ctx, request);
       // The body is one event object; anything else (an array, a string, null) cannot be read as one.
       if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) {

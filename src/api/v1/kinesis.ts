@@ -20,7 +20,8 @@ import { DecodeError, decompress } from '../../ingest/decode.js';
 import { DEFAULT_LIMITS, EventRejected, normaliseFields, type NormalisedEvent } from '../../ingest/normalise.js';
 import { DATASET_TOO_MANY_COLUMNS } from '../../ingest/writer.js';
 import type { ApiContext } from '../context.js';
-import { ingestDataset, readIngestBody } from './events.js';
+import { readIngestBody } from './events.js';
+import { ingestDataset } from '../ingest-dataset.js';
 import { SlugParams } from './schemas.js';
 
 const REQUEST_ID_HEADER = 'x-amz-firehose-request-id';
@@ -208,7 +209,7 @@ export function registerKinesis(app: App, ctx: ApiContext): void {
     },
     async (request, reply) => {
       const requestId = requestIdOf(request);
-      const target = await ingestDataset(ctx, request, request.params.datasetSlug);
+      const target = await ingestDataset(ctx, request.auth!, request.params.datasetSlug);
       const body = await readIngestBody(ctx, request);
       if (!isPlainObject(body) || !Array.isArray(body.records)) {
         throw new ApiError(400, 'the body must be a JSON object with a records array');
