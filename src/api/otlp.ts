@@ -27,10 +27,11 @@ const header = (request: FastifyRequest, name: string): string | undefined => {
 };
 
 /** Every failure of these routes, Fastify's own (body too large) included, as a Status. */
-function otlpErrorHandler(err: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) {
+const otlpErrorHandler = (ctx: ApiContext) => (err: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) => {
   let e: ApiError;
   if (err instanceof ApiError) e = err;
-  else if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') e = new ApiError(413, `the request body is larger than ${err.message.match(/\d+/)?.[0] ?? 'the limit of'} bytes`);
+  else if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') e = new ApiError(415, UNSUPPORTED_TYPE); // a body without a Content-Type
+  else if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') e = new ApiError(413, `the request body is larger than ${ctx.settings.ingestBodyLimit} bytes`);
   else if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) e = new ApiError(err.statusCode, err.message);
   else e = new ApiError(500, 'something went wrong!');
   if (e.status >= 500) request.log.error({ err }, 'OTLP request failed');
@@ -38,8 +39,9 @@ function otlpErrorHandler(err: FastifyError | ApiError, request: FastifyRequest,
   const encoding = otlpEncoding(type);
   // An unsupported Content-Type gets its Status as JSON, the readable one of the two.
   const out = renderOtlpError(e, encoding !== 'protobuf', encoding ? type! : 'application/json');
-  return reply.code(out.status).headers(out.headers).type(out.contentType).send(out.body);
-}
+  // header(), not type(): the request's Content-Type exactly, without a charset added.
+  return reply.code(out.status).headers(out.headers).header('content-type', out.contentType).send(out.body);
+};
 
 export function registerOtlp(app: App, ctx: ApiContext): void {
   // Bodies stay raw bytes: decoding depends on Content-Encoding and Content-Type.
@@ -51,7 +53,7 @@ export function registerOtlp(app: App, ctx: ApiContext): void {
       `/v1/${signal}`,
       {
         bodyLimit: ctx.settings.ingestBodyLimit,
-        errorHandler: otlpErrorHandler,
+        errorHandler: otlpErrorHandler(ctx),
         schema: {
           tags: ['OpenTelemetry'],
           security: [{ ingest_key: [] }, { configuration_key: [] }],
@@ -77,7 +79,7 @@ export function registerOtlp(app: App, ctx: ApiContext): void {
           dataset: header(request, 'x-honeycomb-dataset'),
           header: (name, value) => reply.header(name, value),
         });
-        return reply.code(200).type(type!).send(exportResponse(signal, json, result.rejected, result.message));
+        return reply.code(200).header('content-type', type!).send(exportResponse(signal, json, result.rejected, result.message));
       },
     );
   }

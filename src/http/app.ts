@@ -28,6 +28,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Background evaluation and delivery, reachable from tests (tick the scheduler, read what was sent). */
     engine: { scheduler: Scheduler; notifier: Notifier & { sent?: Notification[] } };
+    /** The ingest writer, reachable from tests (hold its lock to see a full ingest queue). */
+    writer: IngestWriter;
     /** OTLP export for transports other than the HTTP routes (the gRPC server, http/grpc.ts). */
     otlp: { export(req: OtlpExport): Promise<OtlpResult>; maxMessageBytes: number };
   }
@@ -198,6 +200,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
   const scheduler = new Scheduler(now, (job, err) => app.log.error({ err, job }, 'evaluation failed'));
   const notifier = createNotifier({ store: deps.configStore, settings, log: app.log });
   app.decorate('engine', { scheduler, notifier });
+  app.decorate('writer', writer);
   const ctx: ApiContext = {
     store: deps.configStore,
     events: deps.eventStore,

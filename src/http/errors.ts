@@ -230,6 +230,6 @@ export function renderOtlpError(err: ApiError, json: boolean, contentType: strin
   const message = err.extra.detail && err.extra.detail !== err.message ? `${err.message}: ${err.extra.detail}` : err.message;
   const retry = err.extra.retryAfter;
   const details = retry === undefined ? {} : { details: [{ '@type': RETRY_INFO_TYPE, retryDelay: `${retry}s` }] };
-  const body = json ? JSON.stringify({ code, message, ...details }) : statusProto(code, message, retry);
+  const body = json ? Buffer.from(JSON.stringify({ code, message, ...details })) : statusProto(code, message, retry);
   return { status: err.status, contentType, body, headers };
 }
