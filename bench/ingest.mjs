@@ -164,7 +164,7 @@ async function serverRun(tmp, bodies) {
   const nodeArgs = [...serverNodeFlags(), ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)];
   const child = spawn(process.execPath, [...nodeArgs, ...profile, 'dist/main.js', 'serve', '--port', String(port), '--data-dir', dataDir], {
     cwd: ROOT,
-    env: { ...process.env, WAGGLE_LOG_LEVEL: 'warn', WAGGLE_INGEST_RATE_LIMIT: 'off' },
+    env: { ...process.env, WAGGLE_LOG_LEVEL: 'warn', WAGGLE_INGEST_RATE_LIMIT: 'off', WAGGLE_OTLP_GRPC_PORT: '0' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));

@@ -108,6 +108,7 @@ async function serve(dataDir) {
       WAGGLE_INGEST_RATE_LIMIT: 'off',
       WAGGLE_QUERY_RESULT_RATE_LIMIT: 'off',
       WAGGLE_QUERY_TIMEOUT_MS: '120000',
+      WAGGLE_OTLP_GRPC_PORT: '0',
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });

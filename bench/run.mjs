@@ -19,7 +19,7 @@ function cpuSeconds(pid) {
 
 function start(args, env = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, args, { env: { ...process.env, WAGGLE_OTLP_GRPC_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (d) => {
       out += d;

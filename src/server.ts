@@ -8,10 +8,13 @@ import type { ConfigStore } from './stores/config/types.js';
 import type { Settings } from './settings.js';
 import { join } from 'node:path';
 import { DuckDbEventStore } from './stores/events/duckdb.js';
+import { startGrpcServer, type GrpcServer } from './http/grpc.js';
 
 export interface RunningServer {
   app: App;
   url: string;
+  /** The OTLP/gRPC port, when that server runs (settings.otlpGrpcPort > 0). */
+  grpcPort?: number;
   stop(): Promise<void>;
 }
 
@@ -28,6 +31,18 @@ export async function startServer(settings: Settings, out: NodeJS.WritableStream
   await app.listen({ port: settings.port, host: settings.host });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : settings.port;
+  let grpc: GrpcServer | undefined;
+  if (settings.otlpGrpcPort > 0) {
+    try {
+      grpc = await startGrpcServer(app, settings.host, settings.otlpGrpcPort);
+    } catch (err) {
+      await app.close();
+      await eventStore.close();
+      await configStore.close();
+      throw new Error(`OTLP/gRPC cannot listen on ${settings.host}:${settings.otlpGrpcPort} (WAGGLE_OTLP_GRPC_PORT; 0 turns it off): ${(err as Error).message}`);
+    }
+    app.log.info(`OTLP/gRPC listening at ${settings.host}:${grpc.port}`);
+  }
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
@@ -35,6 +50,8 @@ export async function startServer(settings: Settings, out: NodeJS.WritableStream
       // request finishes later would hold the process until its keep-alive timeout (72 s).
       const reaper = setInterval(() => app.server.closeIdleConnections(), 100);
       try {
+        // gRPC calls under way finish first: they need the ingest writer, which app.close() closes.
+        await grpc?.stop();
         await app.close(); // stops accepting and waits for in-flight requests
       } finally {
         clearInterval(reaper);
@@ -42,7 +59,7 @@ export async function startServer(settings: Settings, out: NodeJS.WritableStream
       await eventStore.close(); // after app.close(), which commits queued events
       await configStore.close();
     })());
-  return { app, url: `http://${settings.host}:${port}`, stop };
+  return { app, url: `http://${settings.host}:${port}`, grpcPort: grpc?.port, stop };
 }
 
 function keysBanner(init: Awaited<ReturnType<typeof initialise>>): string {

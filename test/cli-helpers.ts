@@ -14,7 +14,8 @@ export const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('WAGGLE_')) env[k] = v;
-  return { ...env, ...extra };
+  // No OTLP/gRPC server on the shared default port 4317 unless a test asks for one.
+  return { ...env, WAGGLE_OTLP_GRPC_PORT: '0', ...extra };
 }
 
 const tempDirs: string[] = [];
