@@ -103,11 +103,15 @@ function post(agent, port, key, body, dataset = 'bench') {
   });
 }
 
+/** Sends one body to /1/batch/{dataset}; resolves with the events acknowledged. */
+export const batchSender = (dataset) => (agent, port, key, body) => post(agent, port, key, body, dataset);
+
 /**
  * CONNECTIONS clients posting bodies round-robin until stopped. `window()` starts a measured
  * window and returns a function that ends it with events, seconds and request latencies.
+ * `send(agent, port, key, body)` posts one body and resolves with the events it stored.
  */
-function load(port, key, bodies, connections, dataset) {
+function load(port, key, bodies, connections, send) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
   let stop = false;
   let next = 0;
@@ -116,7 +120,7 @@ function load(port, key, bodies, connections, dataset) {
     while (!stop) {
       const body = bodies[next++ % bodies.length];
       const t0 = performance.now();
-      const ok = await post(agent, port, key, body, dataset);
+      const ok = await send(agent, port, key, body);
       if (ok !== BATCH) throw new Error(`only ${ok} of ${BATCH} events were acknowledged`);
       if (counting) {
         counting.events += ok;
@@ -152,9 +156,12 @@ function peakRssMb(pid) {
   return Number(kb) / 1024;
 }
 
-/** Throughput and server CPU of `waggle serve` under CONNECTIONS clients. */
-async function serverRun(tmp, bodies) {
-  const dataDir = join(tmp, 'server');
+/**
+ * Throughput and server CPU of `waggle serve` under CONNECTIONS clients, each sending bodies of
+ * BATCH events with `send` (default: /1/batch/bench). `name` names the data directory.
+ */
+export async function serverRun(tmp, bodies, send = batchSender('bench'), name = 'server') {
+  const dataDir = join(tmp, name);
   const init = JSON.parse(await run(['dist/main.js', 'init', '--data-dir', dataDir, '--json']));
   const key = init.keys.ingest;
   const port = await freePort();
@@ -179,7 +186,7 @@ async function serverRun(tmp, bodies) {
         await sleep(50);
       }
     }
-    const l = load(port, key, bodies, CONNECTIONS, 'bench');
+    const l = load(port, key, bodies, CONNECTIONS, send);
     await Promise.race([sleep(WARMUP * 1000), l.failed]);
     const cpu0 = cpuSeconds(child.pid);
     const main0 = cpuSeconds(child.pid, child.pid);
@@ -351,7 +358,7 @@ if (process.argv[2] === '--load') {
   // Load-generator mode (latency run): POST the bodies in a loop until killed.
   const [port, key, dir, connections] = process.argv.slice(3);
   const files = readdirSync(dir).filter((f) => f.endsWith('.json.gz')).sort();
-  load(Number(port), key, files.map((f) => readFileSync(join(dir, f))), Number(connections), 'bench').failed.catch((err) => {
+  load(Number(port), key, files.map((f) => readFileSync(join(dir, f))), Number(connections), batchSender('bench')).failed.catch((err) => {
     console.error(err);
     process.exit(1);
   });

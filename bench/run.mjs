@@ -79,6 +79,8 @@ async function authBench() {
 if (ONLY === '' || ONLY === 'auth') await authBench();
 // Ingest throughput and CPU against a raw JSON.parse + DuckDB baseline, and ingest-to-queryable latency.
 if (ONLY === '' || ONLY === 'ingest') await (await import('./ingest.mjs')).ingestBench();
+// OTLP trace exports against /1/batch with the same events, and decoding alone (bench/otlp.mjs).
+if (ONLY === '' || ONLY === 'otlp') await (await import('./otlp.mjs')).otlpBench();
 // GET ?detailed=true of an SLO on 10M events against 1,000 and against a raw recompute (bench/slo.mjs).
 if (ONLY === '' || ONLY === 'slo') await (await import('./slo.mjs')).sloBench();
 // Query results on 10M events against the same queries hand-written in DuckDB SQL, and time pruning.
