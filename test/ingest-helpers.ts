@@ -1,6 +1,8 @@
 // Shared helpers of the ingest tests: requests to /1/batch and /1/events, what a dataset really
 // holds (read back with SQL from the DuckDB event store), and hand-built zstd frames (RFC 8878:
 // no zstd compressor is installed, and raw and RLE blocks need none).
+import { once } from 'node:events';
+import { createGzip } from 'node:zlib';
 import { expect } from 'vitest';
 import { slugify } from '../src/domain/ids.js';
 import type { Column, Dataset } from '../src/stores/config/types.js';
@@ -200,4 +202,18 @@ export function zstdSkippable(content: Buffer): Buffer {
   h.writeUInt32LE(0x184d2a50, 0);
   h.writeUInt32LE(content.length, 4);
   return Buffer.concat([h, content]);
+}
+
+/** A gzip stream of `bytes` zeros (a multiple of 1 MiB), compressed chunk by chunk (never holding the zeros at once). */
+export async function gzipBomb(bytes: number): Promise<Buffer> {
+  const MiB = 1024 * 1024;
+  const gz = createGzip({ level: 9 });
+  const chunks: Buffer[] = [];
+  gz.on('data', (c: Buffer) => chunks.push(c));
+  const ended = once(gz, 'end');
+  const zeros = Buffer.alloc(MiB);
+  for (let i = 0; i < bytes / MiB; i++) if (!gz.write(zeros)) await once(gz, 'drain');
+  gz.end();
+  await ended;
+  return Buffer.concat(chunks);
 }

@@ -2,9 +2,8 @@
 // decompressed-size cap, whole-request errors with Honeycomb's texts, the body caps, per-event
 // limits (fields, string and event sizes), the dataset column cap, the ingest rate limit, and
 // retention (the store rule and the app's background job).
-import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
-import { createGzip, gzipSync } from 'node:zlib';
+import { gzipSync } from 'node:zlib';
 import { pack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { createApp } from '../src/http/app.js';
@@ -20,6 +19,7 @@ import {
   datasetOf,
   eventually,
   fresh,
+  gzipBomb,
   legacyError,
   results,
   single,
@@ -34,19 +34,6 @@ import {
 import { addKey, initialTenancy } from './tenancy-fixtures.js';
 
 const MB = 1024 * 1024;
-
-/** A gzip stream of `bytes` zeros, compressed chunk by chunk (never holding the zeros at once). */
-async function gzipBomb(bytes: number): Promise<Buffer> {
-  const gz = createGzip({ level: 9 });
-  const chunks: Buffer[] = [];
-  gz.on('data', (c: Buffer) => chunks.push(c));
-  const ended = once(gz, 'end');
-  const zeros = Buffer.alloc(MB);
-  for (let i = 0; i < bytes / MB; i++) if (!gz.write(zeros)) await once(gz, 'drain');
-  gz.end();
-  await ended;
-  return Buffer.concat(chunks);
-}
 
 /**
  * Sends a bomb and expects "Request body is too large." within `ms`, with the process's peak

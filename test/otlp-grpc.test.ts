@@ -9,28 +9,15 @@ import { startGrpcServer, type GrpcServer } from '../src/http/grpc.js';
 import { removeTempDirs, serve, tempDir } from './cli-helpers.js';
 import { makeApp, type TestApp } from './helpers.js';
 import { fresh, stored } from './ingest-helpers.js';
-import { attrs, decodeStatus, nanos, proto, toProtobuf, type Signal, type Status } from './otlp-helpers.js';
+import { T0, attrs, decodeStatus, nanos, proto, span, toProtobuf, traces, type Signal, type Status } from './otlp-helpers.js';
 import { addKey, initialTenancy } from './tenancy-fixtures.js';
 
-const T0 = Date.UTC(2026, 10, 25, 12, 0, 0);
 const PATHS: Record<Signal, string> = {
   traces: '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
   logs: '/opentelemetry.proto.collector.logs.v1.LogsService/Export',
   metrics: '/opentelemetry.proto.collector.metrics.v1.MetricsService/Export',
 };
 const bytes = (b: Buffer) => b;
-
-const traces = (service: string, spans: Record<string, unknown>[]) => ({
-  resourceSpans: [{ resource: { attributes: attrs({ 'service.name': service }) }, scopeSpans: [{ spans }] }],
-});
-const span = (i: number, extra: Record<string, unknown> = {}) => ({
-  traceId: '5b8efff798038103d269b633813fc60c',
-  spanId: (i + 1).toString(16).padStart(16, '0'),
-  name: `s${i}`,
-  startTimeUnixNano: nanos(T0),
-  endTimeUnixNano: nanos(T0 + 1),
-  attributes: attrs(extra),
-});
 
 type Outcome = { ok: true; response: Buffer } | { ok: false; code: number; details: string; status?: Status };
 
@@ -83,7 +70,7 @@ describe('OTLP/gRPC', () => {
     const ds = fresh('m');
     const metrics = { resourceMetrics: [{ scopeMetrics: [{ metrics: [{ name: 'up', gauge: { dataPoints: [{ timeUnixNano: nanos(T0), asInt: '1' }] } }] }] }] };
     expect((await call(client, 'metrics', toProtobuf('metrics', metrics), { ...key, 'x-honeycomb-dataset': ds })).ok).toBe(true);
-    expect((await stored(t, service)).map((r) => r.fields.name ?? r.fields.body)).toEqual(['s0', 's1', 'hi']);
+    expect((await stored(t, service)).map((r) => r.fields.name ?? r.fields.body)).toEqual(['span 0', 'span 1', 'hi']);
     expect((await stored(t, ds)).map((r) => r.fields.up)).toEqual([1]);
   });
 

@@ -117,3 +117,21 @@ export function anyValue(v: unknown): unknown {
   if (v && typeof v === 'object') return { kvlistValue: { values: attrs(v as Record<string, unknown>) } };
   return {};
 }
+
+/** A fixed time for test requests (ms). */
+export const T0 = Date.UTC(2026, 10, 25, 12, 0, 0);
+
+/** A 10 ms span numbered `i` (its span id), with attributes from a plain object. */
+export const span = (i: number, attributes: Record<string, unknown> = {}) => ({
+  traceId: '5b8efff798038103d269b633813fc60c',
+  spanId: (i + 1).toString(16).padStart(16, '0'),
+  name: `span ${i}`,
+  startTimeUnixNano: nanos(T0),
+  endTimeUnixNano: nanos(T0 + 10),
+  attributes: attrs(attributes),
+});
+
+/** A trace export of one resource (service.name `service`) and one scope. */
+export const traces = (service: string, spans: Record<string, unknown>[]): Record<string, unknown> => ({
+  resourceSpans: [{ resource: { attributes: attrs({ 'service.name': service }) }, scopeSpans: [{ scope: { name: 's' }, spans }] }],
+});

@@ -2,42 +2,15 @@
 // google.rpc.Status in the request's encoding), partial success, decompression bombs, the ingest
 // guarantees shared with /1/batch (columns, types, column cap, keys' permissions), with and
 // without ingest threads.
-import { once } from 'node:events';
-import { createGzip, gzipSync } from 'node:zlib';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, type TestApp } from './helpers.js';
-import { datasetOf, fresh, sqlTypes, stored, zstdFrame, zstdRaw, type Res } from './ingest-helpers.js';
-import { attrs, exported, nanos, otlp, statusOf, toProtobuf, type Encoding } from './otlp-helpers.js';
+import { datasetOf, fresh, gzipBomb, sqlTypes, stored, zstdFrame, zstdRaw, type Res } from './ingest-helpers.js';
+import { T0, attrs, exported, nanos, otlp, span, statusOf, toProtobuf, traces, type Encoding } from './otlp-helpers.js';
 import { addKey, initialTenancy } from './tenancy-fixtures.js';
 
-const T0 = Date.UTC(2026, 10, 25, 12, 0, 0);
 const MB = 1024 * 1024;
 type Obj = Record<string, unknown>;
-
-const span = (i: number, attributes: Obj = {}) => ({
-  traceId: '5b8efff798038103d269b633813fc60c',
-  spanId: (i + 1).toString(16).padStart(16, '0'),
-  name: `span ${i}`,
-  startTimeUnixNano: nanos(T0),
-  endTimeUnixNano: nanos(T0 + 10),
-  attributes: attrs(attributes),
-});
-
-const traces = (service: string, spans: Obj[]): Obj => ({
-  resourceSpans: [{ resource: { attributes: attrs({ 'service.name': service }) }, scopeSpans: [{ scope: { name: 's' }, spans }] }],
-});
-
-async function gzipBomb(bytes: number): Promise<Buffer> {
-  const gz = createGzip({ level: 9 });
-  const chunks: Buffer[] = [];
-  gz.on('data', (c: Buffer) => chunks.push(c));
-  const ended = once(gz, 'end');
-  const zeros = Buffer.alloc(MB);
-  for (let i = 0; i < bytes / MB; i++) if (!gz.write(zeros)) await once(gz, 'drain');
-  gz.end();
-  await ended;
-  return Buffer.concat(chunks);
-}
 
 // First in the file (a fresh process), so that the peak RSS before the bombs is low.
 describe('OTLP decompression bombs and size limits', () => {

@@ -4,7 +4,7 @@
 import { addAttributes, addValue, jsonText, sampleRateOf } from './attributes.js';
 import { logsDataset } from './datasets.js';
 import { KvList, type LogRecord, type OtlpRequest } from './model.js';
-import { RowsByDataset, addRow, resourceFields, scopeFields, serviceNameOf, traceIdText, type Refusal, type Translated } from './rows.js';
+import { addRow, resourceRows, scopeFields, traceIdText, type Refusal, type Translated } from './rows.js';
 import type { IngestLimits } from '../normalise.js';
 
 const SEVERITIES = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
@@ -17,17 +17,11 @@ export const severityOf = (n: number) => (n >= 1 && n <= 24 ? SEVERITIES[Math.fl
  * data model: the time, else the observed time).
  */
 export function translateLogs(req: OtlpRequest<LogRecord>, datasetHeader: string | undefined, limits: IngestLimits, receivedUs: number): Translated {
-  const byDataset = new RowsByDataset(limits);
   const refused: Refusal[] = [];
-  const resources = req.map((res) => resourceFields(res));
-  const datasets = resources.map((fields) => logsDataset(datasetHeader, serviceNameOf(fields)));
-  const rowsPer = new Map<string, number>();
-  req.forEach((res, i) => rowsPer.set(datasets[i], (rowsPer.get(datasets[i]) ?? 0) + res.scopes.reduce((n, sc) => n + sc.items.length, 0)));
+  const { byDataset, resources } = resourceRows(req, limits, (service) => logsDataset(datasetHeader, service), () => 1);
   let item = 0;
   req.forEach((res, i) => {
-    const resource = resources[i];
-    const resourceRate = sampleRateOf(res.attributes);
-    const rows = byDataset.get(datasets[i], () => rowsPer.get(datasets[i])!);
+    const { fields: resource, rate: resourceRate, rows } = resources[i];
     for (const sc of res.scopes) {
       const scope = scopeFields(sc.scope, sc.schemaUrl);
       const scopeRate = sampleRateOf(sc.scope.attributes) ?? resourceRate;

@@ -6,8 +6,8 @@
 import { ColumnsBuilder, type EventColumns } from '../../stores/events/columns.js';
 import type { Scalar } from '../../stores/events/types.js';
 import { EventRejected, TOO_MANY_COLUMNS, type IngestLimits } from '../normalise.js';
-import { FieldList, addAttributes, type FieldTarget } from './attributes.js';
-import type { ResourceItems, Scope } from './model.js';
+import { FieldList, addAttributes, sampleRateOf, type FieldTarget } from './attributes.js';
+import type { OtlpRequest, ResourceItems, Scope } from './model.js';
 
 /** One dataset's events of a request. */
 export interface OtlpGroup {
@@ -116,6 +116,33 @@ export class RowsByDataset {
   finish(): OtlpGroup[] {
     return [...this.byName.values()].map((r) => r.finish()).filter((g) => g.columns.count > 0);
   }
+}
+
+/** What the items of one resource (of traces or logs) share. */
+export interface ResourceRows {
+  fields: FieldList;
+  /** The sample rate its attributes name, if any. */
+  rate: number | undefined;
+  /** Its dataset's rows. */
+  rows: Rows;
+}
+
+/**
+ * Each resource's fields, sample rate and dataset rows: the dataset is `datasetOf` its service
+ * name, and each dataset's columns are sized once for all its rows (`rowsOf` an item).
+ */
+export function resourceRows<T>(req: OtlpRequest<T>, limits: IngestLimits, datasetOf: (serviceName: string | undefined) => string, rowsOf: (item: T) => number): { byDataset: RowsByDataset; resources: ResourceRows[] } {
+  const byDataset = new RowsByDataset(limits);
+  const fields = req.map((res) => resourceFields(res));
+  const datasets = fields.map((f) => datasetOf(serviceNameOf(f)));
+  const rowsPer = new Map<string, number>();
+  req.forEach((res, i) => {
+    let n = 0;
+    for (const sc of res.scopes) for (const item of sc.items) n += rowsOf(item);
+    rowsPer.set(datasets[i], (rowsPer.get(datasets[i]) ?? 0) + n);
+  });
+  const resources = req.map((res, i) => ({ fields: fields[i], rate: sampleRateOf(res.attributes), rows: byDataset.get(datasets[i], () => rowsPer.get(datasets[i])!) }));
+  return { byDataset, resources };
 }
 
 /** A resource's fields: its attributes, then `resource.schema_url`. */

@@ -8,7 +8,7 @@
 import { addAttributes, sampleRateOf, type FieldList } from './attributes.js';
 import { tracesDataset } from './datasets.js';
 import type { KeyValue, OtlpRequest, Span, Value } from './model.js';
-import { RowsByDataset, addRow, resourceFields, scopeFields, serviceNameOf, traceIdText, type Refusal, type Rows, type Translated } from './rows.js';
+import { addRow, resourceRows, scopeFields, traceIdText, type Refusal, type Rows, type Translated } from './rows.js';
 import type { IngestLimits } from '../normalise.js';
 
 const SPAN_KINDS = ['unspecified', 'internal', 'server', 'client', 'producer', 'consumer'];
@@ -154,22 +154,12 @@ function spanRows(rows: Rows, refused: Refusal[], item: number, span: Span, c: S
 }
 
 export function translateTraces(req: OtlpRequest<Span>, choice: DatasetChoice, limits: IngestLimits): Translated {
-  const byDataset = new RowsByDataset(limits);
   const refused: Refusal[] = [];
-  // Rows per dataset, counted first: each dataset's columns are sized once.
-  const resources = req.map((res) => resourceFields(res));
-  const datasets = resources.map((fields) => tracesDataset(choice.classicKey, choice.datasetHeader, serviceNameOf(fields)));
-  const rowsPer = new Map<string, number>();
-  req.forEach((res, i) => {
-    let n = 0;
-    for (const sc of res.scopes) for (const s of sc.items) n += 1 + s.events.length + s.links.length;
-    rowsPer.set(datasets[i], (rowsPer.get(datasets[i]) ?? 0) + n);
-  });
+  const datasetOf = (service: string | undefined) => tracesDataset(choice.classicKey, choice.datasetHeader, service);
+  const { byDataset, resources } = resourceRows(req, limits, datasetOf, (s) => 1 + s.events.length + s.links.length);
   let item = 0;
   req.forEach((res, i) => {
-    const resource = resources[i];
-    const resourceRate = sampleRateOf(res.attributes);
-    const rows = byDataset.get(datasets[i], () => rowsPer.get(datasets[i])!);
+    const { fields: resource, rate: resourceRate, rows } = resources[i];
     for (const sc of res.scopes) {
       const scope = scopeFields(sc.scope, sc.schemaUrl);
       const scopeRate = sampleRateOf(sc.scope.attributes) ?? resourceRate;
