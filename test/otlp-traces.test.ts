@@ -45,7 +45,7 @@ function request(service: string | undefined, spans: Obj[], opts: { resource?: O
 }
 
 /** Sends a request, expects everything stored, and returns the dataset's events. */
-async function send(service: string, req: Obj, encoding: Encoding, headers: Record<string, string> = {}): Promise<StoredRow[]> {
+async function send(service: string, req: Obj | string, encoding: Encoding, headers: Record<string, string> = {}): Promise<StoredRow[]> {
   const res = await otlp(t, 'traces', req, encoding, headers);
   expect(exported(res, 'traces')).toEqual({ rejected: 0, message: '' });
   return stored(t, service);
@@ -378,6 +378,13 @@ describe('OTLP/JSON specifics', () => {
     expect(rows[0].fields['span.kind']).toBe('client');
     expect(rows[0].fields.error).toBe(true);
     expect(rows[0].fields.duration_ms).toBe(1);
+  });
+
+  it('makes lone surrogates in names and values U+FFFD, as every ingest path does', async () => {
+    const service = fresh('svc');
+    const body = JSON.stringify(request(service, [span({ attributes: [{ key: 'k\\udfff', value: { stringValue: 'v\\ud800x' } }] })])).replace(/\\\\u/g, '\\u');
+    const rows = await send(service, body, 'json');
+    expect(rows[0].fields['k\ufffd']).toBe('v\ufffdx');
   });
 
   it('refuses a body that is not OTLP JSON with 400 and a Status, and stores nothing', async () => {

@@ -28,6 +28,7 @@ import {
 } from './model.js';
 import { MAX_VALUE_DEPTH } from './decode-proto.js';
 import { WireError } from './wire.js';
+import { wellFormed } from '../normalise.js';
 
 type Obj = Record<string, unknown>;
 
@@ -47,10 +48,11 @@ function arr(v: unknown, what: string): unknown[] {
   return v as unknown[];
 }
 
+/** A string; lone surrogates (JSON escapes without their partner) become U+FFFD, as on every ingest path. */
 function str(v: unknown, what: string): string {
   if (v === undefined || v === null) return '';
   if (typeof v !== 'string') fail(what, 'must be a string');
-  return v as string;
+  return wellFormed(v as string);
 }
 
 const INTEGER = /^-?\d+$/;
