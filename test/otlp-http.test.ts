@@ -133,7 +133,7 @@ describe.each([1, 0])('OTLP/HTTP with %i ingest threads', (threads) => {
   it('refuses dataset names a dataset cannot have', async () => {
     for (const name of ['__all__', 'a/b']) {
       const s = statusOf(await otlp(t, 'traces', traces(name, [span(0)]), 'protobuf'), 404);
-      expect(s.message).toContain('not found');
+      expect(s).toEqual({ code: 5, message: `dataset "${name}": not a name a dataset can have` });
     }
   });
 
