@@ -131,10 +131,15 @@ describe.each([1, 0])('OTLP/HTTP with %i ingest threads', (threads) => {
   });
 
   it('refuses dataset names a dataset cannot have', async () => {
-    for (const name of ['__all__', 'a/b']) {
-      const s = statusOf(await otlp(t, 'traces', traces(name, [span(0)]), 'protobuf'), 404);
-      expect(s).toEqual({ code: 5, message: `dataset "${name}": not a name a dataset can have` });
+    // The one naming rule (domain/datasets.ts), as /1/batch applies it: 400 saying why.
+    for (const [name, why] of [['__all__', '__all__ is reserved for environment-wide operations'], ['a/b', 'must not contain "/"'], ['..', 'must contain a letter (a-z) or digit, so that it has a slug']]) {
+      const s = statusOf(await otlp(t, 'traces', traces(name, [span(0)]), 'protobuf'), 400);
+      expect(s).toEqual({ code: 3, message: `invalid dataset name ${JSON.stringify(name)}: ${why}` });
     }
+    const ok = fresh('svc');
+    const mixed = { resourceSpans: [...(traces('__all__', [span(0)]).resourceSpans as Obj[]), ...(traces(ok, [span(1)]).resourceSpans as Obj[])] };
+    expect(exported(await otlp(t, 'traces', mixed, 'json'), 'traces')).toEqual({ rejected: 1, message: `1 of the request's spans were not stored: invalid dataset name "__all__": __all__ is reserved for environment-wide operations` });
+    expect(await stored(t, ok)).toHaveLength(1);
   });
 
   it('stores the good items of a request and answers partial_success with the rejected count and why', async () => {

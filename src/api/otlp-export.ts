@@ -89,10 +89,9 @@ export async function exportOtlp(ctx: ApiContext, req: OtlpExport): Promise<Otlp
       } catch (err) {
         // A dataset that does not exist and may not be created, or a name it cannot have.
         if (!(err instanceof ApiError) || err.status >= 500) throw err;
-        // 404: the key may not create it, or (a key that may) the name is none a dataset can have.
-        const why = err.status !== 404 ? err.message : auth.key.permissions.create_datasets ? 'not a name a dataset can have' : 'not found, and this key may not create datasets';
-        const reason = `dataset ${JSON.stringify(g.dataset)}: ${why}`;
-        // OTLP has no 422: a name the dataset rules refuse is bad data, 400.
+        // 404: the key may not create it; 400 (the naming rule) says why the name is refused.
+        const reason = err.status === 404 ? `dataset ${JSON.stringify(g.dataset)}: not found, and this key may not create datasets` : err.message;
+        // OTLP has no 422: any other refusal of the name is bad data, 400.
         datasetErrors.push(new ApiError(err.status === 404 ? 404 : 400, reason));
         for (let row = 0; row < g.rowItem.length; row++) reject(g.rowItem[row], g.rowWeight[row], reason);
         return;
