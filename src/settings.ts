@@ -96,6 +96,15 @@ export interface Settings {
    * the default), `true` (any peer), a hop count, or a list of addresses/CIDRs.
    */
   trustProxy: boolean | number | string[];
+  /**
+   * The key that signs the web UI's session cookies. Unset: one random secret is made on first
+   * start and kept in the configuration store (shared by every node using that store).
+   */
+  sessionSecret?: string;
+  /** How long a web UI sign-in lasts (hours). */
+  sessionTtlHours: number;
+  /** Per-key limit on creating query results from the web UI (its own bucket; interactive use runs many). */
+  uiQueryResultRateLimit: RatePolicy | null;
 }
 
 export const DEFAULTS: Settings = {
@@ -133,6 +142,8 @@ export const DEFAULTS: Settings = {
   smtpStarttls: 'opportunistic',
   smtpFrom: 'Waggle <waggle@localhost>',
   trustProxy: false,
+  sessionTtlHours: 168,
+  uiQueryResultRateLimit: { limit: 120, windowSeconds: 60 },
 };
 
 /** `N/S` = N requests per S seconds; `off` disables. */
@@ -250,6 +261,14 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Settin
   if (env.WAGGLE_SMTP_CA_FILE) s.smtpCaFile = readableFile(env.WAGGLE_SMTP_CA_FILE, 'WAGGLE_SMTP_CA_FILE');
   if (env.WAGGLE_PUBLIC_URL) s.publicUrl = parseUrl(env.WAGGLE_PUBLIC_URL, 'WAGGLE_PUBLIC_URL').replace(/\/+$/, '');
   if (env.WAGGLE_TRUST_PROXY) s.trustProxy = parseTrustProxy(env.WAGGLE_TRUST_PROXY);
+  if (env.WAGGLE_SESSION_SECRET !== undefined) {
+    if (env.WAGGLE_SESSION_SECRET.length < 32) throw new Error('WAGGLE_SESSION_SECRET must be at least 32 characters');
+    s.sessionSecret = env.WAGGLE_SESSION_SECRET;
+  }
+  s.sessionTtlHours = int('WAGGLE_SESSION_TTL_HOURS', 1, 24 * 365) ?? s.sessionTtlHours;
+  if (env.WAGGLE_UI_QUERY_RESULT_RATE_LIMIT) {
+    s.uiQueryResultRateLimit = parseRate(env.WAGGLE_UI_QUERY_RESULT_RATE_LIMIT, 'WAGGLE_UI_QUERY_RESULT_RATE_LIMIT');
+  }
   if (env.WAGGLE_RETENTION_DAYS) s.retentionDays = parseInteger(env.WAGGLE_RETENTION_DAYS, 'WAGGLE_RETENTION_DAYS', 0, 100_000);
   return s;
 }

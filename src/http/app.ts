@@ -1,6 +1,7 @@
 // The app factory: builds a Fastify server from its parts. No module-level state, so tests
 // build as many apps as they like, each with its own stores and clock.
 import { randomUUID } from 'node:crypto';
+import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -19,6 +20,8 @@ import { requestBaseUrl } from './public-url.js';
 import { BLANK, unparseable } from './validation.js';
 import { RateLimiter } from './rate-limit.js';
 import { registerV1 } from '../api/v1/index.js';
+import { registerUi } from '../api/ui/index.js';
+import { sessionSigningSecret } from '../domain/sessions.js';
 import type { ApiContext } from '../api/context.js';
 import { Scheduler } from '../engine/scheduler.js';
 import { createNotifier } from '../notify/index.js';
@@ -61,6 +64,7 @@ export const REDACTED_PATHS = [
   'req.headers["x-honeycomb-team"]',
   'req.headers["x-service-team"]',
   'req.headers["x-amz-firehose-access-key"]',
+  'req.headers.cookie',
 ];
 
 export async function createApp(deps: AppDeps): Promise<App> {
@@ -149,6 +153,9 @@ export async function createApp(deps: AppDeps): Promise<App> {
   // Schema-validated routes refuse over-long lists before ajv reads their items (list-limits.ts).
   app.addHook('onRoute', addListLimits);
 
+  // The web UI's session cookie (src/http/session.ts), parsed before the auth hook reads it.
+  await app.register(cookie, { secret: await sessionSigningSecret(deps.configStore, settings.sessionSecret), hook: 'onRequest' });
+
   app.decorateRequest('auth', null);
   app.decorateRequest('publicBase', {
     getter(this: { protocol: string; host: string }) {
@@ -215,6 +222,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
   await app.register(async (v2) => registerV2(v2 as App, ctx));
   await app.register(async (otlp) => registerOtlp(otlp as App, ctx));
   app.decorate('otlp', { export: (req: OtlpExport) => exportOtlp(ctx, req), maxMessageBytes: settings.ingestDecompressedLimit });
+  await app.register(async (ui) => registerUi(ui as App, ctx));
   startBackground(app, ctx);
   return app;
 }

@@ -10,6 +10,8 @@ import { resolveBearer, resolveTeamHeader, type Permission, type Rejection, type
 import type { ApiKey, ConfigStore, Environment, Team } from '../stores/config/types.js';
 import { ApiError, INVALID_KEY } from './errors.js';
 import type { RateLimiter, RatePolicy } from './rate-limit.js';
+import { resolveSession } from '../domain/sessions.js';
+import { isOwnOrigin, sessionToken } from './session.js';
 
 export type AuthRule =
   | { kind: 'none' }
@@ -35,6 +37,8 @@ export interface AuthContext {
   team: Team;
   /** The key's environment; null for management keys. */
   environment: Environment | null;
+  /** The key came from the web UI's session cookie, not a header (src/http/session.ts). */
+  viaSession: boolean;
 }
 
 declare module 'fastify' {
@@ -46,7 +50,7 @@ declare module 'fastify' {
   }
 }
 
-const REJECTION_TEXT: Record<Rejection, string> = {
+export const REJECTION_TEXT: Record<Rejection, string> = {
   missing: 'unknown API key - check your credentials',
   unknown: 'unknown API key - check your credentials',
   disabled: 'API key is disabled',
@@ -82,21 +86,26 @@ export type HeaderSink = (name: string, value: string) => void;
  * rule's permission or scope. Throws ApiError (401, 403, 404, 429) in the rule's dialect.
  * `found` is told the key's context as soon as it is known (before the rate limit and the
  * permission are checked). The onRequest hook below uses it for every route; OTLP over gRPC,
- * which has no route, calls it directly (through the ApiContext).
+ * which has no route, calls it directly (through the ApiContext). `session`: the web UI's
+ * session token, which stands in for the credential (the hook passes it only for team routes
+ * other than ingest, without a key header, on requests that passed the Origin check).
  */
 export async function authenticate(
   deps: AuthDeps,
   rule: Exclude<AuthRule, { kind: 'none' }>,
   credential: string | undefined,
   header: HeaderSink = () => undefined,
-  opts: { teamSlug?: string; found?: (auth: AuthContext) => void } = {},
+  opts: { teamSlug?: string; found?: (auth: AuthContext) => void; session?: string } = {},
 ): Promise<AuthContext> {
   const legacy = rule.kind === 'team' && rule.legacyErrors ? ({ dialect: 'legacy' } as const) : {};
   const now = deps.now();
 
   let key: ApiKey | Rejection;
+  const viaSession = rule.kind === 'team' && opts.session !== undefined;
   if (rule.kind === 'management') {
     key = await resolveBearer(deps.store, credential, now);
+  } else if (viaSession) {
+    key = await resolveSession(deps.store, opts.session!, now);
   } else {
     key = await resolveTeamHeader(deps.store, credential, now);
     if (typeof key !== 'string' && key.keyType === 'ingest' && !rule.ingest) {
@@ -111,7 +120,7 @@ export async function authenticate(
   const team = await deps.store.getTeam(key.teamId);
   const environment = (key.environmentId && (await deps.store.getEnvironmentById(key.environmentId))) || null;
   if (!team || (rule.kind === 'team' && !environment)) throw new ApiError(401, REJECTION_TEXT.unknown, legacy);
-  const auth: AuthContext = { key, team, environment };
+  const auth: AuthContext = { key, team, environment, viaSession };
   opts.found?.(auth);
 
   const policy = rule.kind === 'team' && rule.rate === 'ingest' ? deps.ingestRate : deps.apiRate;
@@ -151,9 +160,16 @@ export function authHook(deps: AuthDeps) {
     const rule = request.routeOptions.config?.auth;
     if (!rule || rule.kind === 'none') return;
     const credential = rule.kind === 'management' ? request.headers.authorization : teamHeader(request, rule.firehose);
+    // The web UI's session stands in for the key header, on the UI's own requests only.
+    const session = rule.kind === 'team' && rule.rate !== 'ingest' && credential === undefined ? sessionToken(request) : undefined;
+    if (session !== undefined && !isOwnOrigin(request)) {
+      const legacy = rule.kind === 'team' && rule.legacyErrors ? ({ dialect: 'legacy' } as const) : {};
+      throw new ApiError(403, "cross-site request refused: the session cookie is accepted only from this server's own pages", legacy);
+    }
     await authenticate(deps, rule, credential, (name, value) => reply.header(name, value), {
       teamSlug: (request.params as { teamSlug?: string } | undefined)?.teamSlug,
       found: (auth) => (request.auth = auth),
+      session,
     });
   };
 }

@@ -50,6 +50,8 @@ export interface PlanInput {
    * with less work, so the statements use those.
    */
   weighted: boolean;
+  /** Fields read besides those the spec names (scans: every column for BubbleUp, raw events, traces). */
+  extraFields?: string[];
 }
 
 export const PERCENTILES: Partial<Record<QueryOp, number>> = {
@@ -89,6 +91,23 @@ export interface Plan {
 /** SQL of one timestamp the planner computed (never user text). */
 function timestampSql(unixSeconds: number): string {
   return `make_timestamp(${Math.trunc(unixSeconds * 1_000_000)}::BIGINT)`;
+}
+
+/**
+ * The events of a scan: `prelude` defines the CTEs `base` and `f` (the window's events that pass
+ * the spec's filters, one row each with `__t` its time, `__w` its sample rate and one column per
+ * field, named by the field's alias), binding `params`. A statement built on it appends its own
+ * CTEs and SELECT; it may bind more parameters after these.
+ */
+export interface Scan {
+  prelude: string;
+  params: unknown[];
+  fields: { name: string; alias: string; type: Exclude<ValueType, 'null'> }[];
+}
+
+/** The filtered events of the window reading `fieldNames` as well as the spec's own fields. */
+export function planScan(input: Omit<PlanInput, 'granularity' | 'limit' | 'weighted' | 'extraFields'>, fieldNames: string[]): Scan {
+  return build({ ...input, granularity: 1, limit: 1, weighted: false, extraFields: fieldNames }).scan();
 }
 
 /** The statement of one part (each part binds only the parameters it uses). */
@@ -140,6 +159,7 @@ function build(input: PlanInput) {
     calcs.push({ ...c, key, alias: `a${calcs.length}`, field: c.column ? fieldFor(c.column) : undefined });
   }
   const filters = (spec.filters ?? []).filter((f) => f.column !== null).map((f) => ({ filter: f, field: fieldFor(f.column!) }));
+  for (const name of input.extraFields ?? []) fieldFor(name);
   const usesConcurrency = calcs.some((c) => c.op === 'CONCURRENCY');
 
   // base: per dataset, each field compiled against that dataset's columns and calculated fields.
@@ -353,6 +373,7 @@ function build(input: PlanInput) {
 
   return {
     ofGroups,
+    scan: (): Scan => ({ prelude, params: [...params.slice(0, paramsBeforeHavings)], fields: [...fields.values()] }),
     part: (part: 'results' | 'totals' | 'totalSeries'): Plan => ({
       sql: statements[part](),
       // Havings bind their values only in the parts that use them.
@@ -364,7 +385,7 @@ function build(input: PlanInput) {
 }
 
 /** SQL reading a field as a number (text that is not a number reads as null). */
-function numeric(f: Field): string {
+export function numeric(f: Pick<Field, 'alias' | 'type'>): string {
   switch (f.type) {
     case 'integer':
     case 'float':

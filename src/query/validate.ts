@@ -42,7 +42,7 @@
 // - `compare_time_offset_seconds`: one of the enumerated offsets and ≥ T.
 // - `calculated_fields`: at most 100 of `{name, expression}`, both non-empty strings, names
 //   unique (case-sensitive, as column names are); the expression must parse.
-import { validationError, type TypeDetail } from '../http/errors.js';
+import { ApiError, validationError, type TypeDetail } from '../http/errors.js';
 import { has, isObject, jsonType, Problems, type Json } from '../http/validation.js';
 import * as expr from './expr/index.js';
 import {
@@ -366,3 +366,22 @@ export function validateQuerySpec(input: unknown, opts: ValidateOptions = {}): Q
 
 /** True when the op takes no column (COUNT, CONCURRENCY). */
 export const opTakesNoColumn = (op: QueryOp) => NO_COLUMN_OPS.includes(op);
+
+/**
+ * Validates a query spec found inside another body at `field` (BubbleUp, the event browser):
+ * the same rules, with every problem added to `p` named from the outer body
+ * (`query.filters[0].op`). Absent or null: the empty spec.
+ */
+export function validateNestedQuerySpec(input: unknown, field: string, p: Problems): QuerySpec {
+  if (input === undefined || input === null) return {};
+  try {
+    return validateQuerySpec(input, {});
+  } catch (err) {
+    if (!(err instanceof ApiError) || !err.extra.typeDetail) throw err;
+    for (const d of err.extra.typeDetail) {
+      const at = d.field === 'body' ? field : `${field}.${d.field}`;
+      p.list.push({ ...d, field: at, description: `${at}${d.description.slice(d.field.length)}` });
+    }
+    return {};
+  }
+}

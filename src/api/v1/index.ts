@@ -20,6 +20,10 @@ import { registerBurnAlerts } from './burn-alerts.js';
 import { registerReporting } from './reporting.js';
 import { registerSignals } from './signals.js';
 import { registerTriggers } from './triggers.js';
+import { registerBubbleUp } from './bubbleup.js';
+import { registerTraces } from './traces.js';
+import { registerRawEvents } from './raw-events.js';
+import { registerDeliveries } from './deliveries.js';
 
 export async function registerV1(app: App, ctx: ApiContext): Promise<void> {
   registerAuth(app, ctx);
@@ -40,6 +44,11 @@ export async function registerV1(app: App, ctx: ApiContext): Promise<void> {
   registerSlos(app, ctx);
   registerBurnAlerts(app, ctx);
   registerReporting(app, ctx);
+  // Waggle extensions the web UI uses (docs/web-ui.md).
+  registerBubbleUp(app, ctx);
+  registerTraces(app, ctx);
+  registerRawEvents(app, ctx);
+  registerDeliveries(app, ctx);
   // Its own scope: ingest routes read raw bodies with their own content-type parser.
   await app.register(async (ingest) => {
     registerEvents(ingest as App, ctx);

@@ -14,7 +14,8 @@
 //   `compare_time_offset_seconds` is ignored.
 // - A run longer than WAGGLE_QUERY_TIMEOUT_MS (10 s) is interrupted; the result is then complete
 //   with empty data and an `error` text, as is a run that fails.
-// - Creation is limited per key (WAGGLE_QUERY_RESULT_RATE_LIMIT, 10/min); a query using relational
+// - Creation is limited per key (WAGGLE_QUERY_RESULT_RATE_LIMIT, 10/min; the web UI's session has a
+//   bucket of its own, WAGGLE_UI_QUERY_RESULT_RATE_LIMIT, 120/min); a query using relational
 //   fields (`root.`, `parent.`, `any.`, `none.` prefixes; also read by its inline calculated
 //   fields) counts against a 1/min bucket. Their 429
 //   has no Retry-After, as documented. Waggle reads relational names as ordinary column names.
@@ -231,10 +232,14 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
       const queryObj = await getQueryObject(store, env, datasetSlug, b.query_id);
       const query = queryObj.body;
 
-      const policy = settings.queryResultRateLimit;
+      // The web UI (a session, not a header key) has a bucket of its own: a person exploring runs
+      // many queries, and a board runs one per panel.
+      const ui = request.auth!.viaSession;
+      const policy = ui ? settings.uiQueryResultRateLimit : settings.queryResultRateLimit;
       if (policy) {
         const relational = usesRelationalFields(query);
-        const d = limiter.take(`${relational ? 'relational' : 'plain'}:${request.auth!.key.id}`, relational ? { limit: 1, windowSeconds: 60 } : policy);
+        const bucket = `${ui ? 'ui-' : ''}${relational ? 'relational' : 'plain'}:${request.auth!.key.id}`;
+        const d = limiter.take(bucket, relational ? { limit: 1, windowSeconds: 60 } : policy);
         reply.header('ratelimit', d.header).header('ratelimitpolicy', d.policyHeader);
         // Query Data 429s carry no Retry-After (documented).
         if (!d.allowed) throw new ApiError(429, 'You have exceeded your rate limit.');

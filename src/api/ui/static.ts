@@ -1,0 +1,99 @@
+// Serving the web UI (built by `npm run build` from web/ into dist/web/; docs/web-ui.md).
+//
+// - `/assets/*`: Vite's output, every file name carrying a hash of its content, so it is cached
+//   for a year as immutable; served pre-compressed (.br / .gz written by the build) when the
+//   browser accepts it.
+// - Every other GET that asks for HTML (`Accept: text/html`, as a browser's navigation does) and
+//   is not an API route gets the app's page, `index.html`, which routes on the client: `/`,
+//   `/login`, `/<team>/environments/<env>/…` (the `query_url` and `board_url` Waggle hands out).
+//   It is never cached (`no-cache`), so a new build is picked up at once. API clients asking for
+//   JSON still get the JSON 404 of an unknown route.
+// - A strict Content-Security-Policy: scripts, styles, images, fonts and connections from this
+//   server only, nothing inline, no frames, no plugins. The page loads nothing from any other host.
+//
+// Behind a reverse proxy under a path (`WAGGLE_PUBLIC_URL=https://example.com/waggle`) the page
+// names its assets and API with that path: the build's relative `./assets/` links are rewritten
+// and the path is given to the app in `<meta name="waggle-base">`.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fastifyStatic from '@fastify/static';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { App } from '../../http/app.js';
+
+/** dist/web of the package, from src/api/ui/ (tests) and dist/api/ui/ (the built server) alike. */
+export const WEB_ROOT = fileURLToPath(new URL('../../../dist/web/', import.meta.url));
+
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "manifest-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const PAGE_HEADERS = {
+  'content-security-policy': CONTENT_SECURITY_POLICY,
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'same-origin',
+  'cache-control': 'no-cache',
+};
+
+const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Waggle</title></head>
+<body><h1>Waggle</h1><p>The web UI has not been built: run <code>npm run build</code> (or <code>npm start</code>) and reload.</p>
+<p>The API is served as usual under <code>/1/</code> and <code>/2/</code>.</p></body></html>`;
+
+/** Paths that never get the page: the APIs and their documents. */
+const NOT_PAGES = /^\/(1|2|assets|problems)(\/|$)|^\/(openapi\.json|healthz)$/;
+
+export async function registerStatic(app: App, root = WEB_ROOT): Promise<void> {
+  const indexFile = join(root, 'index.html');
+  const template = existsSync(indexFile) ? readFileSync(indexFile, 'utf8') : undefined;
+  const pages = new Map<string, string>();
+  /** The page for a base path ('' at the root): asset links and the app's base made absolute. */
+  const pageFor = (base: string) => {
+    let html = pages.get(base);
+    if (!html) {
+      html = template
+        ? template.replaceAll('"./assets/', `"${base}/assets/`).replace('<meta name="waggle-base" content="">', `<meta name="waggle-base" content="${escapeAttr(base)}">`)
+        : NOT_BUILT;
+      pages.set(base, html);
+    }
+    return html;
+  };
+
+  const assets = join(root, 'assets');
+  if (existsSync(assets)) {
+    await app.register(fastifyStatic, {
+      root: assets,
+      prefix: '/assets/',
+      decorateReply: false,
+      index: false,
+      wildcard: false,
+      preCompressed: true,
+      immutable: true,
+      maxAge: 365 * 86_400_000,
+      setHeaders: (res) => res.header('x-content-type-options', 'nosniff'),
+    });
+  }
+
+  const sendPage = (request: FastifyRequest, reply: FastifyReply) =>
+    reply.code(200).headers(PAGE_HEADERS).type('text/html; charset=utf-8').send(pageFor(new URL(request.publicBase).pathname.replace(/\/+$/, '')));
+
+  const pageRoute = { schema: { hide: true }, config: { auth: { kind: 'none' } } } as const;
+  app.get('/', pageRoute, async (request, reply) => sendPage(request, reply));
+  app.get('/*', pageRoute, async (request, reply) => {
+    const path = request.url.split('?')[0];
+    const html = String(request.headers.accept ?? '').includes('text/html');
+    if (!html || NOT_PAGES.test(path)) return reply.callNotFound();
+    return sendPage(request, reply);
+  });
+}
+
+const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');

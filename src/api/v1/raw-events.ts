@@ -1,0 +1,68 @@
+// POST /1/raw_events/{datasetSlug|__all__} (Waggle extension; docs/web-ui.md, "Events"): the
+// newest events of a query's window that pass its filters, with every field (the 500 most
+// recently written columns), for the web UI's event browser (Honeycomb's "Explore data").
+//
+// Body: `{query?, limit?}`; `query` is a query spec (the Queries API's rules; its time range,
+// filters and calculated fields are used), its window truncated as query results truncate
+// theirs; `limit` 1…1000, default 100. Permissions as query results; another environment's
+// dataset → 404.
+import { Type } from '@sinclair/typebox';
+import type { App } from '../../http/app.js';
+import { envOf } from '../../http/auth.js';
+import { ApiError } from '../../http/errors.js';
+import { bodyObject, Problems } from '../../http/validation.js';
+import { latestEvents } from '../../query/events.js';
+import { querySources } from '../../query/sources.js';
+import { validateNestedQuerySpec } from '../../query/validate.js';
+import { QueryTimeout } from '../../stores/events/types.js';
+import type { ApiContext } from '../context.js';
+import { datasetOrAll, QuerySchema } from './queries.js';
+import { resultWindow } from './query-results.js';
+import { SlugParams } from './schemas.js';
+
+const MAX_LIMIT = 1000;
+const DEFAULT_LIMIT = 100;
+
+export function registerRawEvents(app: App, ctx: ApiContext): void {
+  const { store, events, settings, now } = ctx;
+  app.post(
+    '/1/raw_events/:datasetSlug',
+    {
+      schema: {
+        tags: ['Events browser (Waggle extension)'],
+        security: [{ configuration_key: [] }],
+        params: SlugParams,
+        body: Type.Object({
+          query: Type.Optional(QuerySchema),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT })),
+        }),
+        description: "The newest events of a query's time range that pass its filters, with every field.",
+        response: {
+          200: Type.Object({
+            events: Type.Array(Type.Object({ time: Type.String(), data: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()])) })),
+          }),
+        },
+      },
+      validatorCompiler: () => () => true,
+      config: { auth: { kind: 'team', permission: ['manage_columns', 'run_queries'] } },
+    },
+    async (request) => {
+      const env = envOf(request);
+      const dataset = await datasetOrAll(store, env, request.params.datasetSlug);
+      const input = bodyObject(request.body);
+      const p = new Problems();
+      const spec = validateNestedQuerySpec(input.query, 'query', p);
+      const limit = input.limit === undefined || input.limit === null ? DEFAULT_LIMIT : input.limit;
+      p.integer('limit', limit, 1, MAX_LIMIT);
+      p.throwIfAny();
+      const window = resultWindow({ id: '', ...spec }, Math.floor(now().getTime() / 1000));
+      const sources = await querySources(store, env, dataset);
+      try {
+        return { events: await latestEvents(events, sources, spec, { ...window, limit: limit as number, timeoutMs: settings.queryTimeoutMs }) };
+      } catch (err) {
+        if (err instanceof QueryTimeout) throw new ApiError(503, `reading events exceeded the ${settings.queryTimeoutMs / 1000} s run time`);
+        throw err;
+      }
+    },
+  );
+}
