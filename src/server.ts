@@ -5,7 +5,7 @@ import { createApp, type App } from './http/app.js';
 import { initialise } from './domain/tenancy.js';
 import { openConfigStore } from './stores/config/store.js';
 import type { ConfigStore } from './stores/config/types.js';
-import type { Settings } from './settings.js';
+import { backgroundBaseUrl, type Settings } from './settings.js';
 import { join } from 'node:path';
 import { DuckDbEventStore } from './stores/events/duckdb.js';
 import { startGrpcServer, type GrpcServer } from './http/grpc.js';
@@ -43,6 +43,7 @@ export async function startServer(settings: Settings, out: NodeJS.WritableStream
     }
     app.log.info(`OTLP/gRPC listening at ${settings.host}:${grpc.port}`);
   }
+  out.write(`Web UI: ${backgroundBaseUrl({ ...settings, port })}/  (sign in with a configuration key)\n`);
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {

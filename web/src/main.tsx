@@ -1,2 +1,5 @@
 import { render } from 'preact';
-render(<h1>Waggle</h1>, document.getElementById('app')!);
+import { App } from './app.js';
+import './styles.css';
+
+render(<App />, document.getElementById('app')!);

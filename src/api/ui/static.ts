@@ -14,7 +14,7 @@
 // Behind a reverse proxy under a path (`WAGGLE_PUBLIC_URL=https://example.com/waggle`) the page
 // names its assets and API with that path: the build's relative `./assets/` links are rewritten
 // and the path is given to the app in `<meta name="waggle-base">`.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
@@ -54,10 +54,18 @@ const NOT_PAGES = /^\/(1|2|assets|problems)(\/|$)|^\/(openapi\.json|healthz)$/;
 
 export async function registerStatic(app: App, root = WEB_ROOT): Promise<void> {
   const indexFile = join(root, 'index.html');
-  const template = existsSync(indexFile) ? readFileSync(indexFile, 'utf8') : undefined;
+  let template: string | undefined;
+  let templateTime = -1;
   const pages = new Map<string, string>();
   /** The page for a base path ('' at the root): asset links and the app's base made absolute. */
   const pageFor = (base: string) => {
+    // Read again after a new build (a page request is rare; a stat is cheap).
+    const mtime = existsSync(indexFile) ? statSync(indexFile).mtimeMs : 0;
+    if (mtime !== templateTime) {
+      templateTime = mtime;
+      template = mtime ? readFileSync(indexFile, 'utf8') : undefined;
+      pages.clear();
+    }
     let html = pages.get(base);
     if (!html) {
       html = template
@@ -75,7 +83,7 @@ export async function registerStatic(app: App, root = WEB_ROOT): Promise<void> {
       prefix: '/assets/',
       decorateReply: false,
       index: false,
-      wildcard: false,
+      wildcard: true,
       preCompressed: true,
       immutable: true,
       maxAge: 365 * 86_400_000,

@@ -148,6 +148,18 @@ export const TriggerResponseSchema = Type.Object({
   disabled: Type.Boolean(),
   auto_investigate: Type.Boolean(),
   triggered: Type.Boolean({ description: 'Whether it has crossed its threshold without resolving.' }),
+  last_evaluation: Type.Optional(
+    Type.Union([
+      Type.Object({
+        at: Type.String({ format: 'date-time', description: 'The evaluation slot' }),
+        value: Type.Optional(Type.Number({ description: 'The most extreme value in the threshold’s direction' })),
+        breaching: Type.Boolean(),
+        no_data: Type.Boolean(),
+        error: Type.Optional(Type.String()),
+      }),
+      Type.Null(),
+    ], { description: 'Waggle extension: the outcome of the last evaluation; null before the first.' }),
+  ),
   recipients: Type.Array(NotificationRecipientSchema),
   evaluation_schedule_type: enumOf(SCHEDULE_TYPES),
   created_at: Type.String({ format: 'date-time' }),
@@ -160,6 +172,7 @@ export type TriggerResponse = Omit<StoredTrigger, 'evaluation_schedule' | 'basel
   id: string;
   dataset_slug: string;
   triggered: boolean;
+  last_evaluation: { at: string; value?: number; breaching: boolean; no_data: boolean; error?: string } | null;
   evaluation_schedule?: StoredTrigger['evaluation_schedule'];
   baseline_details?: BaselineDetails;
   created_at: string;
@@ -458,6 +471,16 @@ export function triggerResponse(o: StoredObject<Partial<StoredTrigger>>, dataset
     disabled: b.disabled ?? false,
     auto_investigate: b.auto_investigate ?? false,
     triggered: state?.triggered ?? false,
+    last_evaluation:
+      state?.lastRun && state.last
+        ? {
+            at: state.lastRun,
+            ...(state.last.value !== undefined ? { value: state.last.value } : {}),
+            breaching: state.last.breaching,
+            no_data: state.last.noData,
+            ...(state.last.error ? { error: state.last.error } : {}),
+          }
+        : null,
     recipients: b.recipients ?? [],
     evaluation_schedule_type: b.evaluation_schedule_type ?? 'frequency',
     created_at: o.createdAt,

@@ -1,0 +1,65 @@
+// Typed calls of Waggle's public API (and its documented extensions) the pages use.
+import { get, post, request } from './client.js';
+import type {
+  Board, BoardView, BubbleUpAnswer, BubbleUpSelection, BurnAlert, CalculatedField, Column, Dataset, Delivery, Marker,
+  QueryAnnotation, QueryResult, QuerySpec, RawEvent, Recipient, SignedIn, Slo, SloHistoryPoint, Trace, Trigger,
+} from './types.js';
+
+const seg = encodeURIComponent;
+
+export const signIn = (key: string) => request<SignedIn>('POST', '/1/ui/session', { key }, { quiet401: true });
+export const signOut = () => request<void>('DELETE', '/1/ui/session');
+/** Who the session is (the same /1/auth every client calls); 401 when signed out. */
+export const whoAmI = () => request<SignedIn & { type: string }>('GET', '/1/auth', undefined, { quiet401: true });
+
+export const listDatasets = () => get<Dataset[]>('/1/datasets');
+export const listColumns = (ds: string) => get<Column[]>(`/1/columns/${seg(ds)}`);
+export const listCalculatedFields = (ds: string) => get<CalculatedField[]>(`/1/derived_columns/${seg(ds)}`);
+
+export const createQuery = (ds: string, spec: QuerySpec) => post<QuerySpec & { id: string }>(`/1/queries/${seg(ds)}`, spec);
+export const getQuery = (ds: string, id: string) => get<QuerySpec & { id: string }>(`/1/queries/${seg(ds)}/${seg(id)}`);
+export const createResult = (ds: string, queryId: string) =>
+  post<QueryResult>(`/1/query_results/${seg(ds)}`, { query_id: queryId, disable_other_by_aggregate: false, disable_total_by_aggregate: false });
+export const getResult = (ds: string, id: string, signal?: AbortSignal) => get<QueryResult>(`/1/query_results/${seg(ds)}/${seg(id)}`, signal);
+
+/** Polls a result until complete (the server long-polls each GET for up to a second). */
+export async function pollResult(ds: string, result: QueryResult, signal?: AbortSignal): Promise<QueryResult> {
+  let r = result;
+  while (!r.complete) {
+    if (signal?.aborted) throw new DOMException('aborted', 'AbortError');
+    r = await getResult(ds, r.id, signal);
+  }
+  return r;
+}
+
+/** Saves a spec and runs it: the completed result. `onStage` reports progress. */
+export async function runQuery(ds: string, spec: QuerySpec, onStage?: (stage: 'saving' | 'running') => void, signal?: AbortSignal): Promise<QueryResult> {
+  onStage?.('saving');
+  const q = await createQuery(ds, spec);
+  onStage?.('running');
+  const created = await createResult(ds, q.id);
+  return pollResult(ds, created, signal);
+}
+
+export const listMarkers = (ds: string) => get<Marker[]>(`/1/markers/${seg(ds)}`);
+
+export const listBoards = () => get<Board[]>('/1/boards');
+export const getBoard = (id: string) => get<Board>(`/1/boards/${seg(id)}`);
+export const listBoardViews = (id: string) => get<BoardView[]>(`/1/boards/${seg(id)}/views`);
+export const getQueryAnnotation = (ds: string, id: string) => get<QueryAnnotation>(`/1/query_annotations/${seg(ds)}/${seg(id)}`);
+
+export const listSlos = (ds: string) => get<Slo[]>(`/1/slos/${seg(ds)}`);
+export const getSlo = (ds: string, id: string) => get<Slo>(`/1/slos/${seg(ds)}/${seg(id)}?detailed=true`);
+export const listBurnAlerts = (ds: string, sloId: string) => get<BurnAlert[]>(`/1/burn_alerts/${seg(ds)}?slo_id=${seg(sloId)}`);
+export const sloHistory = (ids: string[], start: number, end: number) =>
+  post<Record<string, SloHistoryPoint[]>>('/1/reporting/slos/historical', { ids, start_time: start, end_time: end });
+
+export const listTriggers = (ds: string) => get<Trigger[]>(`/1/triggers/${seg(ds)}`);
+export const listRecipients = () => get<Recipient[]>('/1/recipients');
+export const listDeliveries = (limit = 100) => get<Delivery[]>(`/1/deliveries?limit=${limit}`);
+
+export const bubbleUp = (ds: string, query: QuerySpec, selection: BubbleUpSelection, signal?: AbortSignal) =>
+  post<BubbleUpAnswer>(`/1/bubbleup/${seg(ds)}`, { query, selection }, signal);
+export const getTrace = (ds: string, traceId: string) => get<Trace>(`/1/traces/${seg(ds)}/${seg(traceId)}`);
+export const latestEvents = (ds: string, query: QuerySpec, limit: number, signal?: AbortSignal) =>
+  post<{ events: RawEvent[] }>(`/1/raw_events/${seg(ds)}`, { query, limit }, signal);

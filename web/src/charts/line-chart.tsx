@@ -1,0 +1,213 @@
+// A time-series chart (uPlot): one line per group, a hover tooltip listing the groups' values at
+// the hovered time (largest first), markers drawn as vertical lines in their marker-setting
+// colours, and dragging across the chart selects a time range (for BubbleUp). Clicking a line
+// picks its group. uPlot draws on canvas and handles 10,000s of points per series.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import { formatNumber } from '../format.js';
+import { formatDateTime } from '../time.js';
+import { cssVar } from './palette.js';
+
+export interface Line {
+  label: string;
+  values: (number | null)[];
+  color: string;
+}
+export interface ChartMarker {
+  time: number;
+  end?: number;
+  color: string;
+  label: string;
+}
+
+export interface LineChartProps {
+  /** Unix seconds, ascending. */
+  times: number[];
+  lines: Line[];
+  markers?: ChartMarker[];
+  height?: number;
+  style?: 'line' | 'bars' | 'stacked';
+  logScale?: boolean;
+  format?: (v: number) => string;
+  /** The x axis' span, Unix seconds (default: the data's). */
+  xRange?: [number, number];
+  onSelectRange?: (start: number, end: number) => void;
+  onPick?: (lineIndex: number) => void;
+  /** Called once the chart has drawn (the results page measures its drawing time with it). */
+  onDrawn?: () => void;
+  label: string;
+}
+
+interface Hover {
+  left: number;
+  top: number;
+  time: number;
+  rows: { label: string; value: number; color: string }[];
+  more: number;
+}
+
+const TOOLTIP_ROWS = 10;
+
+export function LineChart(props: LineChartProps) {
+  const host = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot>();
+  const focused = useRef<number | null>(null);
+  const propsRef = useRef(props);
+  propsRef.current = props;
+  const [hover, setHover] = useState<Hover | null>(null);
+  const [flags, setFlags] = useState<{ left: number; color: string; label: string }[]>([]);
+
+  useEffect(() => {
+    const el = host.current!;
+    const fmt = props.format ?? formatNumber;
+    const axisColor = cssVar('--muted');
+    const gridColor = cssVar('--border');
+    const stacked = props.style === 'stacked';
+    // Stacked areas: each line drawn as the running sum of those before it.
+    const values = stacked ? cumulative(props.lines.map((l) => l.values)) : props.lines.map((l) => l.values);
+    const data: uPlot.AlignedData = [props.times, ...values];
+    const bars = props.style === 'bars' ? uPlot.paths.bars!({ size: [0.8, 40] }) : undefined;
+    const opts: uPlot.Options = {
+      width: Math.max(200, el.clientWidth),
+      height: props.height ?? 220,
+      legend: { show: false },
+      pxAlign: 0,
+      cursor: {
+        drag: { x: !!props.onSelectRange, y: false, setScale: false },
+        focus: { prox: 24 },
+        points: { size: 6 },
+      },
+      focus: { alpha: 0.35 },
+      scales: { x: props.xRange ? { time: true, range: () => props.xRange as [number, number] } : { time: true }, y: props.logScale ? { distr: 3 } : { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.05 : 1] } },
+      axes: [
+        { stroke: axisColor, grid: { stroke: gridColor, width: 1 }, ticks: { stroke: gridColor } },
+        { stroke: axisColor, grid: { stroke: gridColor, width: 1 }, ticks: { stroke: gridColor }, size: 56, values: (_u, ticks) => ticks.map((v) => fmt(v)) },
+      ],
+      series: [
+        {},
+        ...props.lines.map((l, i) => ({
+          label: l.label,
+          stroke: l.color,
+          width: 1.5,
+          fill: stacked ? l.color + '33' : bars ? l.color + 'cc' : undefined,
+          paths: bars,
+          points: { show: props.times.length <= 60 && props.lines.length <= 10 },
+          spanGaps: false,
+          // (the stacked copy holds sums; the tooltip reads the lines' own values)
+          value: (_u: uPlot, _v: number | null, _s: number, idx: number | null) => (idx === null ? '' : fmt(props.lines[i].values[idx] ?? NaN)),
+        })),
+      ],
+      hooks: {
+        setCursor: [
+          (u) => {
+            const idx = u.cursor.idx;
+            if (idx === null || idx === undefined || u.cursor.left === undefined || u.cursor.left < 0) return setHover(null);
+            const p = propsRef.current;
+            const rows = p.lines
+              .map((l) => ({ label: l.label, value: l.values[idx], color: l.color }))
+              .filter((r): r is { label: string; value: number; color: string } => typeof r.value === 'number')
+              .sort((a, b) => b.value - a.value);
+            setHover({
+              left: u.cursor.left + u.over.offsetLeft,
+              top: (u.cursor.top ?? 0) + u.over.offsetTop,
+              time: p.times[idx],
+              rows: rows.slice(0, TOOLTIP_ROWS),
+              more: Math.max(0, rows.length - TOOLTIP_ROWS),
+            });
+          },
+        ],
+        setSeries: [(_u, idx) => void (focused.current = idx)],
+        setSelect: [
+          (u) => {
+            if (u.select.width < 2) return;
+            const start = u.posToVal(u.select.left, 'x');
+            const end = u.posToVal(u.select.left + u.select.width, 'x');
+            propsRef.current.onSelectRange?.(Math.floor(start), Math.ceil(end));
+          },
+        ],
+        draw: [
+          (u) => {
+            // Markers: a line per marker (a band for ranges) in its colour.
+            const ms = propsRef.current.markers ?? [];
+            if (ms.length === 0) return;
+            const ctx = u.ctx;
+            const top = u.bbox.top;
+            const h = u.bbox.height;
+            ctx.save();
+            const out: { left: number; color: string; label: string }[] = [];
+            for (const m of ms) {
+              const x = u.valToPos(m.time, 'x', true);
+              if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) continue;
+              ctx.strokeStyle = m.color;
+              ctx.fillStyle = m.color + '22';
+              ctx.lineWidth = 1.5 * devicePixelRatio;
+              if (m.end && m.end > m.time) {
+                const x2 = u.valToPos(m.end, 'x', true);
+                ctx.fillRect(x, top, Math.max(1, x2 - x), h);
+              }
+              ctx.beginPath();
+              ctx.moveTo(x, top);
+              ctx.lineTo(x, top + h);
+              ctx.stroke();
+              out.push({ left: x / devicePixelRatio, color: m.color, label: m.label });
+            }
+            ctx.restore();
+            setFlags(out);
+          },
+        ],
+        ready: [() => requestAnimationFrame(() => propsRef.current.onDrawn?.())],
+      },
+    };
+    const u = new uPlot(opts, data, el);
+    plot.current = u;
+    const click = () => {
+      if (focused.current !== null && focused.current > 0) propsRef.current.onPick?.(focused.current - 1);
+    };
+    u.over.addEventListener('click', click);
+    const leave = () => setHover(null);
+    u.over.addEventListener('mouseleave', leave);
+    const ro = new ResizeObserver(() => {
+      const w = Math.max(200, el.clientWidth);
+      if (w !== u.width) u.setSize({ width: w, height: u.height });
+    });
+    ro.observe(el);
+    return () => {
+      ro.disconnect();
+      u.destroy();
+    };
+  }, [props.times, props.lines, props.style, props.logScale, props.height, props.markers, props.xRange?.[0], props.xRange?.[1]]);
+
+  return (
+    <div class="chart" role="img" aria-label={props.label}>
+      <div ref={host} />
+      {flags.map((f, i) => (
+        <span key={i} class="marker-flag" style={{ left: `${f.left}px`, background: f.color }} title={f.label} />
+      ))}
+      {hover && hover.rows.length > 0 && (
+        <div class="tooltip" style={{ left: `${Math.min(hover.left + 14, (host.current?.clientWidth ?? 400) - 240)}px`, top: `${Math.max(0, hover.top - 20)}px` }}>
+          <div class="t">{formatDateTime(hover.time)}</div>
+          {hover.rows.map((r) => (
+            <div class="s" key={r.label}>
+              <span class="swatch" style={{ background: r.color }} />
+              <span class="n">{r.label}</span>
+              <strong>{(props.format ?? formatNumber)(r.value)}</strong>
+            </div>
+          ))}
+          {hover.more > 0 && <div class="muted">+{hover.more} more</div>}
+        </div>
+      )}
+    </div>
+  );
+}
+
+function cumulative(lines: (number | null)[][]): (number | null)[][] {
+  const out: (number | null)[][] = [];
+  let acc: number[] | undefined;
+  for (const l of lines) {
+    const next = l.map((v, i) => (acc ? acc[i] : 0) + (v ?? 0));
+    out.push(next);
+    acc = next;
+  }
+  return out;
+}

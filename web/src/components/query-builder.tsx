@@ -1,0 +1,346 @@
+// The query builder, in Honeycomb's layout: VISUALIZE, WHERE, GROUP BY, ORDER BY, LIMIT, HAVING
+// and inline calculated fields, each a box of rows. Column names are suggested from the Columns
+// API (a native datalist: type to filter, arrow keys to pick). Problems the API reports are shown
+// in the box of the clause they concern.
+import type { ComponentChildren } from 'preact';
+import type { FieldProblem } from '../api/client.js';
+import {
+  FILTER_OPS, HAVING_OPS, QUERY_OPS, calculationKey, type Calculation, type Filter, type FilterOp, type Having, type HavingOp, type Order, type QueryOp, type QuerySpec,
+} from '../api/types.js';
+
+export interface ColumnInfo {
+  name: string;
+  type: string;
+}
+
+const NO_COLUMN: QueryOp[] = ['COUNT', 'CONCURRENCY'];
+const NO_VALUE: FilterOp[] = ['exists', 'does-not-exist'];
+const LIST_VALUE: FilterOp[] = ['in', 'not-in'];
+
+/** Which clause a problem's field belongs to. */
+export function clauseOf(field: string): string {
+  const head = field.replace(/^query\./, '').split(/[.[]/)[0];
+  const map: Record<string, string> = {
+    calculations: 'visualize', filters: 'where', filter_combination: 'where', breakdowns: 'group', orders: 'order', limit: 'limit',
+    havings: 'having', calculated_fields: 'calculated', time_range: 'time', start_time: 'time', end_time: 'time', granularity: 'time',
+  };
+  return map[head] ?? 'other';
+}
+
+/** A filter value as typed, in the column's type: numbers for numeric columns, lists for in/not-in. */
+export function filterValue(op: FilterOp, text: string, type: string | undefined): Filter['value'] {
+  if (NO_VALUE.includes(op)) return undefined;
+  if (LIST_VALUE.includes(op)) return text.split(',').map((s) => s.trim()).filter(Boolean);
+  const t = text.trim();
+  if ((type === 'integer' || type === 'float') && t !== '' && Number.isFinite(Number(t))) return Number(t);
+  if (type === 'boolean' && (t === 'true' || t === 'false')) return t === 'true';
+  return text;
+}
+
+const valueText = (v: Filter['value']) => (v === undefined || v === null ? '' : Array.isArray(v) ? v.join(', ') : String(v));
+
+export function QueryBuilder(props: {
+  spec: QuerySpec;
+  onChange: (spec: QuerySpec) => void;
+  columns: ColumnInfo[];
+  problems: FieldProblem[];
+  idPrefix?: string;
+}) {
+  const { spec, onChange, columns } = props;
+  const listId = `${props.idPrefix ?? 'qb'}-columns`;
+  const types = new Map(columns.map((c) => [c.name, c.type]));
+  const calcs = spec.calculations ?? [];
+  const filters = spec.filters ?? [];
+  const breakdowns = spec.breakdowns ?? [];
+  const orders = spec.orders ?? [];
+  const havings = spec.havings ?? [];
+  const inline = spec.calculated_fields ?? [];
+  const set = (patch: Partial<QuerySpec>) => onChange({ ...spec, ...patch });
+  const problemsOf = (clause: string) => props.problems.filter((p) => clauseOf(p.field) === clause);
+  const columnInput = (value: string, onInput: (v: string) => void, label: string, placeholder = 'column') => (
+    <input list={listId} value={value} placeholder={placeholder} aria-label={label} spellcheck={false} onInput={(e) => onInput((e.target as HTMLInputElement).value)} />
+  );
+  const calcKeys = calcs.map(calculationKey);
+
+  return (
+    <div class="builder" role="group" aria-label="Query">
+      <datalist id={listId}>
+        {[...columns.map((c) => c.name), ...inline.map((c) => c.name)].map((n) => (
+          <option key={n} value={n} />
+        ))}
+      </datalist>
+
+      <Clause title="Visualize" id="visualize" problems={problemsOf('visualize')} onAdd={() => set({ calculations: [...calcs, { op: 'COUNT' }] })}>
+        {calcs.length === 0 && <div class="muted small">COUNT (the default)</div>}
+        {calcs.map((c, i) => (
+          <div class="line" key={i}>
+            <select
+              class="op"
+              aria-label={`Calculation ${i + 1}`}
+              value={c.op}
+              onChange={(e) => {
+                const op = (e.target as HTMLSelectElement).value as QueryOp;
+                const next: Calculation = NO_COLUMN.includes(op) ? { op } : { op, column: c.column ?? '' };
+                set({ calculations: calcs.map((x, j) => (j === i ? next : x)) });
+              }}
+            >
+              {QUERY_OPS.map((op) => (
+                <option key={op} value={op}>
+                  {op}
+                </option>
+              ))}
+            </select>
+            {!NO_COLUMN.includes(c.op) &&
+              columnInput(c.column ?? '', (v) => set({ calculations: calcs.map((x, j) => (j === i ? { ...x, column: v } : x)) }), `Column of calculation ${i + 1}`)}
+            <Remove label={`Remove calculation ${i + 1}`} onClick={() => set({ calculations: calcs.filter((_, j) => j !== i) })} />
+          </div>
+        ))}
+      </Clause>
+
+      <Clause
+        title="Where"
+        id="where"
+        problems={problemsOf('where')}
+        onAdd={() => set({ filters: [...filters, { column: '', op: '=', value: '' }] })}
+        extra={
+          filters.length > 1 && (
+            <div class="segmented" role="group" aria-label="Combine filters with">
+              {(['AND', 'OR'] as const).map((c) => (
+                <button key={c} type="button" aria-pressed={(spec.filter_combination ?? 'AND') === c} onClick={() => set({ filter_combination: c })}>
+                  {c}
+                </button>
+              ))}
+            </div>
+          )
+        }
+      >
+        {filters.map((f, i) => {
+          const update = (x: Partial<Filter>) => set({ filters: filters.map((y, j) => (j === i ? { ...y, ...x } : y)) });
+          return (
+            <div class="line" key={i}>
+              {columnInput(f.column ?? '', (v) => update({ column: v }), `Column of filter ${i + 1}`)}
+              <select
+                class="op"
+                aria-label={`Operator of filter ${i + 1}`}
+                value={f.op}
+                onChange={(e) => {
+                  const op = (e.target as HTMLSelectElement).value as FilterOp;
+                  update({ op, value: filterValue(op, valueText(f.value), types.get(f.column ?? '')) });
+                }}
+              >
+                {FILTER_OPS.map((op) => (
+                  <option key={op} value={op}>
+                    {op}
+                  </option>
+                ))}
+              </select>
+              {!NO_VALUE.includes(f.op) && (
+                <input
+                  value={valueText(f.value)}
+                  placeholder={LIST_VALUE.includes(f.op) ? 'a, b, c' : 'value'}
+                  aria-label={`Value of filter ${i + 1}`}
+                  onInput={(e) => update({ value: filterValue(f.op, (e.target as HTMLInputElement).value, types.get(f.column ?? '')) })}
+                />
+              )}
+              <Remove label={`Remove filter ${i + 1}`} onClick={() => set({ filters: filters.filter((_, j) => j !== i) })} />
+            </div>
+          );
+        })}
+      </Clause>
+
+      <Clause title="Group by" id="group" problems={problemsOf('group')} onAdd={() => set({ breakdowns: [...breakdowns, ''] })}>
+        {breakdowns.map((b, i) => (
+          <div class="line" key={i}>
+            {columnInput(b, (v) => set({ breakdowns: breakdowns.map((x, j) => (j === i ? v : x)) }), `Group by column ${i + 1}`)}
+            <Remove label={`Remove group ${i + 1}`} onClick={() => set({ breakdowns: breakdowns.filter((_, j) => j !== i) })} />
+          </div>
+        ))}
+      </Clause>
+
+      <Clause
+        title="Order by"
+        id="order"
+        problems={problemsOf('order')}
+        onAdd={() => set({ orders: [...orders, calcs[0] ? { op: calcs[0].op, ...(calcs[0].column ? { column: calcs[0].column } : {}), order: 'descending' } : { op: 'COUNT', order: 'descending' }] })}
+      >
+        {orders.map((o, i) => {
+          const current = o.op ? calculationKey({ op: o.op, column: o.column }) : `by:${o.column ?? ''}`;
+          const choices = [...calcKeys.filter((k) => !k.startsWith('HEATMAP')), ...breakdowns.filter(Boolean).map((b) => `by:${b}`)];
+          if (!choices.includes(current)) choices.push(current);
+          return (
+            <div class="line" key={i}>
+              <select
+                aria-label={`Order ${i + 1}`}
+                value={current}
+                onChange={(e) => {
+                  const v = (e.target as HTMLSelectElement).value;
+                  const next: Order = v.startsWith('by:') ? { column: v.slice(3), order: o.order } : { ...orderOfKey(calcs, v), order: o.order };
+                  set({ orders: orders.map((x, j) => (j === i ? next : x)) });
+                }}
+              >
+                {choices.map((k) => (
+                  <option key={k} value={k}>
+                    {k.startsWith('by:') ? k.slice(3) : k}
+                  </option>
+                ))}
+              </select>
+              <select
+                class="op"
+                aria-label={`Direction of order ${i + 1}`}
+                value={o.order ?? 'ascending'}
+                onChange={(e) => set({ orders: orders.map((x, j) => (j === i ? { ...x, order: (e.target as HTMLSelectElement).value as Order['order'] } : x)) })}
+              >
+                <option value="descending">desc</option>
+                <option value="ascending">asc</option>
+              </select>
+              <Remove label={`Remove order ${i + 1}`} onClick={() => set({ orders: orders.filter((_, j) => j !== i) })} />
+            </div>
+          );
+        })}
+      </Clause>
+
+      <Clause title="Limit" id="limit" problems={problemsOf('limit')}>
+        <div class="line">
+          <input
+            type="number"
+            min={1}
+            max={1000}
+            placeholder="1000"
+            aria-label="Limit"
+            value={spec.limit ?? ''}
+            onInput={(e) => {
+              const v = (e.target as HTMLInputElement).value;
+              set({ limit: v === '' ? undefined : Number(v) });
+            }}
+          />
+        </div>
+      </Clause>
+
+      <Clause
+        title="Having"
+        id="having"
+        problems={problemsOf('having')}
+        onAdd={() => {
+          const c = calcs.find((x) => x.op !== 'HEATMAP') ?? { op: 'COUNT' as const };
+          set({ havings: [...havings, { calculate_op: c.op as Having['calculate_op'], ...(c.column ? { column: c.column } : {}), op: '>', value: 0 }] });
+        }}
+      >
+        {havings.map((h, i) => {
+          const key = calculationKey({ op: h.calculate_op, column: h.column });
+          const choices = calcKeys.filter((k) => !k.startsWith('HEATMAP'));
+          if (!choices.includes(key)) choices.push(key);
+          const update = (x: Partial<Having>) => set({ havings: havings.map((y, j) => (j === i ? { ...y, ...x } : y)) });
+          return (
+            <div class="line" key={i}>
+              <select
+                aria-label={`Having ${i + 1} calculation`}
+                value={key}
+                onChange={(e) => {
+                  const o = orderOfKey(calcs, (e.target as HTMLSelectElement).value);
+                  update({ calculate_op: o.op as Having['calculate_op'], column: o.column });
+                }}
+              >
+                {choices.map((k) => (
+                  <option key={k} value={k}>
+                    {k}
+                  </option>
+                ))}
+              </select>
+              <select class="op" aria-label={`Having ${i + 1} operator`} value={h.op} onChange={(e) => update({ op: (e.target as HTMLSelectElement).value as HavingOp })}>
+                {HAVING_OPS.map((op) => (
+                  <option key={op} value={op}>
+                    {op}
+                  </option>
+                ))}
+              </select>
+              <input type="number" aria-label={`Having ${i + 1} value`} value={h.value} onInput={(e) => update({ value: Number((e.target as HTMLInputElement).value) })} />
+              <Remove label={`Remove having ${i + 1}`} onClick={() => set({ havings: havings.filter((_, j) => j !== i) })} />
+            </div>
+          );
+        })}
+      </Clause>
+
+      <Clause
+        title="Calculated fields"
+        id="calculated"
+        problems={problemsOf('calculated')}
+        onAdd={() => set({ calculated_fields: [...inline, { name: '', expression: '' }] })}
+        wide
+      >
+        {inline.map((c, i) => {
+          const update = (x: Partial<typeof c>) => set({ calculated_fields: inline.map((y, j) => (j === i ? { ...y, ...x } : y)) });
+          return (
+            <div class="line" key={i}>
+              <input class="mono" style={{ maxWidth: '160px' }} placeholder="name" aria-label={`Name of calculated field ${i + 1}`} value={c.name} onInput={(e) => update({ name: (e.target as HTMLInputElement).value })} />
+              <input
+                class="mono"
+                placeholder='IF(GTE($status, 500), "error", "ok")'
+                aria-label={`Expression of calculated field ${i + 1}`}
+                spellcheck={false}
+                value={c.expression}
+                onInput={(e) => update({ expression: (e.target as HTMLInputElement).value })}
+              />
+              <Remove label={`Remove calculated field ${i + 1}`} onClick={() => set({ calculated_fields: inline.filter((_, j) => j !== i) })} />
+            </div>
+          );
+        })}
+      </Clause>
+    </div>
+  );
+}
+
+function orderOfKey(calcs: Calculation[], key: string): { op: QueryOp; column?: string } {
+  const c = calcs.find((x) => calculationKey(x) === key);
+  if (c) return { op: c.op, ...(c.column ? { column: c.column } : {}) };
+  const m = /^([A-Z0-9_]+)(?:\((.*)\))?$/.exec(key);
+  return { op: (m?.[1] ?? 'COUNT') as QueryOp, ...(m?.[2] ? { column: m[2] } : {}) };
+}
+
+function Clause(props: { title: string; id: string; problems: FieldProblem[]; onAdd?: () => void; extra?: ComponentChildren; wide?: boolean; children: ComponentChildren }) {
+  const errId = `${props.id}-errors`;
+  return (
+    <section
+      class={`clause${props.problems.length ? ' has-error' : ''}`}
+      aria-labelledby={`${props.id}-h`}
+      aria-describedby={props.problems.length ? errId : undefined}
+      data-clause={props.id}
+      style={props.wide ? { gridColumn: '1 / -1' } : undefined}
+    >
+      <h3 id={`${props.id}-h`}>
+        {props.title}
+        {props.extra}
+      </h3>
+      {props.children}
+      {props.onAdd && (
+        <button type="button" class="add ghost" onClick={props.onAdd} aria-label={`Add to ${props.title}`}>
+          + Add
+        </button>
+      )}
+      {props.problems.length > 0 && (
+        <div id={errId} class="field-error" role="alert">
+          {props.problems.map((p) => (
+            <div key={p.field + p.description}>{p.description.replace(/^query\./, '')}</div>
+          ))}
+        </div>
+      )}
+    </section>
+  );
+}
+
+function Remove({ label, onClick }: { label: string; onClick: () => void }) {
+  return (
+    <button type="button" class="icon" aria-label={label} title={label} onClick={onClick}>
+      ×
+    </button>
+  );
+}
+
+/** The spec to send: rows left blank in the builder are dropped. */
+export function cleanSpec(spec: QuerySpec): QuerySpec {
+  const out: QuerySpec = { ...spec };
+  if (out.calculations) out.calculations = out.calculations.filter((c) => NO_COLUMN.includes(c.op) || (c.column ?? '').trim() !== '');
+  if (out.filters) out.filters = out.filters.filter((f) => (f.column ?? '').trim() !== '');
+  if (out.breakdowns) out.breakdowns = out.breakdowns.map((b) => b.trim()).filter(Boolean);
+  if (out.calculated_fields) out.calculated_fields = out.calculated_fields.filter((c) => c.name.trim() !== '' || c.expression.trim() !== '');
+  return out;
+}

@@ -1,0 +1,257 @@
+// A query's answer: a chart per calculation (a line per group), the HEATMAP, and the sortable
+// results table. Clicking a group (a line, or its row) narrows the query to it; dragging across
+// a chart or a heatmap region starts BubbleUp.
+import type { ComponentChildren } from 'preact';
+import { useMemo, useRef, useState } from 'preact/hooks';
+import type { BubbleUpSelection, ResultValue } from '../api/types.js';
+import { HeatmapChart } from '../charts/heatmap-chart.js';
+import { LineChart, type ChartMarker, type Line } from '../charts/line-chart.js';
+import { seriesColor } from '../charts/palette.js';
+import { formatNumber } from '../format.js';
+import { sortRows, type Group, type ShapedResult } from '../results.js';
+import { Link } from '../router.js';
+import { formatDateTime } from '../time.js';
+
+export interface ResultsViewProps {
+  result: ShapedResult;
+  markers: ChartMarker[];
+  onNarrow?: (group: Group) => void;
+  onSelect?: (s: BubbleUpSelection) => void;
+  /** Link for a trace id in the table. */
+  traceHref?: (traceId: string) => string;
+  traceColumn?: string;
+  chartStyle?: 'line' | 'bars' | 'stacked';
+  logScale?: boolean;
+  compact?: boolean;
+  /** Called with the ms from mounting to every chart having drawn. */
+  onDrawn?: (ms: number) => void;
+  show?: { charts?: boolean; table?: boolean };
+  /** Height of each chart (default 220, 150 compact). */
+  chartHeight?: number;
+  /** Shown between the charts and the table (BubbleUp). */
+  children?: ComponentChildren;
+}
+
+export function ResultsView(props: ResultsViewProps) {
+  const r = props.result;
+  const started = useRef(performance.now());
+  const pending = useRef(r.series.length + (r.heatmap ? 1 : 0));
+  const drawn = () => {
+    pending.current -= 1;
+    if (pending.current === 0) props.onDrawn?.(performance.now() - started.current);
+  };
+  const colors = useMemo(() => r.groups.map((_, i) => seriesColor(i)), [r]);
+  const charts = props.show?.charts ?? true;
+  // A HEATMAP alone has no column for a table.
+  const table = (props.show?.table ?? true) && (r.breakdowns.length > 0 || r.series.length > 0);
+  return (
+    <div class="stack" data-testid="results">
+      {charts && r.heatmap && (
+        <section class={props.compact ? '' : 'panel chart-card'} aria-label={`Heatmap of ${r.heatmap.key}`} data-chart={r.heatmap.key}>
+          {!props.compact && (
+            <header>
+              <h2>{r.heatmap.key}</h2>
+              {props.onSelect && <span class="small muted">Drag a region to BubbleUp what is different about it</span>}
+            </header>
+          )}
+          <HeatmapChart
+            rows={r.heatmap.rows}
+            column={r.heatmap.column}
+            height={props.chartHeight ?? (props.compact ? 180 : 280)}
+            onDrawn={drawn}
+            onSelect={props.onSelect ? (s) => props.onSelect!({ ...s, column: r.heatmap!.column }) : undefined}
+          />
+        </section>
+      )}
+      {charts &&
+        r.series.map((s) => (
+          <SeriesChart
+            key={s.key}
+            calc={s.key}
+            times={r.times}
+            lines={s.lines.map((values, i) => ({ label: r.groups[i].label, values, color: colors[i] }))}
+            markers={props.markers}
+            compact={props.compact}
+            height={props.chartHeight}
+            style={props.chartStyle}
+            logScale={props.logScale}
+            onDrawn={drawn}
+            onSelectRange={props.onSelect ? (start, end) => props.onSelect!({ start_time: start, end_time: end }) : undefined}
+            onPick={props.onNarrow ? (i) => props.onNarrow!(r.groups[i]) : undefined}
+          />
+        ))}
+      {props.children}
+      {table && <ResultsTable {...props} colors={colors} />}
+    </div>
+  );
+}
+
+function SeriesChart(p: {
+  calc: string;
+  times: number[];
+  lines: Line[];
+  markers: ChartMarker[];
+  compact?: boolean;
+  height?: number;
+  style?: 'line' | 'bars' | 'stacked';
+  logScale?: boolean;
+  onDrawn: () => void;
+  onSelectRange?: (start: number, end: number) => void;
+  onPick?: (i: number) => void;
+}) {
+  // Stable identities so the chart is built once per answer, not on every render.
+  const lines = useMemo(() => p.lines, [p.times]);
+  return (
+    <section class={p.compact ? '' : 'panel chart-card'} aria-label={`Chart of ${p.calc}`} data-chart={p.calc} data-series={lines.length}>
+      {!p.compact && (
+        <header>
+          <h2>{p.calc}</h2>
+          <span class="small muted">
+            {lines.length === 1 ? '' : `${lines.length} groups · `}
+            {p.onSelectRange ? 'drag across to BubbleUp a time range' : ''}
+          </span>
+        </header>
+      )}
+      <LineChart
+        label={`${p.calc} over time${lines.length > 1 ? `, ${lines.length} groups` : ''}`}
+        times={p.times}
+        lines={lines}
+        markers={p.markers}
+        height={p.height ?? (p.compact ? 150 : 220)}
+        style={p.style}
+        logScale={p.logScale}
+        onDrawn={p.onDrawn}
+        onSelectRange={p.onSelectRange}
+        onPick={p.onPick}
+      />
+      {!p.compact && <ChartData calc={p.calc} times={p.times} lines={lines} />}
+    </section>
+  );
+}
+
+/** The chart's numbers as a table, for screen readers and anyone who wants them (built when opened). */
+function ChartData({ calc, times, lines }: { calc: string; times: number[]; lines: Line[] }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <details class="small" onToggle={(e) => setOpen((e.target as HTMLDetailsElement).open)}>
+      <summary class="muted">Chart data</summary>
+      {open && (
+        <div class="table-wrap">
+          <table data-chart-data={calc}>
+            <thead>
+              <tr>
+                <th scope="col">time</th>
+                {lines.map((l) => (
+                  <th scope="col" key={l.label}>
+                    {l.label}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {times.map((t, i) => (
+                <tr key={t}>
+                  <td class="nowrap" data-time={t}>
+                    {formatDateTime(t)}
+                  </td>
+                  {lines.map((l) => (
+                    <td key={l.label} class="num" data-value={l.values[i] ?? ''}>
+                      {formatNumber(l.values[i])}
+                    </td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </details>
+  );
+}
+
+function ResultsTable(props: ResultsViewProps & { colors: string[] }) {
+  const r = props.result;
+  const calcCols = r.calcKeys.filter((k) => !k.startsWith('HEATMAP'));
+  const [sort, setSort] = useState<{ column: string; desc: boolean } | null>(null);
+  const indexed = r.rows.map((row, i) => ({ ...row, __i: i }) as Record<string, ResultValue> & { __i: number });
+  const rows = sort ? (sortRows(indexed, sort.column, sort.desc) as typeof indexed) : indexed;
+  const header = (col: string, numeric: boolean) => {
+    const active = sort?.column === col;
+    return (
+      <th class={numeric ? 'num' : ''} key={col} aria-sort={active ? (sort!.desc ? 'descending' : 'ascending') : 'none'} scope="col">
+        <button class="sort" onClick={() => setSort({ column: col, desc: active ? !sort!.desc : numeric })}>
+          {col}
+          <span aria-hidden="true">{active ? (sort!.desc ? '▼' : '▲') : ''}</span>
+        </button>
+      </th>
+    );
+  };
+  if (r.rows.length === 0) return <div class="panel empty">No events matched this query in its time range.</div>;
+  return (
+    <section class={props.compact ? '' : 'panel flush'} aria-label="Results table">
+      <div class="table-wrap">
+        <table data-testid="results-table">
+          <thead>
+            <tr>
+              {r.breakdowns.length > 0 && <th aria-label="Colour" />}
+              {r.breakdowns.map((b) => header(b, false))}
+              {calcCols.map((c) => header(c, true))}
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((row) => {
+              const g = r.groups[row.__i];
+              return (
+                <tr key={g.key} data-group={g.label}>
+                  {r.breakdowns.length > 0 && (
+                    <td>
+                      <span class="swatch" style={{ background: props.colors[row.__i] }} />
+                    </td>
+                  )}
+                  {r.breakdowns.map((b, j) => {
+                    const v = row[b];
+                    const text = v === undefined ? '(none)' : String(v);
+                    const isTrace = props.traceHref && b === props.traceColumn && typeof v === 'string';
+                    return (
+                      <td key={b} class="mono">
+                        {isTrace ? (
+                          <Link href={props.traceHref!(v as string)} title="Open this trace">
+                            {text}
+                          </Link>
+                        ) : props.onNarrow && j === 0 ? (
+                          <button class="group-link" title="Show only this group" onClick={() => props.onNarrow!(g)}>
+                            {text}
+                          </button>
+                        ) : (
+                          text
+                        )}
+                      </td>
+                    );
+                  })}
+                  {calcCols.map((c) => (
+                    <td key={c} class="num" title={String(row[c] ?? '')}>
+                      {typeof row[c] === 'number' ? formatNumber(row[c] as number) : String(row[c] ?? '–')}
+                    </td>
+                  ))}
+                </tr>
+              );
+            })}
+            {r.other && (
+              <tr class="muted" data-group="other">
+                {r.breakdowns.length > 0 && <td />}
+                {r.breakdowns.map((b, j) => (
+                  <td key={b}>{j === 0 ? <em title="The events of the groups past the limit">other groups</em> : ''}</td>
+                ))}
+                {calcCols.map((c) => (
+                  <td key={c} class="num">
+                    {typeof r.other![c] === 'number' ? formatNumber(r.other![c] as number) : '–'}
+                  </td>
+                ))}
+              </tr>
+            )}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,206 @@
+// A board: its panels laid out as positioned, each query panel running its query (with the
+// board's preset filters and the chosen view's filters added) and drawing it as the panel's chart
+// type, SLO panels showing their SLO, text panels their Markdown.
+import { useMemo, useState } from 'preact/hooks';
+import { getBoard, getQuery, getQueryAnnotation, getSlo, listBoardViews, runQuery } from '../api/endpoints.js';
+import type { Board, BoardPanel, BoardView, Filter, FilterOp, QueryResult, QuerySpec } from '../api/types.js';
+import { Markdown } from '../components/markdown.js';
+import { ResultsView } from '../components/results-view.js';
+import { SloFigures } from '../components/slo-summary.js';
+import { ErrorNotice, Loaded, PageHead, Spinner, useAsync } from '../components/ui.js';
+import { formatNumber } from '../format.js';
+import { specToSearch } from '../query-url.js';
+import { shapeResult } from '../results.js';
+import { Link, navigate, useLocation } from '../router.js';
+import { pathOf, type Scope } from '../routes.js';
+import { PRESETS, withPreset } from '../time.js';
+
+export function BoardPage({ scope, boardId }: { scope: Scope; boardId: string }) {
+  const board = useAsync(() => Promise.all([getBoard(boardId), listBoardViews(boardId).catch(() => [] as BoardView[])]), [boardId]);
+  return <Loaded async={board} label="Loading the board">{([b, views]) => <BoardBody scope={scope} board={b} views={views} />}</Loaded>;
+}
+
+function BoardBody({ scope, board, views }: { scope: Scope; board: Board; views: BoardView[] }) {
+  const loc = useLocation();
+  const viewId = loc.search.get('view') ?? '';
+  const range = loc.search.get('range');
+  const view = views.find((v) => v.id === viewId);
+  const presets = board.preset_filters ?? [];
+  const [presetValues, setPresetValues] = useState<Record<string, string>>({});
+  const [applied, setApplied] = useState<Record<string, string>>({});
+  const extra = useMemo<Filter[]>(() => {
+    const f: Filter[] = (view?.filters ?? []).map((x) => ({ column: x.column, op: x.operation as FilterOp, ...(x.value === undefined ? {} : { value: x.value as Filter['value'] }) }));
+    for (const p of presets) if (applied[p.column]) f.push({ column: p.column, op: '=', value: applied[p.column] });
+    return f;
+  }, [view, applied]);
+  const setParam = (k: string, v: string) => {
+    const s = new URLSearchParams(loc.search);
+    if (v) s.set(k, v);
+    else s.delete(k);
+    navigate(`${pathOf({ page: 'board', boardId: board.id, ...scope })}${s.toString() ? `?${s}` : ''}`, { replace: true });
+  };
+  return (
+    <div class="stack">
+      <PageHead title={board.name} sub={board.description || undefined}>
+        <label class="row small muted">
+          Time
+          <select value={range ?? ''} onChange={(e) => setParam('range', (e.target as HTMLSelectElement).value)} aria-label="Time range of every panel">
+            <option value="">each query's own</option>
+            {PRESETS.map((p) => (
+              <option key={p.seconds} value={String(p.seconds)}>
+                {p.label}
+              </option>
+            ))}
+          </select>
+        </label>
+        {views.length > 0 && (
+          <label class="row small muted">
+            View
+            <select value={viewId} onChange={(e) => setParam('view', (e.target as HTMLSelectElement).value)} aria-label="Board view">
+              <option value="">No view</option>
+              {views.map((v) => (
+                <option key={v.id} value={v.id}>
+                  {v.name}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
+      </PageHead>
+      {presets.length > 0 && (
+        <form
+          class="row"
+          onSubmit={(e) => {
+            e.preventDefault();
+            setApplied({ ...presetValues });
+          }}
+        >
+          {presets.map((p) => (
+            <label key={p.column} class="field">
+              {p.alias}
+              <input value={presetValues[p.column] ?? ''} placeholder={p.column} onInput={(e) => setPresetValues({ ...presetValues, [p.column]: (e.target as HTMLInputElement).value })} />
+            </label>
+          ))}
+          <button type="submit" style={{ alignSelf: 'flex-end' }}>
+            Apply filters
+          </button>
+        </form>
+      )}
+      {extra.length > 0 && (
+        <div class="small muted">
+          Every query panel is filtered by {extra.map((f) => `${f.column} ${f.op} ${f.value ?? ''}`).join(' and ')}.
+        </div>
+      )}
+      {board.panels.length === 0 ? (
+        <div class="panel empty">This board has no panels.</div>
+      ) : (
+        <div class="board-grid">
+          {board.panels.map((p, i) => (
+            <PanelBox key={i} panel={p} scope={scope} extra={extra} range={range ? Number(range) : undefined} />
+          ))}
+        </div>
+      )}
+    </div>
+  );
+}
+
+function PanelBox({ panel, scope, extra, range }: { panel: BoardPanel; scope: Scope; extra: Filter[]; range?: number }) {
+  const pos = panel.position;
+  const w = pos?.width || 6;
+  const h = pos?.height || (panel.type === 'text' ? 4 : 6);
+  const style = pos && (pos.width || pos.height || pos.x_coordinate || pos.y_coordinate)
+    ? { gridColumn: `${(pos.x_coordinate ?? 0) + 1} / span ${Math.min(12, w)}`, gridRow: `${(pos.y_coordinate ?? 0) + 1} / span ${h}` }
+    : { gridColumn: `span ${Math.min(12, w)}`, gridRow: `span ${h}` };
+  return (
+    <section class="panel board-panel" style={style} data-panel-type={panel.type}>
+      {panel.type === 'query' && panel.query_panel && <QueryPanel p={panel.query_panel} scope={scope} extra={extra} range={range} chartHeight={Math.max(110, h * 70 - 92)} />}
+      {panel.type === 'slo' && panel.slo_panel && <SloPanel id={panel.slo_panel.slo_id} scope={scope} />}
+      {panel.type === 'text' && panel.text_panel && (
+        <div class="body">
+          <Markdown text={panel.text_panel.content} />
+        </div>
+      )}
+    </section>
+  );
+}
+
+function QueryPanel({ p, scope, extra, range, chartHeight }: { p: NonNullable<BoardPanel['query_panel']>; scope: Scope; extra: Filter[]; range?: number; chartHeight: number }) {
+  const ds = p.dataset || '__all__';
+  const chartType = p.visualization_settings?.charts?.[0]?.chart_type ?? 'default';
+  const logScale = p.visualization_settings?.charts?.[0]?.log_scale ?? false;
+  const run = useAsync(async (signal) => {
+    const [q, annotation] = await Promise.all([getQuery(ds, p.query_id), getQueryAnnotation(ds, p.query_annotation_id).catch(() => undefined)]);
+    const { id: _id, ...base } = q;
+    let spec: QuerySpec = extra.length ? { ...base, filters: [...(base.filters ?? []), ...extra], filter_combination: 'AND' } : base;
+    if (range) spec = withPreset(spec, range);
+    const result = await runQuery(ds, spec, undefined, signal);
+    return { spec, result, title: annotation?.name };
+  }, [p.query_id, JSON.stringify(extra), range]);
+  return (
+    <>
+      <header class="row" style={{ marginBottom: '6px' }}>
+        <h2 style={{ margin: 0 }}>{run.data?.title ?? 'Query'}</h2>
+        <span class="spacer" />
+        {run.data && (
+          <Link class="small" href={`${pathOf({ page: 'query', dataset: ds, ...scope })}${specToSearch(run.data.spec)}`}>
+            Open query
+          </Link>
+        )}
+      </header>
+      <div class="body">
+        {run.error ? <ErrorNotice error={run.error} /> : !run.data ? <Spinner label="Running" /> : run.data.result.error ? (
+          <ErrorNotice error={run.data.result.error} />
+        ) : (
+          <PanelResult spec={run.data.spec} data={run.data.result.data!} chartType={chartType} style={p.query_style} logScale={logScale} chartHeight={chartHeight} />
+        )}
+      </div>
+    </>
+  );
+}
+
+function PanelResult(props: { spec: QuerySpec; data: NonNullable<QueryResult['data']>; chartType: string; style?: string; logScale: boolean; chartHeight: number }) {
+  const shaped = useMemo(() => shapeResult(props.spec, props.data), [props.data]);
+  if (props.chartType === 'stat') {
+    const key = shaped.series[0]?.key;
+    const total = key ? props.data.total_by_aggregate?.data[key] : undefined;
+    return (
+      <div>
+        <div class="stat">{typeof total === 'number' ? formatNumber(total) : '–'}</div>
+        <div class="small muted mono">{key}</div>
+      </div>
+    );
+  }
+  const table = props.style === 'table';
+  const chartStyle = props.chartType === 'stacked' ? 'stacked' : props.chartType === 'tsbar' ? 'bars' : 'line';
+  return (
+    <ResultsView
+      result={shaped}
+      markers={[]}
+      compact
+      chartHeight={props.style === 'combo' ? Math.round(props.chartHeight / 2) : props.chartHeight}
+      chartStyle={chartStyle}
+      logScale={props.logScale}
+      show={{ charts: !table, table: table || props.style === 'combo' }}
+    />
+  );
+}
+
+function SloPanel({ id, scope }: { id: string; scope: Scope }) {
+  const slo = useAsync(() => getSlo('__all__', id), [id]);
+  return (
+    <Loaded async={slo} label="Loading the SLO">
+      {(s) => (
+        <>
+          <header class="row" style={{ marginBottom: '8px' }}>
+            <h2 style={{ margin: 0 }}>{s.name}</h2>
+            <span class="spacer" />
+            <Link class="small" href={pathOf({ page: 'slo', dataset: s.dataset_slugs?.length === 1 ? s.dataset_slugs[0] : '__all__', sloId: s.id, ...scope })}>
+              Open SLO
+            </Link>
+          </header>
+          <SloFigures slo={s} />
+        </>
+      )}
+    </Loaded>
+  );
+}

@@ -1,0 +1,130 @@
+// A query result as the pages show it: its groups (one per combination of breakdown values),
+// one time series per calculation and group aligned on the result's time buckets, the table
+// rows, and "other" (the events of the groups past the limit).
+import { calculationKey, type QueryData, type QuerySpec, type ResultValue } from './api/types.js';
+
+export interface Group {
+  /** Stable identity: the breakdown values as JSON. */
+  key: string;
+  /** What a person reads: the values joined, `(none)` for a missing one. */
+  label: string;
+  /** The breakdown values (absent ones left out). */
+  values: Record<string, ResultValue>;
+}
+
+export interface CalcSeries {
+  key: string;
+  op: string;
+  /** Per group (same order as `groups`), one value per time (null where the group had no events). */
+  lines: (number | null)[][];
+}
+
+export interface ShapedResult {
+  breakdowns: string[];
+  calcKeys: string[];
+  groups: Group[];
+  /** Bucket start times, Unix seconds, ascending. */
+  times: number[];
+  series: CalcSeries[];
+  /** The HEATMAP calculation, if any: per time, its cells (summed over the groups). */
+  heatmap?: { key: string; column: string; rows: { time: number; cells: HeatCell[] }[] };
+  rows: Record<string, ResultValue>[];
+  other?: Record<string, ResultValue>;
+}
+
+export interface HeatCell {
+  lower: number;
+  upper: number;
+  count: number;
+}
+
+/** Ops whose value for a bucket without events is 0 rather than "no value". */
+const ZERO_WHEN_EMPTY = new Set(['COUNT', 'SUM', 'CONCURRENCY', 'COUNT_DISTINCT']);
+
+export function groupOf(breakdowns: string[], data: Record<string, ResultValue>): Group {
+  const values: Record<string, ResultValue> = {};
+  for (const b of breakdowns) if (data[b] !== undefined) values[b] = data[b];
+  return {
+    key: JSON.stringify(breakdowns.map((b) => data[b] ?? null)),
+    label: breakdowns.length === 0 ? 'all events' : breakdowns.map((b) => (data[b] === undefined ? '(none)' : String(data[b]))).join(', '),
+    values,
+  };
+}
+
+export function parseCells(v: ResultValue | undefined): HeatCell[] {
+  if (typeof v !== 'string') return [];
+  try {
+    const cells = JSON.parse(v) as HeatCell[];
+    return Array.isArray(cells) ? cells.filter((c) => typeof c.lower === 'number' && typeof c.count === 'number') : [];
+  } catch {
+    return [];
+  }
+}
+
+export function shapeResult(spec: QuerySpec, data: QueryData): ShapedResult {
+  const breakdowns = spec.breakdowns ?? [];
+  const calcs = spec.calculations && spec.calculations.length > 0 ? spec.calculations : [{ op: 'COUNT' as const }];
+  const calcKeys = [...new Set(calcs.map(calculationKey))];
+  const groups = data.results.map((r) => groupOf(breakdowns, r.data));
+  const index = new Map(groups.map((g, i) => [g.key, i]));
+  const times = [...new Set(data.series.map((s) => Date.parse(s.time) / 1000))].sort((a, b) => a - b);
+  const tIndex = new Map(times.map((t, i) => [t, i]));
+
+  const series: CalcSeries[] = [];
+  const heat = calcs.find((c) => c.op === 'HEATMAP');
+  for (const key of calcKeys) {
+    const op = calcs.find((c) => calculationKey(c) === key)!.op;
+    if (op === 'HEATMAP') continue;
+    const fill = ZERO_WHEN_EMPTY.has(op) ? 0 : null;
+    series.push({ key, op, lines: groups.map(() => new Array<number | null>(times.length).fill(fill)) });
+  }
+  const heatRows = heat ? times.map((time) => ({ time, cells: new Map<number, HeatCell>() })) : [];
+  const heatKey = heat ? calculationKey(heat) : '';
+  for (const s of data.series) {
+    const g = index.get(groupOf(breakdowns, s.data).key);
+    const t = tIndex.get(Date.parse(s.time) / 1000)!;
+    if (g === undefined) continue;
+    for (const c of series) {
+      const v = s.data[c.key];
+      if (typeof v === 'number') c.lines[g][t] = v;
+    }
+    if (heat) {
+      for (const cell of parseCells(s.data[heatKey])) {
+        const at = heatRows[t].cells;
+        const prev = at.get(cell.lower);
+        if (prev) prev.count += cell.count;
+        else at.set(cell.lower, { ...cell });
+      }
+    }
+  }
+  const shaped: ShapedResult = {
+    breakdowns,
+    calcKeys,
+    groups,
+    times,
+    series,
+    rows: data.results.map((r) => r.data),
+  };
+  if (heat) {
+    shaped.heatmap = {
+      key: heatKey,
+      column: heat.column ?? '',
+      rows: heatRows.map((r) => ({ time: r.time, cells: [...r.cells.values()].sort((a, b) => a.lower - b.lower) })),
+    };
+  }
+  const other = data.other_by_aggregate?.data;
+  if (other && Object.keys(other).length > 0 && calcKeys.some((k) => other[k] !== undefined && other[k] !== 0)) shaped.other = other;
+  return shaped;
+}
+
+/** Rows sorted by one column (numbers numerically, text alphabetically), missing values last. */
+export function sortRows(rows: Record<string, ResultValue>[], column: string, descending: boolean): Record<string, ResultValue>[] {
+  const dir = descending ? -1 : 1;
+  return [...rows].sort((a, b) => {
+    const x = a[column];
+    const y = b[column];
+    if (x === undefined || y === undefined) return x === y ? 0 : x === undefined ? 1 : -1;
+    if (typeof x === 'number' && typeof y === 'number') return (x - y) * dir;
+    return String(x).localeCompare(String(y), undefined, { numeric: true }) * dir;
+  });
+}

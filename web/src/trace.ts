@@ -1,0 +1,97 @@
+// A trace's events as a waterfall: spans nested under their parents, siblings in start order,
+// each placed by its start and duration from the trace's start. Span events and links hang on
+// the span they belong to. Spans whose parent is missing (not sent, sampled away, or past the
+// answer's limit) start their own subtree at the top level, in time order.
+import type { TraceSpan } from './api/types.js';
+
+export interface WaterfallRow {
+  span: TraceSpan;
+  depth: number;
+  /** ms from the trace's start */
+  offset: number;
+  duration: number;
+  events: TraceSpan[];
+  links: TraceSpan[];
+  /** Whether this span has a parent id that is not in the trace. */
+  orphan: boolean;
+  childCount: number;
+}
+
+export interface Waterfall {
+  rows: WaterfallRow[];
+  start: number;
+  /** ms from the first start to the last end */
+  total: number;
+  services: string[];
+  errors: number;
+}
+
+const ms = (iso: string) => {
+  // Microseconds matter for short spans: Date.parse keeps only milliseconds.
+  const m = /\.(\d+)Z$/.exec(iso);
+  const base = Date.parse(iso.replace(/\.\d+Z$/, 'Z'));
+  return m ? base + Number(`0.${m[1]}`) * 1000 : base;
+};
+
+export function buildWaterfall(spans: TraceSpan[]): Waterfall {
+  const real = spans.filter((s) => s.kind === 'span');
+  const byId = new Map<string, TraceSpan>();
+  for (const s of real) if (s.span_id && !byId.has(s.span_id)) byId.set(s.span_id, s);
+  const children = new Map<string, TraceSpan[]>();
+  const roots: TraceSpan[] = [];
+  for (const s of real) {
+    const parent = s.parent_id && s.parent_id !== s.span_id ? byId.get(s.parent_id) : undefined;
+    if (parent) {
+      const key = parent.span_id!;
+      const list = children.get(key) ?? [];
+      list.push(s);
+      children.set(key, list);
+    } else roots.push(s);
+  }
+  const attached = new Map<string, { events: TraceSpan[]; links: TraceSpan[] }>();
+  for (const s of spans) {
+    if (s.kind === 'span' || !s.parent_id) continue;
+    const a = attached.get(s.parent_id) ?? { events: [], links: [] };
+    (s.kind === 'link' ? a.links : a.events).push(s);
+    attached.set(s.parent_id, a);
+  }
+  const start = spans.length ? Math.min(...spans.map((s) => ms(s.time))) : 0;
+  let end = start;
+  const byStart = (a: TraceSpan, b: TraceSpan) => ms(a.time) - ms(b.time) || (b.duration_ms ?? 0) - (a.duration_ms ?? 0);
+  const rows: WaterfallRow[] = [];
+  const seen = new Set<TraceSpan>();
+  const visit = (s: TraceSpan, depth: number) => {
+    if (seen.has(s)) return; // a cycle of parent ids
+    seen.add(s);
+    const offset = ms(s.time) - start;
+    const duration = Math.max(0, s.duration_ms ?? 0);
+    end = Math.max(end, start + offset + duration);
+    const kids = (s.span_id && children.get(s.span_id)) || [];
+    const a = (s.span_id && attached.get(s.span_id)) || { events: [], links: [] };
+    rows.push({
+      span: s,
+      depth,
+      offset,
+      duration,
+      events: a.events,
+      links: a.links,
+      orphan: !!s.parent_id && !byId.has(s.parent_id),
+      childCount: kids.length,
+    });
+    for (const k of [...kids].sort(byStart)) visit(k, depth + 1);
+  };
+  for (const r of roots.sort(byStart)) visit(r, 0);
+  for (const s of spans) if (s.kind !== 'span') end = Math.max(end, ms(s.time));
+  const services = [...new Set(real.map((s) => s.service_name ?? s.dataset))];
+  return { rows, start, total: end - start, services, errors: real.filter((s) => s.error).length };
+}
+
+/** A colour per service, the same for a name wherever it appears. */
+export function serviceColor(name: string): string {
+  let h = 0;
+  for (let i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) >>> 0;
+  return `hsl(${h % 360} 60% 52%)`;
+}
+
+/** ms of an event from the trace start. */
+export const offsetOf = (w: Waterfall, s: TraceSpan) => ms(s.time) - w.start;
