@@ -4,7 +4,9 @@
 import { quoteIdent, tableName, type EventStore } from '../stores/events/types.js';
 import { SAMPLERATE_COLUMN, TIME_COLUMN } from '../stores/events/duckdb.js';
 import { plan, planCombined, planOfGroups, type Part, type Source } from './plan.js';
-import type { QueryOp, QuerySpec } from './spec.js';
+import { granularityFor, type QueryOp, type QuerySpec } from './spec.js';
+
+export { granularityFor };
 
 export type ResultValue = string | number | boolean;
 export interface ResultRow {
@@ -35,17 +37,6 @@ export interface RunOptions {
 /** The ops whose answer does not depend on sample rates. */
 const UNWEIGHTED = new Set<QueryOp>(['MIN', 'MAX', 'COUNT_DISTINCT', 'RATE_AVG', 'RATE_SUM', 'RATE_MAX']);
 
-/** Series bucket widths the automatic granularity picks from, seconds. */
-const STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400];
-/** Buckets the automatic granularity aims for at most. */
-const MAX_AUTO_BUCKETS = 120;
-
-/** `granularity` as asked, or automatic: the smallest step giving at most 120 buckets. */
-export function granularityFor(spec: QuerySpec, start: number, end: number): number {
-  if (spec.granularity) return spec.granularity;
-  const span = Math.max(1, end - start);
-  return STEPS.find((s) => span / s <= MAX_AUTO_BUCKETS) ?? 86400;
-}
 
 /** Keeps the datasets whose events table exists (a dataset without events has none). */
 export async function withTables(events: EventStore, sources: Source[]): Promise<Source[]> {

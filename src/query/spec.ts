@@ -80,3 +80,15 @@ export function timeWindow(spec: QuerySpec, nowSeconds: number): { start: number
   if (spec.end_time !== undefined) return { start: spec.end_time - range, end: spec.end_time };
   return { start: nowSeconds - range, end: nowSeconds };
 }
+
+/** Series bucket widths the automatic granularity picks from, seconds. */
+const STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400];
+/** Buckets the automatic granularity aims for at most. */
+const MAX_AUTO_BUCKETS = 120;
+
+/** `granularity` as asked, or automatic: the smallest step giving at most 120 buckets. */
+export function granularityFor(spec: QuerySpec, start: number, end: number): number {
+  if (spec.granularity) return spec.granularity;
+  const span = Math.max(1, end - start);
+  return STEPS.find((s) => span / s <= MAX_AUTO_BUCKETS) ?? 86400;
+}

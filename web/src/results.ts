@@ -2,6 +2,7 @@
 // one time series per calculation and group aligned on the result's time buckets, the table
 // rows, and "other" (the events of the groups past the limit).
 import { calculationKey, type QueryData, type QuerySpec, type ResultValue } from './api/types.js';
+import { granularityFor } from '../../src/query/spec.js';
 
 export interface Group {
   /** Stable identity: the breakdown values as JSON. */
@@ -61,13 +62,31 @@ export function parseCells(v: ResultValue | undefined): HeatCell[] {
   }
 }
 
-export function shapeResult(spec: QuerySpec, data: QueryData): ShapedResult {
+/** Most buckets a window is filled with (past that, only the buckets with events are shown). */
+const MAX_FILLED = 5000;
+
+/**
+ * The bucket start times of a window, as the server cuts it (epoch-aligned buckets of the spec's
+ * granularity, automatic by the window's length), so that quiet buckets show as such.
+ */
+export function bucketTimes(spec: QuerySpec, window: { start: number; end: number }): number[] | undefined {
+  const g = granularityFor(spec, window.start, window.end);
+  const first = Math.floor(window.start / g) * g;
+  if ((window.end - first) / g > MAX_FILLED) return undefined;
+  const out: number[] = [];
+  for (let t = first; t < window.end; t += g) out.push(t);
+  return out;
+}
+
+/** `window`: the query's window, when known, so every bucket in it is shown (quiet ones too). */
+export function shapeResult(spec: QuerySpec, data: QueryData, window?: { start: number; end: number }): ShapedResult {
   const breakdowns = spec.breakdowns ?? [];
   const calcs = spec.calculations && spec.calculations.length > 0 ? spec.calculations : [{ op: 'COUNT' as const }];
   const calcKeys = [...new Set(calcs.map(calculationKey))];
   const groups = data.results.map((r) => groupOf(breakdowns, r.data));
   const index = new Map(groups.map((g, i) => [g.key, i]));
-  const times = [...new Set(data.series.map((s) => Date.parse(s.time) / 1000))].sort((a, b) => a - b);
+  const filled = window ? (bucketTimes(spec, window) ?? []) : [];
+  const times = [...new Set([...filled, ...data.series.map((s) => Date.parse(s.time) / 1000)])].sort((a, b) => a - b);
   const tIndex = new Map(times.map((t, i) => [t, i]));
 
   const series: CalcSeries[] = [];

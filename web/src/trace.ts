@@ -81,6 +81,8 @@ export function buildWaterfall(spans: TraceSpan[]): Waterfall {
     for (const k of [...kids].sort(byStart)) visit(k, depth + 1);
   };
   for (const r of roots.sort(byStart)) visit(r, 0);
+  // Spans only reachable through a cycle of parent ids: shown from the earliest, never dropped.
+  for (const s of [...real].sort(byStart)) if (!seen.has(s)) visit(s, 0);
   for (const s of spans) if (s.kind !== 'span') end = Math.max(end, ms(s.time));
   const services = [...new Set(real.map((s) => s.service_name ?? s.dataset))];
   return { rows, start, total: end - start, services, errors: real.filter((s) => s.error).length };

@@ -4,6 +4,7 @@
 // in the box of the clause they concern.
 import type { ComponentChildren } from 'preact';
 import type { FieldProblem } from '../api/client.js';
+import { clauseOf, filterValue, LIST_VALUE, NO_COLUMN, NO_VALUE } from '../spec-edit.js';
 import {
   FILTER_OPS, HAVING_OPS, QUERY_OPS, calculationKey, type Calculation, type Filter, type FilterOp, type Having, type HavingOp, type Order, type QueryOp, type QuerySpec,
 } from '../api/types.js';
@@ -13,29 +14,8 @@ export interface ColumnInfo {
   type: string;
 }
 
-const NO_COLUMN: QueryOp[] = ['COUNT', 'CONCURRENCY'];
-const NO_VALUE: FilterOp[] = ['exists', 'does-not-exist'];
-const LIST_VALUE: FilterOp[] = ['in', 'not-in'];
 
-/** Which clause a problem's field belongs to. */
-export function clauseOf(field: string): string {
-  const head = field.replace(/^query\./, '').split(/[.[]/)[0];
-  const map: Record<string, string> = {
-    calculations: 'visualize', filters: 'where', filter_combination: 'where', breakdowns: 'group', orders: 'order', limit: 'limit',
-    havings: 'having', calculated_fields: 'calculated', time_range: 'time', start_time: 'time', end_time: 'time', granularity: 'time',
-  };
-  return map[head] ?? 'other';
-}
 
-/** A filter value as typed, in the column's type: numbers for numeric columns, lists for in/not-in. */
-export function filterValue(op: FilterOp, text: string, type: string | undefined): Filter['value'] {
-  if (NO_VALUE.includes(op)) return undefined;
-  if (LIST_VALUE.includes(op)) return text.split(',').map((s) => s.trim()).filter(Boolean);
-  const t = text.trim();
-  if ((type === 'integer' || type === 'float') && t !== '' && Number.isFinite(Number(t))) return Number(t);
-  if (type === 'boolean' && (t === 'true' || t === 'false')) return t === 'true';
-  return text;
-}
 
 const valueText = (v: Filter['value']) => (v === undefined || v === null ? '' : Array.isArray(v) ? v.join(', ') : String(v));
 
@@ -335,12 +315,3 @@ function Remove({ label, onClick }: { label: string; onClick: () => void }) {
   );
 }
 
-/** The spec to send: rows left blank in the builder are dropped. */
-export function cleanSpec(spec: QuerySpec): QuerySpec {
-  const out: QuerySpec = { ...spec };
-  if (out.calculations) out.calculations = out.calculations.filter((c) => NO_COLUMN.includes(c.op) || (c.column ?? '').trim() !== '');
-  if (out.filters) out.filters = out.filters.filter((f) => (f.column ?? '').trim() !== '');
-  if (out.breakdowns) out.breakdowns = out.breakdowns.map((b) => b.trim()).filter(Boolean);
-  if (out.calculated_fields) out.calculated_fields = out.calculated_fields.filter((c) => c.name.trim() !== '' || c.expression.trim() !== '');
-  return out;
-}

@@ -8,7 +8,8 @@ import { bubbleUp, getResult, listCalculatedFields, listColumns, listMarkers, po
 import type { BubbleUpAnswer, BubbleUpSelection, QueryResult, QuerySpec } from '../api/types.js';
 import type { ChartMarker } from '../charts/line-chart.js';
 import { BubbleUpPanel } from '../components/bubbleup-panel.js';
-import { cleanSpec, clauseOf, QueryBuilder, type ColumnInfo } from '../components/query-builder.js';
+import { QueryBuilder, type ColumnInfo } from '../components/query-builder.js';
+import { cleanSpec, clauseOf } from '../spec-edit.js';
 import { ResultsView } from '../components/results-view.js';
 import { GranularityPicker, TimePicker } from '../components/time-picker.js';
 import { ErrorNotice, PageHead, Spinner, useAsync } from '../components/ui.js';
@@ -29,7 +30,7 @@ const PLACED = ['visualize', 'where', 'group', 'order', 'limit', 'having', 'calc
 type Run =
   | { status: 'idle' }
   | { status: 'saving' | 'running'; since: number }
-  | { status: 'done'; result: QueryResult; spec: QuerySpec }
+  | { status: 'done'; result: QueryResult; spec: QuerySpec; window?: { start: number; end: number } }
   | { status: 'failed'; error: unknown; problems: FieldProblem[] };
 
 export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset: string; resultId?: string }) {
@@ -67,7 +68,7 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
     runQuery(dataset, spec, (stage) => !ctl.signal.aborted && setRun({ status: stage, since: Date.now() }), ctl.signal).then(
       (result) => {
         if (ctl.signal.aborted) return;
-        setRun({ status: 'done', result, spec });
+        setRun({ status: 'done', result, spec, window: windowOf(spec, Math.floor(Date.now() / 1000)) });
         addRecent(scope, { dataset, resultId: result.id, spec, at: Date.now() });
       },
       (error) => {
@@ -90,7 +91,9 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
           (result) => {
             const { id: _id, ...spec } = result.query;
             setDraft(spec);
-            setRun({ status: 'done', result, spec });
+            // (a relative range ran at a time not known here: only buckets with events are shown)
+            const absolute = spec.start_time !== undefined && spec.end_time !== undefined;
+            setRun({ status: 'done', result, spec, window: absolute ? windowOf(spec, 0) : undefined });
           },
           (error) => !ctl.signal.aborted && setRun({ status: 'failed', error, problems: [] }),
         );
@@ -149,7 +152,7 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [run.status, asked]);
 
-  const shaped = useMemo(() => (run.status === 'done' && run.result.data ? shapeResult(run.spec, run.result.data) : undefined), [run]);
+  const shaped = useMemo(() => (run.status === 'done' && run.result.data ? shapeResult(run.spec, run.result.data, run.window) : undefined), [run]);
   const problems = run.status === 'failed' ? run.problems : [];
   const busy = run.status === 'saving' || run.status === 'running';
   const dsName = dataset === '__all__' ? 'All datasets' : (datasets?.find((d) => d.slug === dataset)?.name ?? dataset);
