@@ -28,7 +28,7 @@
 // BENCH_QUERY_EXPLAIN=<dir>: writes each query's SQL (Waggle's statements and the hand-written
 // one) with EXPLAIN ANALYZE output there. BENCH_QUERY_DATA=<dir>: keeps the generated data there
 // and reuses it on the next run (the window is then the one of the first run; for development).
-// BENCH_QUERY_ONLY=<key,…>: only those queries (keys in QUERIES), no pruning table unless named.
+// BENCH_QUERY_ONLY=<key,…>: only those queries (keys in QUERIES; `bubbleup` for BubbleUp), no pruning table unless named.
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -524,6 +524,35 @@ export async function queryBench() {
       pruning.push({ q, alone: results.find((x) => x.q === q)?.r ?? (await measure(q, DATASET)), week: await measure(q, DATASET_7D) });
     }
 
+    // BubbleUp (docs/web-ui.md) on the window's events: a heatmap region (the last 20 minutes ×
+    // durations from 300 ms up) against the rest, and a time range alone; against the HEATMAP
+    // query the region is drawn on (its HTTP p50 above) and the query timeout it must answer within.
+    const bubble = [];
+    if (!ONLY || ONLY.includes('bubbleup')) {
+      const ds = datasets[DATASET];
+      const query = { calculations: [{ op: 'HEATMAP', column: 'duration_ms' }], start_time: window.start, end_time: window.end };
+      for (const [title, selection] of [
+        ['region: last 20 min × duration_ms ≥ 300', { start_time: window.end - 1200, end_time: window.end, column: 'duration_ms', lower: 300, upper: 1e9 }],
+        ['time range: last 20 min', { start_time: window.end - 1200, end_time: window.end }],
+      ]) {
+        progress(`BubbleUp: ${title}`);
+        const r = { http: [], cpu: [] };
+        for (let i = 0; i < WARMUP + ITERATIONS; i++) {
+          const c0 = cpuSeconds(server.child.pid);
+          const t0 = performance.now();
+          const a = await api(server.port, key, 'POST', `/1/bubbleup/${ds.slug}`, { query, selection });
+          const t = performance.now() - t0;
+          if (i === 0 && (a.columns.length === 0 || a.selection.rows + a.baseline.rows !== EVENTS)) throw new Error(`BubbleUp answered ${JSON.stringify(a).slice(0, 300)}`);
+          if (i >= WARMUP) {
+            r.http.push(t);
+            r.cpu.push((cpuSeconds(server.child.pid) - c0) * 1000);
+          }
+          if (i === 0) r.sides = `${a.selection.rows.toLocaleString('en')} selected / ${a.baseline.rows.toLocaleString('en')} others, ${a.columns.length} columns`;
+        }
+        bubble.push({ title, r });
+      }
+    }
+
     const load1 = loadavg()[0];
     console.log(
       `\nQuery results: ${EVENTS.toLocaleString('en')} events in a 2 h window (19 fields; ${(gen.bytes / 1e9).toFixed(2)} GB DuckDB file with the 7-day dataset). ` +
@@ -558,8 +587,19 @@ export async function queryBench() {
           `${ms(p50(alone.hand))} | ${ms(p50(week.hand))} | ${(p50(week.hand) / p50(alone.hand)).toFixed(2)}x |`,
       );
     }
+    if (bubble.length) {
+      const heat = results.find((x) => x.q.key === 'heatmap')?.r;
+      console.log(`\nBubbleUp (POST /1/bubbleup) on the window's ${EVENTS.toLocaleString('en')} events; ms. Target: well within the ${10_000} ms query timeout.\n`);
+      console.log('| selection | sides | p50 / p95 | vs. the HEATMAP query (p50) | server CPU ms |');
+      console.log('|---|---|---|---|---|');
+      for (const { title, r } of bubble) {
+        console.log(
+          `| ${title} | ${r.sides} | ${ms(p50(r.http))} / ${ms(p95(r.http))} | ${heat ? `${(p50(r.http) / p50(heat.http)).toFixed(2)}x (${ms(p50(heat.http))})` : 'not measured'} | ${ms(mean(r.cpu))} |`,
+        );
+      }
+    }
     clearTimeout(watchdog);
-    return { gen, results, pruning };
+    return { gen, results, pruning, bubble };
   } finally {
     await local?.close().catch(() => undefined);
     await server?.stop();

@@ -1,8 +1,9 @@
 // `npm test`: the whole suite. The PostgreSQL part runs when a server is reachable at
 // WAGGLE_TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test); without one it
-// is skipped with a clear notice, except in CI (CI=true), where it must run.
+// is skipped with a clear notice, except in CI (CI=true), where it must run. The web UI's
+// browser tests likewise need Chromium (/usr/bin/chromium, or WAGGLE_CHROMIUM).
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -22,6 +23,16 @@ try {
   console.warn(`\n*** PostgreSQL not reachable at ${url} (${err.message}): the PostgreSQL tests are SKIPPED. ***\n`);
 }
 
+const chromium = process.env.WAGGLE_CHROMIUM ?? '/usr/bin/chromium';
+const browser = existsSync(chromium);
+if (!browser) {
+  if (process.env.CI === 'true') {
+    console.error(`CI: Chromium is required for the web UI browser tests but ${chromium} is missing (apt-get install chromium; .ci/run does).`);
+    process.exit(1);
+  }
+  console.warn(`\n*** Chromium not found at ${chromium}: the web UI browser tests are SKIPPED (apt-get install chromium). ***\n`);
+}
+
 const env = { ...process.env, WAGGLE_TEST_POSTGRES: reachable ? url : '' };
 const dir = mkdtempSync(join(tmpdir(), 'waggle-vitest-'));
 const report = join(dir, 'report.json');
@@ -31,6 +42,7 @@ const r = spawnSync(
   { stdio: 'inherit', env },
 );
 if (!reachable) console.warn('\n*** Reminder: the PostgreSQL tests were skipped (no server reachable). ***');
+if (!browser) console.warn('\n*** Reminder: the web UI browser tests were skipped (no Chromium). ***');
 // A plain closing line that any CI log reader understands.
 try {
   const s = JSON.parse(readFileSync(report, 'utf8'));

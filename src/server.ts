@@ -43,7 +43,8 @@ export async function startServer(settings: Settings, out: NodeJS.WritableStream
     }
     app.log.info(`OTLP/gRPC listening at ${settings.host}:${grpc.port}`);
   }
-  out.write(`Web UI: ${backgroundBaseUrl({ ...settings, port })}/  (sign in with a configuration key)\n`);
+  // (a log line like every other line after the first start's banner)
+  app.log.info({ url: `${backgroundBaseUrl({ ...settings, port })}/` }, `Web UI: ${backgroundBaseUrl({ ...settings, port })}/ (sign in with a configuration key)`);
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {

@@ -103,6 +103,18 @@ describe('trigger evaluation', () => {
     await remove(ds, trig.id);
   });
 
+  it('answers its last evaluation (Waggle extension, shown by the web UI): null before the first', async () => {
+    const ds = dataset();
+    await ingest(t, ds, events(3, -60, 60));
+    t.clock.ms = T0;
+    const trig = await create(ds, count({ op: '>', value: 5 }));
+    expect((await state(ds, trig.id)).last_evaluation).toBeNull();
+    await at(0);
+    expect((await state(ds, trig.id)).last_evaluation).toEqual({ at: iso(0), value: 3, breaching: false, no_data: false });
+    const list = json(await t.app.inject({ method: 'GET', url: `/1/triggers/${ds}`, headers: t.config }));
+    expect(list[0].last_evaluation).toEqual({ at: iso(0), value: 3, breaching: false, no_data: false });
+  });
+
   it('stays quiet below the threshold', async () => {
     const ds = dataset();
     await ingest(t, ds, events(5, -60, 60));

@@ -79,7 +79,7 @@ describe.skipIf(!present && !CI)('the web UI in Chromium', { timeout: 120_000 },
   });
 
   it('prints its address at start, and signs in with a configuration key kept out of the browser', async () => {
-    await server.waitFor(/^Web UI: http:\/\/127\.0\.0\.1:\d+\/ /);
+    await server.waitFor(/"msg":"Web UI: http:\/\/127\.0\.0\.1:\d+\/ /);
     await page.goto(`${server.url}/`);
     await page.waitForURL(/\/login$/);
     await page.fill('#key', 'not-a-key-at-all-xxxxx');

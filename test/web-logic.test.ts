@@ -333,3 +333,19 @@ describe('buckets of a window', () => {
     expect(bucketTimes({ granularity: 1 }, { start: 0, end: 86400 })).toBeUndefined();
   });
 });
+
+describe('the window a result reads', () => {
+  it('is the server’s (truncated to the minute for 2 hours), so the UI cuts the same buckets', async () => {
+    const { truncatedWindow } = await import('../web/src/time.js');
+    // 2 hours ending mid-minute spans 121 minutes once truncated: the server's buckets are 2 minutes.
+    const w = truncatedWindow({ time_range: 7200 }, 100_030);
+    expect(w).toEqual({ start: 92_820, end: 100_080 });
+    const times = bucketTimes({ time_range: 7200 }, w)!;
+    expect(times[1] - times[0]).toBe(120);
+    // On a whole minute it stays 120 minutes: 1-minute buckets.
+    const exact = truncatedWindow({ time_range: 7200 }, 100_020);
+    expect(exact).toEqual({ start: 92_820, end: 100_020 });
+    const t2 = bucketTimes({ time_range: 7200 }, exact)!;
+    expect([t2.length, t2[1] - t2[0]]).toEqual([120, 60]);
+  });
+});

@@ -18,6 +18,7 @@
 import type { EventStore } from '../stores/events/types.js';
 import { numeric, planScan, type Scan, type Source } from './plan.js';
 import { withTables } from './run.js';
+import { columnNames } from './events.js';
 import type { QuerySpec } from './spec.js';
 
 export const SAMPLE_ROWS = 25_000;
@@ -72,21 +73,11 @@ export interface BubbleUpOptions {
   timeoutMs: number;
 }
 
-/** The columns compared: every visible column of the sources, the most recently written first. */
+/** The columns compared: the visible columns of the sources, the most recently written first, but the selection's. */
 export function comparedColumns(sources: Source[], exclude: string | undefined): string[] {
-  const latest = new Map<string, string>();
-  for (const s of sources) {
-    for (const c of s.columns) {
-      if (c.hidden || c.keyName === exclude) continue;
-      const seen = latest.get(c.keyName);
-      const at = c.lastWritten ?? '';
-      if (seen === undefined || at > seen) latest.set(c.keyName, at);
-    }
-  }
-  return [...latest.entries()]
-    .sort((a, b) => (a[1] < b[1] ? 1 : a[1] > b[1] ? -1 : a[0].localeCompare(b[0])))
-    .slice(0, MAX_COLUMNS)
-    .map(([name]) => name);
+  return columnNames(sources, MAX_COLUMNS + 1)
+    .filter((n) => n !== exclude)
+    .slice(0, MAX_COLUMNS);
 }
 
 export async function bubbleUp(events: EventStore, allSources: Source[], spec: QuerySpec, opts: BubbleUpOptions): Promise<BubbleUpAnswer> {

@@ -28,8 +28,8 @@ interface ReadOptions {
   timeoutMs: number;
 }
 
-/** Column names of the sources, the most recently written first, at most `max`. */
-function columnNames(sources: Source[], max: number, include: (hidden: boolean) => boolean = (h) => !h): string[] {
+/** Column names of the sources (visible ones by default), the most recently written first, at most `max`. */
+export function columnNames(sources: Source[], max: number, include: (hidden: boolean) => boolean = (h) => !h): string[] {
   const latest = new Map<string, string>();
   for (const s of sources) {
     for (const c of s.columns) {

@@ -81,6 +81,25 @@ export function timeWindow(spec: QuerySpec, nowSeconds: number): { start: number
   return { start: nowSeconds - range, end: nowSeconds };
 }
 
+const DAY = 86_400;
+/** Longest window a query result reads. */
+export const MAX_DURATION = 7 * DAY;
+
+/**
+ * The window a query result reads: the spec's, truncated by its size (≤ 6 h → to the minute,
+ * ≤ 2 days → to 5 minutes, longer → to 30 minutes; the start rounds down and the end up, so every
+ * second asked for stays inside), and starting no earlier than 7 days ago. (The web UI cuts its
+ * charts' buckets from the same window.)
+ */
+export function truncatedWindow(spec: QuerySpec, nowSeconds: number): { start: number; end: number } {
+  const w = timeWindow(spec, nowSeconds);
+  const duration = w.end - w.start;
+  const unit = duration <= 6 * 3600 ? 60 : duration <= 2 * DAY ? 300 : 1800;
+  const end = Math.ceil(w.end / unit) * unit;
+  const start = Math.max(Math.floor(w.start / unit) * unit, nowSeconds - MAX_DURATION);
+  return { start, end: Math.max(end, start) };
+}
+
 /** Series bucket widths the automatic granularity picks from, seconds. */
 const STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400];
 /** Buckets the automatic granularity aims for at most. */

@@ -1,5 +1,6 @@
 // Time ranges of queries: presets, absolute ranges, granularity, and how they read.
 import type { QuerySpec } from './api/types.js';
+export { truncatedWindow } from '../../src/query/spec.js';
 
 export const PRESETS: { label: string; short: string; seconds: number }[] = [
   { label: 'Last 10 minutes', short: '10m', seconds: 600 },

@@ -10,6 +10,7 @@
 // The key travels once, in this request's body (never in a URL); request bodies are not logged.
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
+import { REJECTION_TEXT } from '../../http/auth.js';
 import { ApiError } from '../../http/errors.js';
 import { bodyObject, Problems } from '../../http/validation.js';
 import { clearSessionCookie, isOwnOrigin, sessionToken, setSessionCookie } from '../../http/session.js';
@@ -27,10 +28,7 @@ const SignedIn = Type.Object({
 });
 
 const REFUSED: Record<string, string> = {
-  missing: 'unknown API key - check your credentials',
-  unknown: 'unknown API key - check your credentials',
-  disabled: 'API key is disabled',
-  expired: 'API key has expired',
+  ...REJECTION_TEXT,
   ingest: 'sign in with a configuration key: an ingest key can only send events',
 };
 

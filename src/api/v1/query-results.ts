@@ -29,7 +29,7 @@ import { envOf } from '../../http/auth.js';
 import { ApiError, invalidField, notFound } from '../../http/errors.js';
 import { RateLimiter } from '../../http/rate-limit.js';
 import { shortId } from '../../domain/ids.js';
-import { timeWindow, type StoredQuery } from '../../query/spec.js';
+import { MAX_DURATION, timeWindow, truncatedWindow, type StoredQuery } from '../../query/spec.js';
 import { parseExpression, references } from '../../query/expr/index.js';
 import { runQuery, type QueryData } from '../../query/run.js';
 import { querySources } from '../../query/sources.js';
@@ -50,8 +50,6 @@ const tags = ['Query Data'];
 const security = [{ configuration_key: [] }];
 const auth = { kind: 'team', permission: ['manage_columns', 'run_queries'] } as const;
 
-const DAY = 86_400;
-const MAX_DURATION = 7 * DAY;
 const DEFAULT_LIMIT = 1000;
 const RELATIONAL = /^(root|parent|any\d?|none)\./;
 
@@ -109,12 +107,8 @@ interface ResultBody {
 /** The window a query result reads: truncated by its size, at most the past 7 days. */
 export function resultWindow(query: StoredQuery, nowSeconds: number): { start: number; end: number } {
   const w = timeWindow(query, nowSeconds);
-  const duration = w.end - w.start;
-  if (duration > MAX_DURATION) throw new ApiError(400, 'The query time range must not exceed 7 days.');
-  const unit = duration <= 6 * 3600 ? 60 : duration <= 2 * DAY ? 300 : 1800;
-  const end = Math.ceil(w.end / unit) * unit;
-  const start = Math.max(Math.floor(w.start / unit) * unit, nowSeconds - MAX_DURATION);
-  return { start, end: Math.max(end, start) };
+  if (w.end - w.start > MAX_DURATION) throw new ApiError(400, 'The query time range must not exceed 7 days.');
+  return truncatedWindow(query, nowSeconds);
 }
 
 /**

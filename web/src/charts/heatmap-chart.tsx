@@ -2,7 +2,7 @@
 // a log scale. Hovering shows the cell's time and value range and count; dragging a rectangle
 // (or, from the keyboard, moving with the arrows and extending with Shift+arrows, Enter to
 // confirm) selects a region for BubbleUp.
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { formatNumber } from '../format.js';
 import { buildGrid, intensity, selectionOf, type HeatGrid } from '../heatmap.js';
 import type { HeatCell } from '../results.js';
@@ -50,7 +50,7 @@ export function HeatmapChart(props: {
   const plotW = width - PAD.left - PAD.right;
   const plotH = height - PAD.top - PAD.bottom;
 
-  useEffect(() => {
+  useLayoutEffect(() => {
     const c = canvas.current;
     if (!c || !grid) return;
     draw(c, grid, width, height, sel ?? drag);

@@ -2,7 +2,7 @@
 // the hovered time (largest first), markers drawn as vertical lines in their marker-setting
 // colours, and dragging across the chart selects a time range (for BubbleUp). Clicking a line
 // picks its group. uPlot draws on canvas and handles 10,000s of points per series.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { formatNumber } from '../format.js';
@@ -58,7 +58,8 @@ export function LineChart(props: LineChartProps) {
   const [hover, setHover] = useState<Hover | null>(null);
   const [flags, setFlags] = useState<{ left: number; color: string; label: string }[]>([]);
 
-  useEffect(() => {
+  // Built as soon as the chart is in the page (a layout effect), not after the next paint.
+  useLayoutEffect(() => {
     const el = host.current!;
     const fmt = props.format ?? formatNumber;
     const axisColor = cssVar('--muted');

@@ -240,7 +240,7 @@ export function QueryBuilder(props: {
         })}
       </Clause>
 
-      <Clause
+      {(inline.length > 0 || problemsOf('calculated').length > 0) && <Clause
         title="Calculated fields"
         id="calculated"
         problems={problemsOf('calculated')}
@@ -264,7 +264,7 @@ export function QueryBuilder(props: {
             </div>
           );
         })}
-      </Clause>
+      </Clause>}
     </div>
   );
 }

@@ -23,8 +23,8 @@ export interface ResultsViewProps {
   chartStyle?: 'line' | 'bars' | 'stacked';
   logScale?: boolean;
   compact?: boolean;
-  /** Called with the ms from mounting to every chart having drawn. */
-  onDrawn?: (ms: number) => void;
+  /** Called (with performance.now()) once every chart has drawn. */
+  onDrawn?: (at: number) => void;
   show?: { charts?: boolean; table?: boolean };
   /** Height of each chart (default 220, 150 compact). */
   chartHeight?: number;
@@ -34,11 +34,10 @@ export interface ResultsViewProps {
 
 export function ResultsView(props: ResultsViewProps) {
   const r = props.result;
-  const started = useRef(performance.now());
   const pending = useRef(r.series.length + (r.heatmap ? 1 : 0));
   const drawn = () => {
     pending.current -= 1;
-    if (pending.current === 0) props.onDrawn?.(performance.now() - started.current);
+    if (pending.current === 0) props.onDrawn?.(performance.now());
   };
   const colors = useMemo(() => r.groups.map((_, i) => seriesColor(i)), [r]);
   const charts = props.show?.charts ?? true;

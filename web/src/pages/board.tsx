@@ -13,7 +13,7 @@ import { specToSearch } from '../query-url.js';
 import { shapeResult } from '../results.js';
 import { Link, navigate, useLocation } from '../router.js';
 import { pathOf, type Scope } from '../routes.js';
-import { PRESETS, windowOf, withPreset } from '../time.js';
+import { PRESETS, truncatedWindow, withPreset } from '../time.js';
 
 export function BoardPage({ scope, boardId }: { scope: Scope; boardId: string }) {
   const board = useAsync(() => Promise.all([getBoard(boardId), listBoardViews(boardId).catch(() => [] as BoardView[])]), [boardId]);
@@ -159,7 +159,7 @@ function QueryPanel({ p, scope, extra, range, chartHeight }: { p: NonNullable<Bo
 }
 
 function PanelResult(props: { spec: QuerySpec; data: NonNullable<QueryResult['data']>; chartType: string; style?: string; logScale: boolean; chartHeight: number }) {
-  const shaped = useMemo(() => shapeResult(props.spec, props.data, windowOf(props.spec, Math.floor(Date.now() / 1000))), [props.data]);
+  const shaped = useMemo(() => shapeResult(props.spec, props.data, truncatedWindow(props.spec, Math.floor(Date.now() / 1000))), [props.data]);
   if (props.chartType === 'stat') {
     const key = shaped.series[0]?.key;
     const total = key ? props.data.total_by_aggregate?.data[key] : undefined;

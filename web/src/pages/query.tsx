@@ -20,7 +20,7 @@ import { shapeResult, type Group } from '../results.js';
 import { Link, navigate, useLocation } from '../router.js';
 import { pathOf, type Scope } from '../routes.js';
 import { useSession } from '../session.js';
-import { windowOf } from '../time.js';
+import { truncatedWindow, windowOf } from '../time.js';
 
 export const DEFAULT_SPEC: QuerySpec = { calculations: [{ op: 'COUNT' }], time_range: 7200 };
 export const TRACE_ID_COLUMN = 'trace.trace_id';
@@ -30,7 +30,8 @@ const PLACED = ['visualize', 'where', 'group', 'order', 'limit', 'having', 'calc
 type Run =
   | { status: 'idle' }
   | { status: 'saving' | 'running'; since: number }
-  | { status: 'done'; result: QueryResult; spec: QuerySpec; window?: { start: number; end: number } }
+  /** `answeredAt`: performance.now() when the answer arrived (the page reports its drawing time from it). */
+  | { status: 'done'; result: QueryResult; spec: QuerySpec; window?: { start: number; end: number }; answeredAt: number }
   | { status: 'failed'; error: unknown; problems: FieldProblem[] };
 
 export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset: string; resultId?: string }) {
@@ -68,7 +69,7 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
     runQuery(dataset, spec, (stage) => !ctl.signal.aborted && setRun({ status: stage, since: Date.now() }), ctl.signal).then(
       (result) => {
         if (ctl.signal.aborted) return;
-        setRun({ status: 'done', result, spec, window: windowOf(spec, Math.floor(Date.now() / 1000)) });
+        setRun({ status: 'done', result, spec, window: truncatedWindow(spec, Math.floor(Date.now() / 1000)), answeredAt: performance.now() });
         addRecent(scope, { dataset, resultId: result.id, spec, at: Date.now() });
       },
       (error) => {
@@ -93,7 +94,7 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
             setDraft(spec);
             // (a relative range ran at a time not known here: only buckets with events are shown)
             const absolute = spec.start_time !== undefined && spec.end_time !== undefined;
-            setRun({ status: 'done', result, spec, window: absolute ? windowOf(spec, 0) : undefined });
+            setRun({ status: 'done', result, spec, window: absolute ? truncatedWindow(spec, spec.end_time!) : undefined, answeredAt: performance.now() });
           },
           (error) => !ctl.signal.aborted && setRun({ status: 'failed', error, problems: [] }),
         );
@@ -187,6 +188,11 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
         <div class="builder-bar">
           <TimePicker spec={draft} onChange={(s) => setDraft(s)} />
           <GranularityPicker spec={draft} onChange={setDraft} />
+          {!draft.calculated_fields?.length && (
+            <button type="button" class="ghost" onClick={() => setDraft({ ...draft, calculated_fields: [{ name: '', expression: '' }] })}>
+              + Calculated field
+            </button>
+          )}
           <button class="primary" type="submit" disabled={busy} title="Run (Ctrl+Enter)">
             {busy ? 'Running…' : 'Run query'}
           </button>
@@ -219,7 +225,7 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
             onSelect={startBubbleUp}
             traceColumn={TRACE_ID_COLUMN}
             traceHref={(id) => pathOf({ page: 'trace', dataset: '__all__', traceId: id, ...scope })}
-            onDrawn={(ms) => setDrawMs(Math.round(ms))}
+            onDrawn={(at) => setDrawMs(Math.round(at - run.answeredAt))}
           >
           {selection && (
               <BubbleUpPanel
