@@ -202,6 +202,46 @@ describe('GET /1/traces/{dataset}/{traceId}', () => {
     expect(one.spans).toHaveLength(4);
   });
 
+  it('reads OpenTelemetry spans as OTLP ingest stores them: services in datasets of their own, span events, links, error status', async () => {
+    const traceId = '5b8efff798038103d269b633813fc60c';
+    const ns = (ms: number) => String(BigInt(nowS - 120) * 1_000_000_000n + BigInt(Math.round(ms * 1e6)));
+    const service = (name: string) => ({ attributes: [{ key: 'service.name', value: { stringValue: name } }] });
+    const body = {
+      resourceSpans: [
+        {
+          resource: service('otel-frontend'),
+          scopeSpans: [{
+            spans: [{
+              traceId, spanId: 'eee19b7ec3c1b174', name: 'GET /checkout', kind: 2, startTimeUnixNano: ns(0), endTimeUnixNano: ns(250),
+              events: [{ timeUnixNano: ns(40), name: 'cache miss', attributes: [{ key: 'cache.key', value: { stringValue: 'cart:42' } }] }],
+              links: [{ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331' }],
+            }],
+          }],
+        },
+        {
+          resource: service('otel-payments'),
+          scopeSpans: [{
+            spans: [{
+              traceId, spanId: 'b1f2c3d4e5f60718', parentSpanId: 'eee19b7ec3c1b174', name: 'charge', kind: 3,
+              startTimeUnixNano: ns(50), endTimeUnixNano: ns(180.5), status: { code: 2, message: 'card declined' },
+            }],
+          }],
+        },
+      ],
+    };
+    const res = await t.app.inject({ method: 'POST', url: '/v1/traces', headers: { ...t.ingest, 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+    expect(res.statusCode, res.body).toBe(200);
+    const b = json(await t.app.inject({ method: 'GET', url: `/1/traces/__all__/${traceId}`, headers: t.config }));
+    expect(b.spans.map((s: Record<string, unknown>) => [s.kind, s.dataset, s.span_id, s.parent_id, s.name, s.service_name, s.duration_ms, s.error])).toEqual([
+      ['span', 'otel-frontend', 'eee19b7ec3c1b174', null, 'GET /checkout', 'otel-frontend', 250, false],
+      ['link', 'otel-frontend', null, 'eee19b7ec3c1b174', null, 'otel-frontend', null, false],
+      ['span_event', 'otel-frontend', null, 'eee19b7ec3c1b174', 'cache miss', 'otel-frontend', null, false],
+      ['span', 'otel-payments', 'b1f2c3d4e5f60718', 'eee19b7ec3c1b174', 'charge', 'otel-payments', 130.5, true],
+    ]);
+    expect(b.spans[1].link).toEqual({ trace_id: '0af7651916cd43dd8448eb211c80319c', span_id: 'b7ad6b7169203331' });
+    expect(b.spans[2].data['cache.key']).toBe('cart:42');
+  });
+
   it('reads a dataset’s own definitions', async () => {
     await ingest(t, 'custom-defs', [
       { data: { tid: 'T1', sid: 's1', svc: 'alpha', took: 5, failed: false } },

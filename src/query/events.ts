@@ -110,7 +110,9 @@ export async function traceSpans(
       return rows.map((e) => toSpan(source.dataset.slug, d, e));
     }),
   );
-  const all = perSource.flat().sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
+  // Oldest first; at one instant a span before its events and links (OTLP gives a link its span's time).
+  const rank: Record<SpanKind, number> = { span: 0, span_event: 1, link: 2 };
+  const all = perSource.flat().sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : rank[a.kind] - rank[b.kind]));
   return { spans: all.slice(0, opts.limit), truncated: all.length > opts.limit };
 }
 

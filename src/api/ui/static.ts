@@ -3,8 +3,8 @@
 // - `/assets/*`: Vite's output, every file name carrying a hash of its content, so it is cached
 //   for a year as immutable; served pre-compressed (.br / .gz written by the build) when the
 //   browser accepts it.
-// - Every other GET that asks for HTML (`Accept: text/html`, as a browser's navigation does) and
-//   is not an API route gets the app's page, `index.html`, which routes on the client: `/`,
+// - A GET of one of the app's addresses that asks for HTML (`Accept: text/html`, as a browser's
+//   navigation does) gets the app's page, `index.html`, which routes on the client: `/`,
 //   `/login`, `/<team>/environments/<env>/…` (the `query_url` and `board_url` Waggle hands out).
 //   It is never cached (`no-cache`), so a new build is picked up at once. API clients asking for
 //   JSON still get the JSON 404 of an unknown route.
@@ -49,9 +49,6 @@ const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><t
 <body><h1>Waggle</h1><p>The web UI has not been built: run <code>npm run build</code> (or <code>npm start</code>) and reload.</p>
 <p>The API is served as usual under <code>/1/</code> and <code>/2/</code>.</p></body></html>`;
 
-/** Paths that never get the page: the APIs and their documents. */
-const NOT_PAGES = /^\/(1|2|assets|problems)(\/|$)|^\/(openapi\.json|healthz)$/;
-
 export async function registerStatic(app: App, root = WEB_ROOT): Promise<void> {
   const indexFile = join(root, 'index.html');
   let template: string | undefined;
@@ -94,14 +91,12 @@ export async function registerStatic(app: App, root = WEB_ROOT): Promise<void> {
   const sendPage = (request: FastifyRequest, reply: FastifyReply) =>
     reply.code(200).headers(PAGE_HEADERS).type('text/html; charset=utf-8').send(pageFor(new URL(request.publicBase).pathname.replace(/\/+$/, '')));
 
+  // The app's own addresses only (routes.ts in web/), never a catch-all: every other path keeps
+  // its API answer (an unknown route's 404, a too-long segment's 414).
   const pageRoute = { schema: { hide: true }, config: { auth: { kind: 'none' } } } as const;
-  app.get('/', pageRoute, async (request, reply) => sendPage(request, reply));
-  app.get('/*', pageRoute, async (request, reply) => {
-    const path = request.url.split('?')[0];
-    const html = String(request.headers.accept ?? '').includes('text/html');
-    if (!html || NOT_PAGES.test(path)) return reply.callNotFound();
-    return sendPage(request, reply);
-  });
+  const page = async (request: FastifyRequest, reply: FastifyReply) =>
+    String(request.headers.accept ?? '').includes('text/html') ? sendPage(request, reply) : reply.callNotFound();
+  for (const path of ['/', '/login', '/:team/environments/:env', '/:team/environments/:env/*']) app.get(path, pageRoute, page);
 }
 
 const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
