@@ -9,6 +9,7 @@
 import { Command } from 'commander';
 import { registerDeliveriesCommand } from './cli/deliveries.js';
 import { registerKeysCommand } from './cli/keys.js';
+import { registerBackupCommands } from './cli/backup.js';
 import { addStoreOptions, withStore } from './cli/store-options.js';
 import { AlreadyInitialised, initialise } from './domain/tenancy.js';
 import { loadSettings } from './settings.js';
@@ -26,19 +27,29 @@ program
   .option('--data-dir <dir>', 'data directory (env WAGGLE_DATA_DIR, default ./data)')
   .action(async (opts: { port?: string; host?: string; dataDir?: string }) => {
     const settings = loadSettings(process.env, opts);
-    const server = await startServer(settings);
+    // The signals are taken from the start: one that comes while the server is starting (it is
+    // already listening) stops it as soon as it has started.
+    let server: Awaited<ReturnType<typeof startServer>> | undefined;
+    let signalled: string | undefined;
     const shutdown = (signal: string) => {
-      server.app.log.info({ signal }, 'shutting down');
-      server.stop().then(
+      if (!server) {
+        signalled = signal;
+        return;
+      }
+      const s = server;
+      s.app.log.info({ signal }, 'shutting down');
+      s.stop().then(
         () => process.exit(0),
         (err) => {
-          server.app.log.error({ err }, 'shutdown failed');
+          s.app.log.error({ err }, 'shutdown failed');
           process.exit(1);
         },
       );
     };
     process.once('SIGTERM', () => shutdown('SIGTERM'));
     process.once('SIGINT', () => shutdown('SIGINT'));
+    server = await startServer(settings);
+    if (signalled) shutdown(signalled);
   });
 
 addStoreOptions(program.command('init').description('initialise an empty data directory: a team, an environment and one key of each kind'))
@@ -54,6 +65,7 @@ addStoreOptions(program.command('init').description('initialise an empty data di
 
 registerKeysCommand(program, addStoreOptions);
 registerDeliveriesCommand(program, addStoreOptions);
+registerBackupCommands(program);
 
 program.parseAsync().catch((err: unknown) => {
   console.error(`waggle: ${err instanceof AlreadyInitialised || err instanceof Error ? err.message : String(err)}`);

@@ -9,42 +9,42 @@ import { backgroundBaseUrl, type Settings } from './settings.js';
 import { join } from 'node:path';
 import { DuckDbEventStore } from './stores/events/duckdb.js';
 import { startGrpcServer, type GrpcServer } from './http/grpc.js';
+import { startMetricsServer } from './ops/metrics.js';
+import { prepareDataDir } from './ops/data-dir.js';
+import { startControlSocket } from './ops/backup.js';
+import type { Server } from 'node:http';
 
 export interface RunningServer {
   app: App;
   url: string;
   /** The OTLP/gRPC port, when that server runs (settings.otlpGrpcPort > 0). */
   grpcPort?: number;
+  /** The metrics listener's port, when metrics have a port of their own (settings.metricsPort). */
+  metricsPort?: number;
   stop(): Promise<void>;
 }
 
 export async function startServer(settings: Settings, out: NodeJS.WritableStream = process.stdout): Promise<RunningServer> {
+  // Before any store opens: a directory of a newer format is refused untouched (src/ops/data-dir.ts).
+  const upgrade = prepareDataDir(settings.dataDir);
   const configStore: ConfigStore = openConfigStore(settings.configStore, settings.dataDir);
   await configStore.migrate();
   if ((await configStore.listTeams()).length === 0) {
     const init = await initialise(configStore);
     out.write(keysBanner(init));
   }
-  const eventStore = new DuckDbEventStore(join(settings.dataDir, 'events.duckdb'));
+  const eventStore = new DuckDbEventStore(join(settings.dataDir, 'events.duckdb'), {
+    memoryBytes: settings.eventStoreMemory,
+    tempDirectory: join(settings.dataDir, 'events.duckdb.tmp'),
+  });
   await eventStore.open();
   const app = await createApp({ configStore, eventStore, settings });
-  await app.listen({ port: settings.port, host: settings.host });
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : settings.port;
+  // `waggle backup` asks this server for its copy over the control socket (src/ops/backup.ts).
+  const control = await startControlSocket(settings.dataDir, { events: eventStore, config: configStore });
+  if (upgrade.steps.length > 0) app.log.info({ dataDir: settings.dataDir, from: upgrade.from, to: upgrade.to, steps: upgrade.steps }, 'data directory upgraded');
   let grpc: GrpcServer | undefined;
-  if (settings.otlpGrpcPort > 0) {
-    try {
-      grpc = await startGrpcServer(app, settings.host, settings.otlpGrpcPort);
-    } catch (err) {
-      await app.close();
-      await eventStore.close();
-      await configStore.close();
-      throw new Error(`OTLP/gRPC cannot listen on ${settings.host}:${settings.otlpGrpcPort} (WAGGLE_OTLP_GRPC_PORT; 0 turns it off): ${(err as Error).message}`);
-    }
-    app.log.info(`OTLP/gRPC listening at ${settings.host}:${grpc.port}`);
-  }
-  // (a log line like every other line after the first start's banner)
-  app.log.info({ url: `${backgroundBaseUrl({ ...settings, port })}/` }, `Web UI: ${backgroundBaseUrl({ ...settings, port })}/ (sign in with a configuration key)`);
+  let metricsServer: Server | undefined;
+  let metricsPort: number | undefined;
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
@@ -54,6 +54,9 @@ export async function startServer(settings: Settings, out: NodeJS.WritableStream
       try {
         // gRPC calls under way finish first: they need the ingest writer, which app.close() closes.
         await grpc?.stop();
+        await control.close();
+        metricsServer?.closeAllConnections();
+        await new Promise((resolve) => (metricsServer ? metricsServer.close(resolve) : resolve(undefined)));
         await app.close(); // stops accepting and waits for in-flight requests
       } finally {
         clearInterval(reaper);
@@ -61,7 +64,31 @@ export async function startServer(settings: Settings, out: NodeJS.WritableStream
       await eventStore.close(); // after app.close(), which commits queued events
       await configStore.close();
     })());
-  return { app, url: `http://${settings.host}:${port}`, grpcPort: grpc?.port, stop };
+  await app.listen({ port: settings.port, host: settings.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : settings.port;
+  if (settings.otlpGrpcPort > 0) {
+    try {
+      grpc = await startGrpcServer(app, settings.host, settings.otlpGrpcPort);
+    } catch (err) {
+      await stop();
+      throw new Error(`OTLP/gRPC cannot listen on ${settings.host}:${settings.otlpGrpcPort} (WAGGLE_OTLP_GRPC_PORT; 0 turns it off): ${(err as Error).message}`);
+    }
+    app.log.info(`OTLP/gRPC listening at ${settings.host}:${grpc.port}`);
+  }
+  if (settings.metricsPort !== undefined) {
+    const host = settings.metricsHost ?? settings.host;
+    try {
+      ({ server: metricsServer, port: metricsPort } = await startMetricsServer(app.metrics, host, settings.metricsPort, settings.metricsToken));
+    } catch (err) {
+      await stop();
+      throw new Error(`metrics cannot listen on ${host}:${settings.metricsPort} (WAGGLE_METRICS_PORT): ${(err as Error).message}`);
+    }
+    app.log.info({ url: `http://${host}:${metricsPort}/metrics` }, `metrics at http://${host}:${metricsPort}/metrics`);
+  }
+  // (a log line like every other line after the first start's banner)
+  app.log.info({ url: `${backgroundBaseUrl({ ...settings, port })}/` }, `Web UI: ${backgroundBaseUrl({ ...settings, port })}/ (sign in with a configuration key)`);
+  return { app, url: `http://${settings.host}:${port}`, grpcPort: grpc?.port, metricsPort, stop };
 }
 
 function keysBanner(init: Awaited<ReturnType<typeof initialise>>): string {

@@ -1,7 +1,7 @@
 // Every setting of the server, read in one place. Flags (CLI) override environment variables,
 // which override the defaults. The README's settings table lists the same names.
 import { accessSync, constants } from 'node:fs';
-import { availableParallelism, hostname } from 'node:os';
+import { availableParallelism, hostname, totalmem } from 'node:os';
 import type { RatePolicy } from './http/rate-limit.js';
 
 export interface Settings {
@@ -105,6 +105,25 @@ export interface Settings {
   sessionTtlHours: number;
   /** Per-key limit on creating query results from the web UI (its own bucket; interactive use runs many). */
   uiQueryResultRateLimit: RatePolicy | null;
+  /** Port of a listener of its own for GET /metrics (on `metricsHost`); undefined: /metrics is on the main port. */
+  metricsPort?: number;
+  /** Address of the metrics listener (default: `host`). */
+  metricsHost?: string;
+  /** Bearer token that opens /metrics to any client; unset: loopback clients only. */
+  metricsToken?: string;
+  /** Queries (event-store reads) slower than this are logged at warn (ms). */
+  slowQueryMs: number;
+  /** Ingest group commits slower than this are logged at warn (ms). */
+  slowCommitMs: number;
+  /** Memory the event store (DuckDB) may use, in bytes; past it, queries spill to its temp directory. */
+  eventStoreMemory: number;
+  /** Ingest and configuration writes are refused (503) while the data directory's filesystem has less free space than this (bytes). */
+  diskReserve: number;
+}
+
+/** The event store's default memory: a quarter of the machine's RAM, at most 2 GB. */
+export function defaultEventStoreMemory(total = totalmem()): number {
+  return Math.min(Math.floor(total / 4), 2 * 1024 ** 3);
 }
 
 export const DEFAULTS: Settings = {
@@ -144,7 +163,23 @@ export const DEFAULTS: Settings = {
   trustProxy: false,
   sessionTtlHours: 168,
   uiQueryResultRateLimit: { limit: 120, windowSeconds: 60 },
+  slowQueryMs: 2000,
+  slowCommitMs: 1000,
+  eventStoreMemory: defaultEventStoreMemory(),
+  diskReserve: 256 * 1024 ** 2,
 };
+
+const UNITS: Record<string, number> = { '': 1, B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3, TB: 1024 ** 4 };
+
+/** A size: bytes, or a number with KB, MB, GB or TB (powers of 1024). */
+export function parseBytes(text: string, name: string, min: number): number {
+  const m = /^(\d+(?:\.\d+)?)\s*([KMGT]?B?)$/i.exec(text.trim());
+  const unit = m ? m[2].toUpperCase() : '';
+  const factor = UNITS[unit.length === 1 && unit !== 'B' ? unit + 'B' : unit];
+  const n = m && factor ? Math.floor(Number(m[1]) * factor) : NaN;
+  if (!Number.isFinite(n) || n < min) throw new Error(`${name} must be a size of at least ${min} bytes, like 512MB or 2GB`);
+  return n;
+}
 
 /** `N/S` = N requests per S seconds; `off` disables. */
 export function parseRate(text: string, name: string): RatePolicy | null {
@@ -269,6 +304,16 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Settin
   if (env.WAGGLE_UI_QUERY_RESULT_RATE_LIMIT) {
     s.uiQueryResultRateLimit = parseRate(env.WAGGLE_UI_QUERY_RESULT_RATE_LIMIT, 'WAGGLE_UI_QUERY_RESULT_RATE_LIMIT');
   }
+  s.metricsPort = int('WAGGLE_METRICS_PORT', 0, 65535) ?? s.metricsPort;
+  if (env.WAGGLE_METRICS_HOST) s.metricsHost = env.WAGGLE_METRICS_HOST;
+  if (env.WAGGLE_METRICS_TOKEN !== undefined) {
+    if (env.WAGGLE_METRICS_TOKEN.length < 16) throw new Error('WAGGLE_METRICS_TOKEN must be at least 16 characters');
+    s.metricsToken = env.WAGGLE_METRICS_TOKEN;
+  }
+  s.slowQueryMs = int('WAGGLE_SLOW_QUERY_MS', 0, 3_600_000) ?? s.slowQueryMs;
+  s.slowCommitMs = int('WAGGLE_SLOW_COMMIT_MS', 0, 3_600_000) ?? s.slowCommitMs;
+  if (env.WAGGLE_EVENT_STORE_MEMORY) s.eventStoreMemory = parseBytes(env.WAGGLE_EVENT_STORE_MEMORY, 'WAGGLE_EVENT_STORE_MEMORY', 16 * 1024 ** 2);
+  if (env.WAGGLE_DISK_RESERVE) s.diskReserve = parseBytes(env.WAGGLE_DISK_RESERVE, 'WAGGLE_DISK_RESERVE', 0);
   if (env.WAGGLE_RETENTION_DAYS) s.retentionDays = parseInteger(env.WAGGLE_RETENTION_DAYS, 'WAGGLE_RETENTION_DAYS', 0, 100_000);
   return s;
 }

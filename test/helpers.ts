@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApp, type App } from '../src/http/app.js';
+import { createApp, type App, type AppDeps } from '../src/http/app.js';
 import { initialise, type InitResult } from '../src/domain/tenancy.js';
 import { openSqliteStore } from '../src/stores/config/store.js';
 import type { ConfigStore } from '../src/stores/config/types.js';
@@ -37,7 +37,7 @@ export class TestClock {
   }
 }
 
-export async function makeApp(opts: { settings?: Partial<Settings>; store?: ConfigStore } = {}): Promise<TestApp> {
+export async function makeApp(opts: { settings?: Partial<Settings>; store?: ConfigStore; logger?: AppDeps['logger'] } = {}): Promise<TestApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'waggle-test-'));
   const store = opts.store ?? openSqliteStore(join(dataDir, 'config.sqlite'));
   await store.migrate();
@@ -45,7 +45,7 @@ export async function makeApp(opts: { settings?: Partial<Settings>; store?: Conf
   const clock = new TestClock();
   const events = new DuckDbEventStore(join(dataDir, 'events.duckdb'));
   await events.open();
-  const app = await createApp({ configStore: store, eventStore: events, settings: { dataDir, ...opts.settings }, now: clock.now, logger: false });
+  const app = await createApp({ configStore: store, eventStore: events, settings: { dataDir, ...opts.settings }, now: clock.now, logger: opts.logger ?? false });
   await app.ready();
   return {
     app,

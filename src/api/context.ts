@@ -6,6 +6,8 @@ import type { Settings } from '../settings.js';
 import type { Scheduler } from '../engine/scheduler.js';
 import type { Notifier } from '../notify/types.js';
 import type { AuthContext, AuthRule, HeaderSink } from '../http/auth.js';
+import type { Metrics } from '../ops/metrics.js';
+import type { DiskGuard } from '../ops/disk.js';
 
 export interface ApiContext {
   store: ConfigStore;
@@ -17,6 +19,10 @@ export interface ApiContext {
   scheduler: Scheduler;
   /** Where alerts send notifications. */
   notifier: Notifier;
+  /** Prometheus metrics (src/ops/metrics.ts). */
+  metrics: Metrics;
+  /** Free space of the data directory: ingest and changes are refused while it is short (src/ops/disk.ts). */
+  disk: DiskGuard;
   /**
    * Checks a key outside a route's onRequest hook (OTLP over gRPC): the same rules, key lookup
    * and rate limits as the hook. Throws ApiError.

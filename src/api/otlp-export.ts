@@ -12,6 +12,7 @@ import { isClassicKey } from '../ingest/otlp/datasets.js';
 import type { Signal } from '../ingest/otlp/model.js';
 import type { ApiContext } from './context.js';
 import { ingestDataset } from './ingest-dataset.js';
+import { rejectionReason } from '../ops/metrics.js';
 
 export interface OtlpExport {
   signal: Signal;
@@ -50,6 +51,8 @@ export async function exportOtlp(ctx: ApiContext, req: OtlpExport): Promise<Otlp
   const classicKey = isClassicKey(key);
   if (classicKey && req.signal !== 'logs' && !req.dataset?.trim()) throw new ApiError(401, "missing 'x-honeycomb-dataset' header");
   const auth = await ctx.authenticate(RULE, key, req.header);
+  ctx.metrics.ingestBytes.inc(req.body.length);
+  ctx.disk.refuseIngest();
   if (ctx.writer.backlog >= ctx.settings.ingestQueueLimit) {
     throw new ApiError(503, 'the ingest queue is full; retry later', { retryAfter: QUEUE_FULL_RETRY_SECONDS });
   }
@@ -76,7 +79,10 @@ export async function exportOtlp(ctx: ApiContext, req: OtlpExport): Promise<Otlp
     rejected.set(item, weight);
     if (reasons.size < MAX_REASONS) reasons.add(reason);
   };
-  for (const r of decoded.refused) reject(r.item, r.weight, r.reason);
+  for (const r of decoded.refused) {
+    reject(r.item, r.weight, r.reason);
+    ctx.metrics.rejectedEvents.inc({ reason: rejectionReason(r.reason) });
+  }
 
   let stored = 0;
   const datasetErrors: ApiError[] = [];

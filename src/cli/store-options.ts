@@ -1,6 +1,7 @@
 // The options every store-touching command shares, and opening/closing the store around it.
 import type { Command } from 'commander';
 import { loadSettings } from '../settings.js';
+import { prepareDataDir } from '../ops/data-dir.js';
 import { openConfigStore } from '../stores/config/store.js';
 import type { ConfigStore } from '../stores/config/types.js';
 
@@ -13,6 +14,8 @@ export const addStoreOptions = (c: Command) =>
 
 export async function withStore(opts: StoreOptions, fn: (store: ConfigStore) => Promise<void>): Promise<void> {
   const settings = loadSettings(process.env, { dataDir: opts.dataDir });
+  // (With PostgreSQL the command does not touch the data directory.)
+  if (settings.configStore === 'sqlite') prepareDataDir(settings.dataDir);
   const store = openConfigStore(settings.configStore, settings.dataDir);
   try {
     await store.migrate();

@@ -17,6 +17,8 @@ export class Scheduler {
   constructor(
     private readonly now: () => Date,
     private readonly onError: (job: string, err: unknown) => void,
+    /** Told of every run of a job (metrics): its name, seconds taken, and whether it failed. */
+    private readonly onRun?: (job: string, seconds: number, failed: boolean) => void,
   ) {}
 
   register(job: Job): void {
@@ -28,11 +30,15 @@ export class Scheduler {
     this.running ??= (async () => {
       const now = this.now();
       for (const job of this.jobs) {
+        const started = performance.now();
+        let failed = false;
         try {
           await job.run(now);
         } catch (err) {
+          failed = true;
           this.onError(job.name, err);
         }
+        this.onRun?.(job.name, (performance.now() - started) / 1000, failed);
       }
     })().finally(() => (this.running = undefined));
     return this.running;

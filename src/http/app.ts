@@ -26,6 +26,15 @@ import type { ApiContext } from '../api/context.js';
 import { Scheduler } from '../engine/scheduler.js';
 import { createNotifier } from '../notify/index.js';
 import type { Notification, Notifier } from '../notify/types.js';
+import { Metrics, metricsAllowed, metricsRefusal } from '../ops/metrics.js';
+import { RequestLogController, requestObserver, withSlowQueryLog } from '../ops/observe.js';
+import { DiskGuard, ingestDiskFull, isDiskFull } from '../ops/disk.js';
+
+/** /1/ ingest routes: refused with 503 and Retry-After while the disk is full or the ingest queue is (OTLP checks both in its export). */
+const INGEST_ROUTE = /^\/1\/(batch|events|kinesis_events)\//;
+/** Writes that only read events, and signing in: they go on while the disk is full (the space kept back takes their small writes). */
+const READ_LIKE_ROUTE = /^\/1\/(queries|query_results|bubbleup|raw_events|maps\/dependencies\/requests|ui\/session)(\/|$)/;
+const CHANGES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -35,6 +44,8 @@ declare module 'fastify' {
     writer: IngestWriter;
     /** OTLP export for transports other than the HTTP routes (the gRPC server, http/grpc.ts). */
     otlp: { export(req: OtlpExport): Promise<OtlpResult>; maxMessageBytes: number };
+    /** The app's Prometheus metrics (src/ops/metrics.ts); server.ts serves them on their own port when asked. */
+    metrics: Metrics;
   }
   interface FastifyRequest {
     /** The server's public base URL as this request sees it (src/http/public-url.ts). */
@@ -73,6 +84,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
   const app = Fastify({
     logger: deps.logger ?? { level: settings.logLevel, redact: REDACTED_PATHS },
     genReqId: () => randomUUID(),
+    // One line per request, written when it is answered (src/ops/observe.ts), instead of Fastify's two.
+    logController: new RequestLogController(),
     requestIdHeader: false,
     bodyLimit: settings.bodyLimit,
     ajv: {
@@ -184,6 +197,10 @@ export async function createApp(deps: AppDeps): Promise<App> {
 
   app.setErrorHandler((err: FastifyError | ApiError, request, reply) => {
     let apiError = toApiError(err, request, settings);
+    if (isDiskFull(err)) {
+      disk.noteFull();
+      apiError = INGEST_ROUTE.test(request.routeOptions.url ?? '') ? ingestDiskFull() : diskFullError();
+    }
     const rule = request.routeOptions.config?.auth;
     if (rule?.kind === 'team' && rule.legacyErrors) apiError = asIngestError(apiError);
     if (apiError.status >= 500) request.log.error({ err }, 'request failed');
@@ -196,22 +213,70 @@ export async function createApp(deps: AppDeps): Promise<App> {
     return reply.code(404).type(out.contentType).send(out.body);
   });
 
+  const metrics = new Metrics({
+    queueDepth: () => writer.backlog,
+    connections: () => new Promise((resolve) => app.server.getConnections((err, n) => resolve(err ? 0 : n))),
+    dataDir: settings.dataDir,
+  });
+  app.decorate('metrics', metrics);
+  app.addHook('onResponse', requestObserver(metrics));
+  if (settings.metricsPort === undefined) {
+    app.get('/metrics', { schema: { hide: true }, config: { auth: { kind: 'none' } } }, async (request, reply) => {
+      if (!metricsAllowed(request.raw, settings.metricsToken)) return reply.code(403).type('text/plain').send(metricsRefusal(settings.metricsToken));
+      return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+    });
+  }
+
   app.get('/healthz', { schema: { hide: true }, config: { auth: { kind: 'none' } } }, async () => ({ status: 'ok' }));
   app.get('/openapi.json', { schema: { hide: true }, config: { auth: { kind: 'none' } } }, async () => app.swagger());
 
-  const writer = new IngestWriter(deps.configStore, deps.eventStore, {
+  const disk = new DiskGuard(settings.dataDir, settings.diskReserve, (full, freeBytes) => {
+    const figures = { dataDir: settings.dataDir, freeBytes, reserveBytes: settings.diskReserve };
+    if (full) app.log.error(figures, 'the data directory is out of disk space: ingest and changes are refused until space is freed');
+    else app.log.info(figures, 'disk space is back: ingest and changes are accepted again');
+  });
+  const diskFullError = () => new ApiError(503, 'the data directory is out of disk space: changes are refused until space is freed (queries still work)');
+  app.addHook('preHandler', async (request) => {
+    const route = request.routeOptions.url ?? '';
+    if (INGEST_ROUTE.test(route)) {
+      disk.refuseIngest();
+      if (writer.backlog >= settings.ingestQueueLimit) throw new ApiError(503, 'the ingest queue is full; retry later', { retryAfter: 1 });
+    } else if (CHANGES.has(request.method) && /^\/[12]\//.test(route) && !READ_LIKE_ROUTE.test(route) && disk.isFull()) {
+      throw diskFullError();
+    }
+  });
+  const events = withSlowQueryLog(deps.eventStore, settings.slowQueryMs, app.log);
+  const writer = new IngestWriter(deps.configStore, events, {
     maxColumnsPerDataset: settings.maxColumnsPerDataset,
     now,
     log: app.log,
+    onWritten: (results) => metrics.countWritten(results),
+    onCommit: (count, seconds) => {
+      metrics.commitSeconds.observe(seconds);
+      if (seconds * 1000 >= settings.slowCommitMs) {
+        app.log.warn({ events: count, ms: Math.round(seconds * 1000), queued: writer.backlog }, 'slow commit');
+      }
+    },
   });
-  const scheduler = new Scheduler(now, (job, err) => app.log.error({ err, job }, 'evaluation failed'));
-  const notifier = createNotifier({ store: deps.configStore, settings, log: app.log });
+  const scheduler = new Scheduler(
+    now,
+    (job, err) => app.log.error({ err, job }, 'evaluation failed'),
+    (job, seconds, failed) => metrics.evaluations.observe({ job, status: failed ? 'error' : 'ok' }, seconds),
+  );
+  const notifier = createNotifier({
+    store: deps.configStore,
+    settings,
+    log: app.log,
+    onOutcome: (recipientType, outcome) => metrics.notifications.inc({ recipient_type: recipientType, outcome }),
+  });
   app.decorate('engine', { scheduler, notifier });
   app.decorate('writer', writer);
   const ctx: ApiContext = {
     store: deps.configStore,
-    events: deps.eventStore,
+    events,
     writer,
+    metrics,
+    disk,
     now,
     settings,
     scheduler,

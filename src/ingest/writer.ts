@@ -135,6 +135,10 @@ export interface WriterOptions {
   maxColumnsPerDataset: number;
   now: () => Date;
   log?: WriterLog;
+  /** Told of every group commit that succeeded (metrics, slow-commit log): its events and seconds from staging to durable. */
+  onCommit?: (events: number, seconds: number) => void;
+  /** Told of every request's per-event results once they are answered (metrics). */
+  onWritten?: (results: readonly (string | null)[]) => void;
 }
 
 /** The refusal of an event whose new field name is not well-formed Unicode (a path that skipped normalise.ts's wellFormed). */
@@ -170,10 +174,12 @@ export class IngestWriter {
     const n = events.count;
     this.waiting += n;
     const done = () => (this.waiting -= n);
-    return new Promise<(string | null)[]>((resolve, reject) => {
+    const written = new Promise<(string | null)[]>((resolve, reject) => {
       this.queue.push({ dataset, events, resolve, reject });
       this.draining ??= this.drain();
     }).finally(done);
+    const onWritten = this.opts.onWritten;
+    return onWritten ? written.then((results) => (onWritten(results), results)) : written;
   }
 
   /**
@@ -196,8 +202,12 @@ export class IngestWriter {
         // One group commits while the next is staged; a third waits (and grows) meanwhile.
         while (this.committing.size >= MAX_COMMITTING) await Promise.race(this.committing);
         const group = this.queue.splice(0);
+        const started = performance.now();
+        let events = 0;
+        for (const p of group) events += p.events!.count;
         try {
           const { outcomes, committed } = await this.lock.run(() => this.commit(group));
+          if (this.opts.onCommit) void committed.then(() => this.opts.onCommit!(events, (performance.now() - started) / 1000), () => undefined);
           const answered = committed.then(
             () =>
               group.forEach((p, i) => {

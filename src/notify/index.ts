@@ -2,7 +2,7 @@
 // code that has no store to hand, a RecordingNotifier that only records what was enqueued.
 import { backgroundBaseUrl, DEFAULTS, type Settings } from '../settings.js';
 import type { ConfigStore } from '../stores/config/types.js';
-import { DeliveryNotifier, type NotifyLogger } from './notifier.js';
+import { DeliveryNotifier, type DeliveryNotifierDeps, type NotifyLogger } from './notifier.js';
 import type { Notification, Notifier } from './types.js';
 
 export { DeliveryNotifier } from './notifier.js';
@@ -27,6 +27,7 @@ export interface CreateNotifierDeps {
   log: NotifyLogger;
   /** Wall clock in ms for the delivery log and backoff (default Date.now). */
   clock?: () => number;
+  onOutcome?: DeliveryNotifierDeps['onOutcome'];
 }
 
 /** The app's notifier: DeliveryNotifier over the store with the delivery settings; RecordingNotifier without deps. */
@@ -37,6 +38,7 @@ export function createNotifier(deps?: CreateNotifierDeps): Notifier & { sent: No
     store: deps.store,
     log: deps.log,
     clock: deps.clock,
+    onOutcome: deps.onOutcome,
     options: {
       queueSize: s.notifyQueueSize,
       concurrency: s.notifyConcurrency,

@@ -61,6 +61,8 @@ export interface DeliveryNotifierDeps {
   random?: () => number;
   /** Resume unfinished deliveries from the log at construction (default true). */
   resume?: boolean;
+  /** Told how each notification ended (metrics): delivered, failed or refused. */
+  onOutcome?: (recipientType: string, outcome: 'delivered' | 'failed' | 'refused') => void;
 }
 
 const SENT_KEPT = 1000;
@@ -178,6 +180,7 @@ export class DeliveryNotifier implements Notifier {
     if (this.active.size >= this.opts.queueSize) {
       const error = `delivery queue is full (${this.opts.queueSize} unfinished deliveries)`;
       this.deps.log.warn({ ...ctx, deliveryId: id }, `notification refused: ${error}`);
+      this.deps.onOutcome?.(n.recipient.type, 'refused');
       // No unique key: the alerting code may enqueue the same notification again later.
       this.track(this.create(id, { ...record, state: 'refused', error, finishedAt: this.iso() }, n, null).catch(() => false));
       return;
@@ -309,6 +312,7 @@ export class DeliveryNotifier implements Notifier {
       r.attempts.push(attempt);
       await this.save(d);
       this.deps.log.info({ ...ctx, attempts: r.attemptCount }, 'notification delivered');
+      this.deps.onOutcome?.(r.recipient.type, 'delivered');
       return this.finish(d, true);
     }
     r.error = result.error;
@@ -342,6 +346,7 @@ export class DeliveryNotifier implements Notifier {
     r.attempts.push(attempt);
     await this.save(d);
     this.deps.log.error({ ...ctx, attempts: r.attemptCount, error: r.error }, 'notification delivery failed');
+    this.deps.onOutcome?.(r.recipient.type, 'failed');
     return this.finish(d, true);
   }
 

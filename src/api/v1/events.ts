@@ -14,6 +14,7 @@ import { DEFAULT_LIMITS, EventRejected, normaliseFields, parseSamplerate, parseT
 import type { ApiContext } from '../context.js';
 import { ingestDataset } from '../ingest-dataset.js';
 import { SlugParams } from './schemas.js';
+import { rejectionReason } from '../../ops/metrics.js';
 
 export const MALFORMED = 'Request body is malformed and cannot be read.';
 export const EMPTY = 'Request body should not be empty.';
@@ -108,6 +109,7 @@ export function registerEvents(app: App, ctx: ApiContext): void {
       const dataset = await target();
       if (dataset.expandJsonDepth !== depth) batch = await readBatch(ctx, request, dataset.expandJsonDepth);
       const { items, refused, columns } = batch;
+      for (const [, reason] of refused) ctx.metrics.rejectedEvents.inc({ reason: rejectionReason(reason) });
       const stored = await ctx.writer.write(dataset, columns);
       if (refused.length === 0 && stored.every((error) => error === null) && !isMsgpack(request.headers['content-type'])) {
         // The usual answer, every event stored: the same JSON, made once per batch size.

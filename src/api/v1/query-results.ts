@@ -166,6 +166,8 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
     const answer = new Promise<ResultBody | undefined>((resolve) => (answered = resolve));
     const stored = (async () => {
       let done: ResultBody;
+      const started = performance.now();
+      let status = 'ok';
       try {
         const dataset = await datasetOrAll(store, env, body.datasetSlug);
         const sources = await querySources(store, env, dataset);
@@ -180,10 +182,17 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
         });
         done = { ...body, complete: true, data };
       } catch (err) {
+        status = err instanceof QueryTimeout ? 'timeout' : 'error';
         if (!(err instanceof QueryTimeout)) app.log.error({ err, queryResult: obj.id }, 'query result failed');
-        const error = err instanceof QueryTimeout ? `query exceeded the ${settings.queryTimeoutMs / 1000} s run time` : 'the query failed';
+        const error =
+          err instanceof QueryTimeout
+            ? `query exceeded the ${settings.queryTimeoutMs / 1000} s run time`
+            : /Out of Memory/i.test((err as Error)?.message ?? '')
+              ? `the query needs more memory than the event store may use (WAGGLE_EVENT_STORE_MEMORY) and could not spill to disk`
+              : 'the query failed';
         done = { ...body, complete: true, data: { series: [], results: [] }, error };
       }
+      ctx.metrics.queries.observe({ status }, (performance.now() - started) / 1000);
       done.completedAt = now().toISOString();
       answered(done);
       // The write (JSON of every series row) waits for the waiting GETs to have answered.

@@ -560,7 +560,11 @@ export function openSqliteStore(file: string): ConfigStore {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
-  return new KyselyConfigStore('sqlite', new Kysely<Tables>({ dialect: new SqliteDialect({ database: sqlite }) }));
+  const store: ConfigStore = new KyselyConfigStore('sqlite', new Kysely<Tables>({ dialect: new SqliteDialect({ database: sqlite }) }));
+  store.backup = async (to: string) => {
+    await sqlite.backup(to);
+  };
+  return store;
 }
 
 /** PostgreSQL; `schema` (optional) isolates a store inside one database, as the tests do. */

@@ -131,6 +131,11 @@ export interface ConfigStore {
   /** Applies pending versioned migrations; returns the names applied now. */
   migrate(): Promise<string[]>;
   close(): Promise<void>;
+  /**
+   * A consistent copy of the whole store into a new file while it stays in use (SQLite's online
+   * backup API); absent for stores backed up with their own tools (PostgreSQL: pg_dump).
+   */
+  backup?(file: string): Promise<void>;
 
   createTeam(team: Team): Promise<Team>;
   getTeam(id: string): Promise<Team | undefined>;

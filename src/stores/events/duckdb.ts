@@ -19,6 +19,9 @@ import { QueryTimeout, quoteIdent, tableName, type AppendBatch, type ColumnChang
 // are only valid there).
 const bindings: typeof Bindings = createRequire(createRequire(import.meta.url).resolve('@duckdb/node-api'))('@duckdb/node-bindings');
 
+/** A string literal for SQL (a file path). */
+const quoteLiteral = (text: string) => `'${text.replace(/'/g, "''")}'`;
+
 const SQL_TYPE: Record<ColumnType, string> = { string: 'VARCHAR', integer: 'BIGINT', float: 'DOUBLE', boolean: 'BOOLEAN' };
 const FROM_SQL_TYPE: Record<string, ColumnType> = { VARCHAR: 'string', BIGINT: 'integer', DOUBLE: 'float', BOOLEAN: 'boolean' };
 /** Columns every dataset table has, before the field columns. */
@@ -60,7 +63,11 @@ export class DuckDbEventStore implements EventStore {
   private closing = false;
   private whenIdle?: () => void;
 
-  constructor(private readonly file: string) {}
+  constructor(
+    private readonly file: string,
+    /** DuckDB's memory limit (bytes; default: DuckDB's, 80 % of RAM) and the directory it spills to past it. */
+    private readonly limits: { memoryBytes?: number; tempDirectory?: string } = {},
+  ) {}
 
   async open(): Promise<void> {
     if (this.file !== ':memory:') mkdirSync(dirname(this.file), { recursive: true });
@@ -69,7 +76,10 @@ export class DuckDbEventStore implements EventStore {
     // events: a checkpoint every few seconds under load, each recompressing the same part-filled
     // row group. 64 MB cut ingest CPU per event by about a fifth (bench/ingest.mjs, 30 s runs)
     // at the cost of up to 64 MB of WAL to replay after a crash (about 1.3 s here).
-    this.instance = await DuckDBInstance.create(this.file, { checkpoint_threshold: '64MB' });
+    const options: Record<string, string> = { checkpoint_threshold: '64MB' };
+    if (this.limits.memoryBytes !== undefined) options.memory_limit = `${Math.max(1, Math.floor(this.limits.memoryBytes / 1024 ** 2))}MiB`;
+    if (this.limits.tempDirectory !== undefined) options.temp_directory = this.limits.tempDirectory;
+    this.instance = await DuckDBInstance.create(this.file, options);
     this.writer = await this.instance.connect();
     this.appendConns = [await this.instance.connect(), await this.instance.connect()];
     this.reader = await this.instance.connect();
@@ -402,6 +412,31 @@ export class DuckDbEventStore implements EventStore {
     );
     this.derivedChain = run.catch(() => undefined);
     return run;
+  }
+
+  backup(file: string): Promise<Record<string, number>> {
+    return this.op(async () => {
+      const conn = await this.instance!.connect();
+      try {
+        const [{ db }] = (await conn.runAndReadAll('SELECT current_database() AS db')).getRowObjectsJS() as { db: string }[];
+        await conn.run(`ATTACH ${quoteLiteral(file)} AS waggle_backup`);
+        try {
+          // One statement, so one transaction: a single snapshot of every table.
+          await conn.run(`COPY FROM DATABASE ${quoteIdent(db)} TO waggle_backup`);
+          const tables = (await conn.runAndReadAll(`SELECT table_name FROM duckdb_tables() WHERE database_name = 'waggle_backup' ORDER BY 1`)).getRowObjectsJS();
+          const rows: Record<string, number> = {};
+          for (const { table_name } of tables) {
+            const t = String(table_name);
+            rows[t] = Number((await conn.runAndReadAll(`SELECT count(*) AS n FROM waggle_backup.${quoteIdent(t)}`)).getRowObjectsJS()[0].n);
+          }
+          return rows;
+        } finally {
+          await conn.run('DETACH waggle_backup');
+        }
+      } finally {
+        conn.closeSync();
+      }
+    });
   }
 
   /** One table-changing statement on the writer connection, as a public operation. */

@@ -70,6 +70,12 @@ export interface EventStore {
    * time; resolves with the last statement's rows.
    */
   execute(statements: { sql: string; params?: unknown[] }[]): Promise<Record<string, unknown>[]>;
+  /**
+   * A consistent copy of every table into a new database file while ingest goes on: one
+   * snapshot, so it holds every transaction committed before it began and none in part. Returns
+   * the rows copied per table. Absent for stores backed up with their own tools.
+   */
+  backup?(file: string): Promise<Record<string, number>>;
 }
 
 export class QueryTimeout extends Error {
