@@ -79,6 +79,22 @@ describe('error dialects', () => {
     expect(dialectOf(res)).toBe('legacy');
   });
 
+  it('an unknown route is a 404 whatever its body: not a 400 for bad JSON, nor a 415 for its type (found by the fuzz suite)', async () => {
+    const cases = [
+      { url: '/1/nope', type: 'application/json', payload: '{"broken":', dialect: 'legacy' },
+      { url: '/1/nope', type: ';;', payload: '{}', dialect: 'legacy' },
+      { url: '/v1/metrics', type: 'application/x-protobuf', payload: '\x0a\x02', method: 'DELETE', dialect: 'legacy' },
+      { url: '/2/nope', type: 'text/plain', payload: 'x', dialect: 'jsonapi' },
+      { url: '/2/nope', type: 'application/vnd.api+json', payload: '{"data":', dialect: 'jsonapi' },
+    ];
+    for (const c of cases) {
+      const res = await t.app.inject({ method: (c.method ?? 'POST') as 'POST', url: c.url, headers: { ...t.config, 'content-type': c.type }, payload: c.payload });
+      expect(res.statusCode, `${c.url} ${c.type}: ${res.body}`).toBe(404);
+      expect(dialectOf(res)).toBe(c.dialect);
+      expect(res.body).toMatch(/no such route/);
+    }
+  });
+
   it('unknown /2/ route → 404 JSON:API with id and code', async () => {
     for (const headers of [{}, t.mgmt]) {
       const res = await t.app.inject({ method: 'GET', url: '/2/nope', headers });

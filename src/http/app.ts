@@ -195,8 +195,11 @@ export async function createApp(deps: AppDeps): Promise<App> {
     if (String(reply.getHeader('content-type') ?? '').startsWith(JSONAPI)) reply.header('content-type', JSONAPI);
   });
 
+  // An unknown route is a 404 whatever its body: Fastify reads the body (its Content-Type, its
+  // JSON) before the not-found handler runs, and a bad one would otherwise answer 400 or 415.
+  const noSuchRoute = (request: FastifyRequest) => new ApiError(404, `no such route: ${request.method} ${request.url.split('?')[0]}`);
   app.setErrorHandler((err: FastifyError | ApiError, request, reply) => {
-    let apiError = toApiError(err, request, settings);
+    let apiError = request.is404 ? noSuchRoute(request) : toApiError(err, request, settings);
     if (isDiskFull(err)) {
       disk.noteFull();
       apiError = INGEST_ROUTE.test(request.routeOptions.url ?? '') ? ingestDiskFull() : diskFullError();
@@ -208,8 +211,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     return reply.code(out.status).headers(out.headers).type(out.contentType).send(out.body);
   });
   app.setNotFoundHandler((request, reply) => {
-    const err = new ApiError(404, `no such route: ${request.method} ${request.url.split('?')[0]}`);
-    const out = renderError(err, request.url, String(request.id), request.publicBase, now());
+    const out = renderError(noSuchRoute(request), request.url, String(request.id), request.publicBase, now());
     return reply.code(404).type(out.contentType).send(out.body);
   });
 

@@ -1,0 +1,99 @@
+// The fuzz suite (docs/testing.md): seeded, bounded property-based testing with fast-check.
+// Every route of an in-process app gets mutated valid requests (test/fuzz/cases.ts); every
+// answer must come in bounded time, never be a 5xx, and carry its error in the route's
+// documented dialect (test/fuzz/oracle.ts); after anything that can change columns, and at the
+// end, the configuration store and the event store agree (test/store-agreement.ts).
+//
+// `npm test` runs FUZZ_RUNS (default 2,000) cases from a fixed seed; `npm run fuzz`
+// (scripts/fuzz.mjs) runs many more from a random one. A failure prints its seed and path:
+// FUZZ_SEED=… FUZZ_PATH=… npm run fuzz replays it.
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeApp, type TestApp } from './helpers.js';
+import { storeDisagreements } from './store-agreement.js';
+import { ENDPOINTS, makeFixtures, type Fixtures } from './fuzz/endpoints.js';
+import { buildRequest, caseArbitrary, type BuiltRequest, type Case } from './fuzz/cases.js';
+import { answerProblems, type Answer } from './fuzz/oracle.js';
+
+const env = process.env;
+const SEED = env.FUZZ_SEED ? Number(env.FUZZ_SEED) : 22;
+const RUNS = env.FUZZ_RUNS ? Number(env.FUZZ_RUNS) : 2000;
+const PATH = env.FUZZ_PATH || undefined;
+/** How long one answer may take (the machine running `npm test` is busy). */
+const ANSWER_MS = env.FUZZ_ANSWER_MS ? Number(env.FUZZ_ANSWER_MS) : 10_000;
+
+let t: TestApp;
+let f: Fixtures;
+beforeAll(async () => {
+  t = await makeApp({
+    // No rate limits (they would answer most cases 429) and no background evaluation (a seed
+    // replays the same answers).
+    settings: { apiRateLimit: null, ingestRateLimit: null, queryResultRateLimit: null, uiQueryResultRateLimit: null, evaluationTickMs: 0 },
+  });
+  f = await makeFixtures(t);
+}, 120_000);
+afterAll(() => t?.close());
+
+/** The request in a form that can be read and sent again (keys left out). */
+function describeRequest(r: BuiltRequest): string {
+  const headers = Object.fromEntries(Object.entries(r.headers).filter(([k]) => !['x-honeycomb-team', 'authorization', 'cookie', 'x-amz-firehose-access-key'].includes(k)));
+  const body = r.payload === undefined ? '' : ` body (${r.payload.length} bytes): ${JSON.stringify(r.payload.subarray(0, 400).toString('latin1'))}`;
+  return `${r.method} ${r.url.length > 300 ? `${r.url.slice(0, 300)}…` : r.url} ${JSON.stringify(headers)}${body}`;
+}
+
+async function send(r: BuiltRequest): Promise<Answer> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ANSWER_MS} ms`)), ANSWER_MS);
+  });
+  try {
+    return (await Promise.race([t.app.inject({ method: r.method as 'GET', url: r.url, headers: r.headers, payload: r.payload }), late])) as Answer;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Runs one case; throws, describing the request and every problem, when the server got it wrong. */
+async function runCase(c: Case): Promise<void> {
+  const endpoint = ENDPOINTS[c.endpoint];
+  const params = endpoint.prepare ? await endpoint.prepare(t, f) : {};
+  const request = buildRequest(c, t, f, params);
+  let answer: Answer;
+  try {
+    answer = await send(request);
+  } catch (err) {
+    throw new Error(`${endpoint.name}: ${describeRequest(request)} → ${(err as Error).message}`);
+  }
+  const problems = answerProblems(request, answer);
+  if (endpoint.changesColumns) problems.push(...(await storeDisagreements(t.store, t.events)));
+  if (problems.length > 0) {
+    throw new Error(`${endpoint.name}: ${describeRequest(request)} → ${answer.statusCode} ${answer.body.slice(0, 500)}\n  ${problems.join('\n  ')}`);
+  }
+}
+
+describe('fuzz: mutated requests to every route', () => {
+  it('starts from requests that succeed: every route answers its unmutated request with a 2xx', async () => {
+    const failures: string[] = [];
+    for (let i = 0; i < ENDPOINTS.length; i++) {
+      const endpoint = ENDPOINTS[i];
+      const params = endpoint.prepare ? await endpoint.prepare(t, f) : {};
+      const request = buildRequest({ endpoint: i, body: [], wire: { op: 'none' }, contentType: 'default', encoding: 'none', path: null, suffix: '', query: null, method: null, auth: 'key' }, t, f, params);
+      const answer = await send(request);
+      if (answer.statusCode >= 300) failures.push(`${endpoint.name}: ${answer.statusCode} ${answer.body.slice(0, 400)}`);
+    }
+    expect(failures).toEqual([]);
+    expect(await storeDisagreements(t.store, t.events)).toEqual([]);
+  });
+
+  it(`answer in time, never 5xx, in the route's dialect, and leave the stores agreeing (seed ${SEED}, ${RUNS} runs)`, async () => {
+    const out = await fc.check(fc.asyncProperty(caseArbitrary(), runCase), { seed: SEED, numRuns: RUNS, path: PATH, endOnFailure: env.FUZZ_SHRINK === '0' });
+    if (out.failed) {
+      const error = out.errorInstance instanceof Error ? out.errorInstance.message : String(out.errorInstance);
+      const replay = `FUZZ_SEED=${out.seed} FUZZ_PATH=${out.counterexamplePath} npm run fuzz`;
+      console.error(`\nfuzz failure after ${out.numRuns} runs (shrunk ${out.numShrinks} times). Replay: ${replay}\n${error}\n`);
+      expect.fail(`fuzz failure, replay with ${replay}\n${error}\ncase: ${JSON.stringify(out.counterexample?.[0], (_, v) => (typeof v === 'string' && v.length > 200 ? `${v.slice(0, 200)}…(${v.length})` : v))}`);
+    }
+    expect(out.numRuns).toBe(PATH ? out.numRuns : RUNS);
+    expect(await storeDisagreements(t.store, t.events)).toEqual([]);
+  }, Number(env.FUZZ_TEST_TIMEOUT_MS ?? 300_000));
+});
