@@ -53,8 +53,24 @@ async function send(r: BuiltRequest): Promise<Answer> {
   }
 }
 
+/** With FUZZ_STATS=1: the slowest cases, printed at the end (to keep the suite fast and find slow routes). */
+const slowest: { ms: number; what: string }[] = [];
+const byEndpoint = new Map<string, { n: number; ms: number }>();
+function record(name: string, what: string, ms: number) {
+  const e = byEndpoint.get(name) ?? { n: 0, ms: 0 };
+  byEndpoint.set(name, { n: e.n + 1, ms: e.ms + ms });
+  slowest.push({ ms, what });
+  slowest.sort((a, b) => b.ms - a.ms).splice(15);
+}
+afterAll(() => {
+  if (env.FUZZ_STATS !== '1') return;
+  console.log([...byEndpoint].sort((a, b) => b[1].ms - a[1].ms).map(([k, v]) => `${k}: ${v.n} cases, ${v.ms.toFixed(0)} ms`).join('\n'));
+  console.log(slowest.map((s) => `${s.ms.toFixed(0)} ms ${s.what}`).join('\n'));
+});
+
 /** Runs one case; throws, describing the request and every problem, when the server got it wrong. */
 async function runCase(c: Case): Promise<void> {
+  const started = performance.now();
   const endpoint = ENDPOINTS[c.endpoint];
   const params = endpoint.prepare ? await endpoint.prepare(t, f) : {};
   const request = buildRequest(c, t, f, params);
@@ -66,6 +82,7 @@ async function runCase(c: Case): Promise<void> {
   }
   const problems = answerProblems(request, answer);
   if (endpoint.changesColumns) problems.push(...(await storeDisagreements(t.store, t.events)));
+  if (env.FUZZ_STATS === '1') record(endpoint.name, `${describeRequest(request).slice(0, 300)} → ${answer.statusCode}`, performance.now() - started);
   if (problems.length > 0) {
     throw new Error(`${endpoint.name}: ${describeRequest(request)} → ${answer.statusCode} ${answer.body.slice(0, 500)}\n  ${problems.join('\n  ')}`);
   }

@@ -107,7 +107,12 @@ function dialectProblems(req: BuiltRequest, a: Answer, d: Dialect): string[] {
     legacy();
     return problems;
   }
-  // /1/ configuration routes.
+  // /1/ configuration routes. Query annotations answer query problems with a legacy 400, as
+  // Honeycomb's OpenAPI document specifies (docs/queries.md).
+  if (a.statusCode === 400 && path.startsWith('/1/query_annotations/') && /^application\/json\b/.test(type)) {
+    legacy();
+    return problems;
+  }
   if (PROBLEM_STATUSES.has(a.statusCode) || (a.statusCode === 404 && /problem/.test(type))) {
     if (!/^application\/problem\+json\b/.test(type)) return [...problems, `a /1/ ${a.statusCode} with Content-Type ${type}, not a problem`];
     const p = parse(a);
