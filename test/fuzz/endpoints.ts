@@ -35,7 +35,6 @@ export interface Endpoint {
 export interface Fixtures {
   dataset: string;
   team: string;
-  environmentId: string;
   recipient: string;
   board: string;
   view: string;
@@ -174,7 +173,7 @@ export async function makeFixtures(t: TestApp): Promise<Fixtures> {
   const env2 = (await created(await t.app.inject({ method: 'POST', url: `/2/teams/${team}/environments`, headers: t.mgmt, payload: { data: { type: 'environments', attributes: { name: 'fuzz-env' } } } }), 'environment')).data.id;
   const apiKey2 = (await created(await t.app.inject({ method: 'POST', url: `/2/teams/${team}/api-keys`, headers: t.mgmt, payload: apiKeyBody(env2) }), 'api key')).data.id;
   return {
-    dataset: ds, team, environmentId: t.init.environment.id, recipient, board, view, trigger, slo, burnAlert, marker, markerSetting,
+    dataset: ds, team, recipient, board, view, trigger, slo, burnAlert, marker, markerSetting,
     derivedColumn, column, query, triggerQuery, queryAnnotation, queryResult, signal, mapRequest, traceId: 't1', env2, apiKey2, nowS,
     configKey: t.init.keys.configuration, cookie: await signIn(t),
   };
@@ -200,10 +199,10 @@ const triggerBody = (queryId: string, recipient: string) => ({
   alert_type: 'on_change', disabled: false, recipients: [{ id: recipient }], tags: [{ key: 'team', value: 'blue' }],
   evaluation_schedule_type: 'window', evaluation_schedule: { window: { days_of_week: ['monday', 'friday'], start_time: '09:00', end_time: '17:00' } },
 });
-const triggerWithQuery = () => ({
+const triggerWithQuery = (recipients: unknown[] = [{ type: 'webhook', target: 'hook' }]) => ({
   name: 'inline', frequency: 900, threshold: { op: '>=', value: 1 },
   query: { time_range: 900, calculations: [{ op: 'COUNT' }], filters: [{ column: 'status', op: '=', value: 500 }] },
-  recipients: [{ type: 'webhook', target: 'hook' }],
+  recipients,
 });
 const mapBody = (nowS: number) => ({ start_time: nowS - 3600, end_time: nowS, filters: [{ name: 'checkout' }], limit: 100 });
 const apiKeyBody = (env: string) => ({
@@ -324,12 +323,12 @@ export const ENDPOINTS: Endpoint[] = [
   { name: 'POST /1/reporting/slos/historical', method: 'POST', path: '/1/reporting/slos/historical', dialect: 'v1', encoding: 'json', body: (f) => ({ ids: [f.slo], start_time: f.nowS - 3600, end_time: f.nowS }) },
   { name: 'POST /1/raw_events/{ds}', method: 'POST', path: '/1/raw_events/{dataset}', dialect: 'v1', encoding: 'json', body: () => ({ query: { time_range: 7200, filters: [{ column: 'status', op: '=', value: 500 }] }, limit: 5 }) },
   { name: 'GET /1/triggers/{ds}', method: 'GET', path: '/1/triggers/{dataset}', dialect: 'v1', encoding: 'none' },
-  { name: 'POST /1/triggers/{ds}', method: 'POST', path: '/1/triggers/{dataset}', dialect: 'v1', encoding: 'json', body: triggerWithQuery },
+  { name: 'POST /1/triggers/{ds}', method: 'POST', path: '/1/triggers/{dataset}', dialect: 'v1', encoding: 'json', body: () => triggerWithQuery() },
   { name: 'GET /1/triggers/{ds}/{id}', method: 'GET', path: '/1/triggers/{dataset}/{trigger}', dialect: 'v1', encoding: 'none' },
   { name: 'PUT /1/triggers/{ds}/{id}', method: 'PUT', path: '/1/triggers/{dataset}/{trigger}', dialect: 'v1', encoding: 'json', body: (f) => triggerBody(f.triggerQuery, f.recipient) },
   {
     name: 'DELETE /1/triggers/{ds}/{id}', method: 'DELETE', path: '/1/triggers/{dataset}/{trigger}', dialect: 'v1', encoding: 'none',
-    prepare: async (t, f) => ({ trigger: (await created(await post(t, `/1/triggers/${f.dataset}`, triggerWithQuery()), 'trigger')).id }),
+    prepare: async (t, f) => ({ trigger: (await created(await post(t, `/1/triggers/${f.dataset}`, triggerWithQuery([{ id: f.recipient }])), 'trigger')).id }),
   },
   { name: 'GET /1/traces/{ds}/{trace}', method: 'GET', path: '/1/traces/{dataset}/{traceId}', dialect: 'v1', encoding: 'none' },
   { name: 'POST /1/maps/dependencies/requests', method: 'POST', path: '/1/maps/dependencies/requests', dialect: 'v1', encoding: 'json', body: (f) => mapBody(f.nowS) },
