@@ -654,6 +654,61 @@ describe.each([sqlite, postgres])('ConfigStore contract: $kind', (impl) => {
       });
     });
 
+    describe('leases', () => {
+      it('a free lease is taken; its holder renews it; another holder is refused while it lives', async () => {
+        const name = `lease-${rnd()}`;
+        const a = await store.acquireLease(name, 'node-a', 60_000);
+        expect(a).toMatchObject({ name, holder: 'node-a', epoch: 1 });
+        expect(a!.expiresAt).toBeGreaterThan(Date.now() + 50_000);
+        expect(await store.acquireLease(name, 'node-b', 60_000)).toBeUndefined();
+        const renewed = await store.acquireLease(name, 'node-a', 120_000);
+        expect(renewed).toMatchObject({ holder: 'node-a', epoch: 1 });
+        expect(renewed!.expiresAt).toBeGreaterThan(a!.expiresAt);
+      });
+
+      it('an expired lease goes to the next taker, with a higher epoch; the old holder cannot renew it', async () => {
+        const name = `lease-${rnd()}`;
+        expect(await store.acquireLease(name, 'node-a', 50)).toMatchObject({ epoch: 1 });
+        await new Promise((r) => setTimeout(r, 120));
+        expect(await store.acquireLease(name, 'node-b', 60_000)).toMatchObject({ holder: 'node-b', epoch: 2 });
+        expect(await store.acquireLease(name, 'node-a', 60_000)).toBeUndefined();
+      });
+
+      it('a released lease is free at once; release by another holder does nothing', async () => {
+        const name = `lease-${rnd()}`;
+        await store.acquireLease(name, 'node-a', 60_000);
+        await store.releaseLease(name, 'node-b');
+        expect(await store.acquireLease(name, 'node-b', 60_000)).toBeUndefined();
+        await store.releaseLease(name, 'node-a');
+        expect(await store.acquireLease(name, 'node-b', 60_000)).toMatchObject({ holder: 'node-b' });
+      });
+
+      it('liveLeases lists the unexpired leases under a prefix', async () => {
+        const prefix = `n${rnd()}:`;
+        await store.acquireLease(`${prefix}1`, 'x', 60_000);
+        await store.acquireLease(`${prefix}2`, 'y', 60_000);
+        await store.acquireLease(`${prefix}3`, 'z', 30);
+        await store.acquireLease(`other-${prefix}4`, 'w', 60_000);
+        await new Promise((r) => setTimeout(r, 80));
+        expect((await store.liveLeases(prefix)).map((l) => [l.name, l.holder])).toEqual([[`${prefix}1`, 'x'], [`${prefix}2`, 'y']]);
+      });
+
+      it('20 holders racing for one lease (through two stores): exactly one gets it', async () => {
+        const name = `lease-${rnd()}`;
+        const other = subject.openAnother();
+        try {
+          const results = await Promise.all(
+            Array.from({ length: 20 }, (_, i) => (i % 2 ? other : store).acquireLease(name, `node-${i}`, 60_000)),
+          );
+          const won = results.filter((r) => r !== undefined);
+          expect(won).toHaveLength(1);
+          expect(won[0]!.epoch).toBe(1);
+        } finally {
+          await other.close();
+        }
+      });
+    });
+
     describe('concurrency', () => {
       it('20 parallel creates of one dataset slug: exactly one wins, the rest raise UniqueViolation', async () => {
         const { env } = await teamWithEnvironment();

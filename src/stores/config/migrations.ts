@@ -144,6 +144,23 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('objects').addColumn('seq', 'bigint').execute();
     },
   },
+  // Leases, for several nodes on one store (docs/several-nodes.md): the leader lease, each node's
+  // heartbeat and claims on shared work (a delivery, a query result). `expires_at` is in
+  // milliseconds of the database's clock, so nodes with skewed clocks agree on it; `epoch` grows
+  // each time the lease changes hands (a fencing token).
+  '0006_leases': {
+    async up(db: Kysely<any>) {
+      const pg = db.getExecutor().adapter instanceof PostgresAdapter;
+      const key = pg ? sql`text collate "C"` : sql`text`;
+      await db.schema
+        .createTable('leases')
+        .addColumn('name', key, (c) => c.primaryKey())
+        .addColumn('holder', 'text', (c) => c.notNull())
+        .addColumn('epoch', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -26,6 +26,7 @@ import {
   type NewObject,
   type ObjectFilter,
   type StoredObject,
+  type Lease,
   type Page,
   type Team,
 } from './types.js';
@@ -101,7 +102,14 @@ interface ObjectRow {
   /** Creation order within created_at (see migration 0005); null on rows older than it. */
   seq: number | string | null;
 }
+interface LeaseRow {
+  name: string;
+  holder: string;
+  epoch: number | string;
+  expires_at: number | string;
+}
 interface Tables {
+  leases: LeaseRow;
   objects: ObjectRow;
   columns: ColumnRow;
   teams: TeamRow;
@@ -550,7 +558,49 @@ class KyselyConfigStore implements ConfigStore {
     const r = await this.db.deleteFrom('objects').where('kind', '=', kind).where('id', '=', id).executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
   }
+
+  // --- leases (the database's clock decides expiry: nodes' clocks may differ)
+  private nowMs() {
+    return this.kind === 'postgres'
+      ? sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`
+      : sql<number>`cast((julianday('now') - 2440587.5) * 86400000 as integer)`;
+  }
+  async acquireLease(name: string, holder: string, ttlMs: number): Promise<Lease | undefined> {
+    const expires = sql<number>`${this.nowMs()} + ${Math.max(1, Math.round(ttlMs))}`;
+    // One statement: insert, or take over when ours or expired (the WHERE of DO UPDATE), else nothing.
+    const r = await this.db
+      .insertInto('leases')
+      .values({ name, holder, epoch: 1, expires_at: expires })
+      .onConflict((oc) =>
+        oc.column('name')
+          .doUpdateSet({
+            holder: (eb) => eb.ref('excluded.holder'),
+            expires_at: (eb) => eb.ref('excluded.expires_at'),
+            epoch: sql`case when leases.holder = excluded.holder then leases.epoch else leases.epoch + 1 end`,
+          })
+          .where((eb) => eb.or([eb('leases.holder', '=', eb.ref('excluded.holder')), eb('leases.expires_at', '<=', this.nowMs())])),
+      )
+      .returning(['name', 'holder', 'epoch', 'expires_at'])
+      .executeTakeFirst();
+    return r && r.holder === holder ? toLease(r) : undefined;
+  }
+  async releaseLease(name: string, holder: string): Promise<void> {
+    await this.db.deleteFrom('leases').where('name', '=', name).where('holder', '=', holder).execute();
+  }
+  async liveLeases(prefix: string): Promise<Lease[]> {
+    const rows = await this.db
+      .selectFrom('leases')
+      .selectAll()
+      .where('name', '>=', prefix)
+      .where('name', '<', prefix + '\uffff')
+      .where('expires_at', '>', this.nowMs())
+      .orderBy('name')
+      .execute();
+    return rows.filter((r) => r.name.startsWith(prefix)).map(toLease);
+  }
 }
+
+const toLease = (r: Selectable<LeaseRow>): Lease => ({ name: r.name, holder: r.holder, epoch: Number(r.epoch), expiresAt: Number(r.expires_at) });
 
 /** SQLite in WAL mode: readers never block the writer, and the CLI can work beside a running server. */
 export function openSqliteStore(file: string): ConfigStore {

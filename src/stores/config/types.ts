@@ -118,6 +118,14 @@ export type DatasetPatch = Partial<
   Pick<Dataset, 'description' | 'expandJsonDepth' | 'deleteProtected' | 'definitions' | 'lastWrittenAt'>
 >;
 
+/** A lease: held by one holder until `expiresAt` (ms, database clock); `epoch` grows at each change of holder. */
+export interface Lease {
+  name: string;
+  holder: string;
+  epoch: number;
+  expiresAt: number;
+}
+
 /** Raised by a store when a unique name/slug is already taken. */
 export class UniqueViolation extends Error {
   constructor(what: string) {
@@ -180,4 +188,15 @@ export interface ConfigStore {
   /** Replaces the body (and unique key); raises UniqueViolation like createObject. */
   updateObject<T>(kind: string, id: string, change: { body: T; uniqueKey?: string | null; touch?: boolean }): Promise<StoredObject<T> | undefined>;
   deleteObject(kind: string, id: string): Promise<boolean>;
+
+  /**
+   * Takes the lease `name` for `holder` for `ttlMs` (from the database's clock), or renews it when
+   * `holder` has it already. Atomic: of concurrent callers at most one gets a free or expired
+   * lease. Returns the lease when `holder` now holds it, undefined when another live holder does.
+   */
+  acquireLease(name: string, holder: string, ttlMs: number): Promise<Lease | undefined>;
+  /** Gives the lease up at once, if `holder` holds it (a clean shutdown). */
+  releaseLease(name: string, holder: string): Promise<void>;
+  /** The unexpired leases whose name starts with `prefix`. */
+  liveLeases(prefix: string): Promise<Lease[]>;
 }
