@@ -1,5 +1,6 @@
 // Every setting of the server, read in one place. Flags (CLI) override environment variables,
 // which override the defaults. The README's settings table lists the same names.
+import { randomBytes } from 'node:crypto';
 import { accessSync, constants } from 'node:fs';
 import { availableParallelism, hostname, totalmem } from 'node:os';
 import type { RatePolicy } from './http/rate-limit.js';
@@ -119,6 +120,10 @@ export interface Settings {
   eventStoreMemory: number;
   /** Ingest and configuration writes are refused (503) while the data directory's filesystem has less free space than this (bytes). */
   diskReserve: number;
+  /** This node's name among several on one PostgreSQL store (logs, leases); '': host, pid and a random suffix. */
+  nodeId: string;
+  /** How long the leader's lease lasts without renewal (ms); 0: the evaluation tick (or 10 s when that is 0). */
+  leaderLeaseMs: number;
 }
 
 /** The event store's default memory: a quarter of the machine's RAM, at most 2 GB. */
@@ -157,6 +162,8 @@ export const DEFAULTS: Settings = {
   deliveryLogSize: 10_000,
   pagerdutyUrl: 'https://events.pagerduty.com',
   slackApiUrl: 'https://slack.com/api',
+  nodeId: '',
+  leaderLeaseMs: 0,
   smtpSecure: false,
   smtpStarttls: 'opportunistic',
   smtpFrom: 'Waggle <waggle@localhost>',
@@ -314,6 +321,11 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Settin
   s.slowCommitMs = int('WAGGLE_SLOW_COMMIT_MS', 0, 3_600_000) ?? s.slowCommitMs;
   if (env.WAGGLE_EVENT_STORE_MEMORY) s.eventStoreMemory = parseBytes(env.WAGGLE_EVENT_STORE_MEMORY, 'WAGGLE_EVENT_STORE_MEMORY', 16 * 1024 ** 2);
   if (env.WAGGLE_DISK_RESERVE) s.diskReserve = parseBytes(env.WAGGLE_DISK_RESERVE, 'WAGGLE_DISK_RESERVE', 0);
+  if (env.WAGGLE_NODE_ID) {
+    if (!/^[A-Za-z0-9._-]{1,100}$/.test(env.WAGGLE_NODE_ID)) throw new Error('WAGGLE_NODE_ID must be 1-100 letters, digits, dots, dashes or underscores');
+    s.nodeId = env.WAGGLE_NODE_ID;
+  }
+  s.leaderLeaseMs = int('WAGGLE_LEADER_LEASE_MS', 100, 3_600_000) ?? s.leaderLeaseMs;
   if (env.WAGGLE_RETENTION_DAYS) s.retentionDays = parseInteger(env.WAGGLE_RETENTION_DAYS, 'WAGGLE_RETENTION_DAYS', 0, 100_000);
   return s;
 }
@@ -323,6 +335,16 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Settin
  * the address the server listens on (this machine's name for a wildcard address). Set
  * WAGGLE_PUBLIC_URL when people reach Waggle by another name.
  */
+/** This node's name: `nodeId`, else host, process id and a random suffix (unique per app). */
+export function nodeIdOf(settings: Pick<Settings, 'nodeId'>): string {
+  return settings.nodeId || `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+}
+
+/** The leader lease's ttl: `leaderLeaseMs`, else one evaluation tick (so failover takes under two ticks). */
+export function leaderLeaseMsOf(settings: Pick<Settings, 'leaderLeaseMs' | 'evaluationTickMs'>): number {
+  return settings.leaderLeaseMs || settings.evaluationTickMs || 10_000;
+}
+
 export function backgroundBaseUrl(settings: Pick<Settings, 'publicUrl' | 'host' | 'port'>): string {
   if (settings.publicUrl) return settings.publicUrl;
   const wildcard = settings.host === '0.0.0.0' || settings.host === '::' || settings.host === '';

@@ -693,6 +693,22 @@ describe.each([sqlite, postgres])('ConfigStore contract: $kind', (impl) => {
         expect((await store.liveLeases(prefix)).map((l) => [l.name, l.holder])).toEqual([[`${prefix}1`, 'x'], [`${prefix}2`, 'y']]);
       });
 
+      it('pruneLeases deletes only leases expired longer ago than the grace', async () => {
+        const a = `lease-${rnd()}`;
+        const b = `lease-${rnd()}`;
+        const c = `lease-${rnd()}`;
+        await store.acquireLease(a, 'x', 20);
+        await store.acquireLease(b, 'x', 60_000);
+        await new Promise((r) => setTimeout(r, 300));
+        await store.acquireLease(c, 'x', 20);
+        await new Promise((r) => setTimeout(r, 40));
+        expect(await store.pruneLeases(200)).toBeGreaterThanOrEqual(1);
+        // a (expired 280 ms ago) is gone, so another holder takes it as a new lease (epoch 1); c stays (epoch 2 on takeover).
+        expect(await store.acquireLease(a, 'y', 60_000)).toMatchObject({ epoch: 1 });
+        expect(await store.acquireLease(c, 'y', 60_000)).toMatchObject({ epoch: 2 });
+        expect(await store.acquireLease(b, 'y', 60_000)).toBeUndefined();
+      });
+
       it('20 holders racing for one lease (through two stores): exactly one gets it', async () => {
         const name = `lease-${rnd()}`;
         const other = subject.openAnother();

@@ -4,6 +4,7 @@ import type { EventStore } from '../stores/events/types.js';
 import type { IngestWriter } from '../ingest/writer.js';
 import type { Settings } from '../settings.js';
 import type { Scheduler } from '../engine/scheduler.js';
+import type { Leadership } from '../engine/leadership.js';
 import type { Notifier } from '../notify/types.js';
 import type { AuthContext, AuthRule, HeaderSink } from '../http/auth.js';
 import type { Metrics } from '../ops/metrics.js';
@@ -23,6 +24,8 @@ export interface ApiContext {
   metrics: Metrics;
   /** Free space of the data directory: ingest and changes are refused while it is short (src/ops/disk.ts). */
   disk: DiskGuard;
+  /** Whether this node is the leader, and claims on shared work (several nodes on one store). */
+  leadership: Leadership;
   /**
    * Checks a key outside a route's onRequest hook (OTLP over gRPC): the same rules, key lookup
    * and rate limits as the hook. Throws ApiError.

@@ -2,6 +2,10 @@
 // timer in a running server and on demand in tests, which advance the app clock and call tick().
 // A job decides itself what is due from the clock it is given, and must be idempotent per
 // evaluation time (state it keeps is in the config store, so a restart picks up where it was).
+// Jobs run only while this node is the leader (engine/leadership.ts): with several nodes on one
+// store, exactly one runs them; it checks again before each job, so a node that lost the lease
+// starts nothing new.
+import { SoloLeadership, type Leadership } from './leadership.js';
 
 export interface Job {
   name: string;
@@ -19,6 +23,7 @@ export class Scheduler {
     private readonly onError: (job: string, err: unknown) => void,
     /** Told of every run of a job (metrics): its name, seconds taken, and whether it failed. */
     private readonly onRun?: (job: string, seconds: number, failed: boolean) => void,
+    private readonly leadership: Leadership = new SoloLeadership(),
   ) {}
 
   register(job: Job): void {
@@ -28,8 +33,10 @@ export class Scheduler {
   /** Runs every job once at the current app time; concurrent calls share one pass. */
   tick(): Promise<void> {
     this.running ??= (async () => {
+      await this.leadership.ready();
       const now = this.now();
       for (const job of this.jobs) {
+        if (!this.leadership.isLeader()) return;
         const started = performance.now();
         let failed = false;
         try {

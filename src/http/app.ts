@@ -8,7 +8,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ConfigStore } from '../stores/config/types.js';
 import type { EventStore } from '../stores/events/types.js';
 import { IngestWriter } from '../ingest/writer.js';
-import { DEFAULTS, type Settings } from '../settings.js';
+import { DEFAULTS, leaderLeaseMsOf, nodeIdOf, type Settings } from '../settings.js';
 import { authHook, authenticate, type AuthDeps } from './auth.js';
 import { errorResponses } from './error-schemas.js';
 import { ApiError, JSONAPI, payloadTooLarge, renderError, validationError, type TypeDetail } from './errors.js';
@@ -24,6 +24,7 @@ import { registerUi } from '../api/ui/index.js';
 import { sessionSigningSecret } from '../domain/sessions.js';
 import type { ApiContext } from '../api/context.js';
 import { Scheduler } from '../engine/scheduler.js';
+import { LeaseLeadership, SoloLeadership, type Leadership } from '../engine/leadership.js';
 import { createNotifier } from '../notify/index.js';
 import type { Notification, Notifier } from '../notify/types.js';
 import { Metrics, metricsAllowed, metricsRefusal } from '../ops/metrics.js';
@@ -39,7 +40,7 @@ const CHANGES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 declare module 'fastify' {
   interface FastifyInstance {
     /** Background evaluation and delivery, reachable from tests (tick the scheduler, read what was sent). */
-    engine: { scheduler: Scheduler; notifier: Notifier & { sent?: Notification[] } };
+    engine: { scheduler: Scheduler; notifier: Notifier & { sent?: Notification[] }; leadership: Leadership };
     /** The ingest writer, reachable from tests (hold its lock to see a full ingest queue). */
     writer: IngestWriter;
     /** OTLP export for transports other than the HTTP routes (the gRPC server, http/grpc.ts). */
@@ -65,6 +66,8 @@ export interface AppDeps {
   now?: () => Date;
   /** Pino options or `false`; defaults to JSON logs at `settings.logLevel`. */
   logger?: FastifyServerOptions['logger'];
+  /** Who runs background work; default: a lease on a PostgreSQL store, always this node on SQLite. */
+  leadership?: Leadership;
 }
 
 export type App = FastifyInstance<any, any, any, any, TypeBoxTypeProvider>;
@@ -175,9 +178,15 @@ export async function createApp(deps: AppDeps): Promise<App> {
       return requestBaseUrl(this, settings);
     },
   });
+  // Several nodes on one PostgreSQL store elect one leader for background work (engine/leadership.ts).
+  const leadership =
+    deps.leadership ??
+    (deps.configStore.kind === 'postgres'
+      ? new LeaseLeadership(deps.configStore, { nodeId: nodeIdOf(settings), ttlMs: leaderLeaseMsOf(settings), log: app.log })
+      : new SoloLeadership());
   const authDeps: AuthDeps = {
     store: deps.configStore,
-    limiter: new RateLimiter(() => now().getTime()),
+    limiter: new RateLimiter(() => now().getTime(), () => leadership.liveNodes()),
     now,
     apiRate: settings.apiRateLimit,
     ingestRate: settings.ingestRateLimit,
@@ -252,6 +261,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     maxColumnsPerDataset: settings.maxColumnsPerDataset,
     now,
     log: app.log,
+    shared: leadership.shared ? leadership : undefined,
     onWritten: (results) => metrics.countWritten(results),
     onCommit: (count, seconds) => {
       metrics.commitSeconds.observe(seconds);
@@ -264,14 +274,17 @@ export async function createApp(deps: AppDeps): Promise<App> {
     now,
     (job, err) => app.log.error({ err, job }, 'evaluation failed'),
     (job, seconds, failed) => metrics.evaluations.observe({ job, status: failed ? 'error' : 'ok' }, seconds),
+    leadership,
   );
   const notifier = createNotifier({
     store: deps.configStore,
     settings,
     log: app.log,
     onOutcome: (recipientType, outcome) => metrics.notifications.inc({ recipient_type: recipientType, outcome }),
+    claims: leadership,
   });
-  app.decorate('engine', { scheduler, notifier });
+  app.decorate('engine', { scheduler, notifier, leadership });
+  if (leadership.shared) scheduler.register(deliveryTakeover(notifier, leadership, settings));
   app.decorate('writer', writer);
   const ctx: ApiContext = {
     store: deps.configStore,
@@ -283,6 +296,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     settings,
     scheduler,
     notifier,
+    leadership,
     authenticate: (rule, credential, header) => authenticate(authDeps, rule, credential, header),
   };
   await app.register(async (v1) => registerV1(v1 as App, ctx));
@@ -308,7 +322,8 @@ function startBackground(app: App, ctx: ApiContext) {
   };
   const bookkeeping = setInterval(job('ingest bookkeeping', () => ctx.writer.flushBookkeeping()), 2000);
   const retain = job('retention', async () => {
-    if (ctx.settings.retentionDays <= 0) return;
+    // (the leader's work: with several nodes on one store, one of them deletes)
+    if (ctx.settings.retentionDays <= 0 || !ctx.leadership.isLeader()) return;
     const cutoffUs = (ctx.now().getTime() - ctx.settings.retentionDays * 86_400_000) * 1000;
     const n = await ctx.events.deleteBefore(cutoffUs);
     if (n > 0) app.log.info({ deleted: n, retentionDays: ctx.settings.retentionDays }, 'retention');
@@ -319,8 +334,14 @@ function startBackground(app: App, ctx: ApiContext) {
   app.addHook('onReady', async () => {
     // Before any request or evaluation: the two stores' columns agree (ingest/writer.ts).
     await ctx.writer.reconcileAll();
+    ctx.leadership.start();
+    await ctx.leadership.ready();
     retain();
-    if (ctx.settings.evaluationTickMs > 0) ctx.scheduler.start(ctx.settings.evaluationTickMs);
+    if (ctx.settings.evaluationTickMs > 0) {
+      // A node that becomes leader (at start or on failover) evaluates at once.
+      ctx.leadership.onLead(() => void ctx.scheduler.tick());
+      ctx.scheduler.start(ctx.settings.evaluationTickMs);
+    }
   });
   app.addHook('onClose', async () => {
     clearInterval(bookkeeping);
@@ -328,8 +349,27 @@ function startBackground(app: App, ctx: ApiContext) {
     await ctx.scheduler.stop();
     await ctx.notifier.close?.();
     await Promise.all(running);
+    await ctx.leadership.stop(true); // a clean stop hands the lease on at once
     await ctx.writer.close();
   });
+}
+
+/**
+ * The leader's share of delivery (several nodes on one store): takes over unfinished deliveries
+ * whose claim lapsed — at once when this node becomes leader, then every claim period.
+ */
+function deliveryTakeover(notifier: { resumeUnfinished?: () => Promise<number> }, leadership: Leadership, settings: Settings) {
+  let term = 0;
+  let last = 0;
+  return {
+    name: 'notification delivery takeover',
+    async run() {
+      if (leadership.term === term && Date.now() - last < settings.notifyTimeoutMs + 5000) return;
+      term = leadership.term;
+      last = Date.now();
+      await notifier.resumeUnfinished?.();
+    },
+  };
 }
 
 /** Ingest routes answer in the legacy dialect with Honeycomb's ingest texts. */

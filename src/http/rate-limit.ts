@@ -1,7 +1,9 @@
 // Per-key token buckets. A policy allows `limit` requests per `windowSeconds`; the bucket holds
 // at most `limit` tokens and refills continuously at limit/window per second, so bursts up to
-// the limit pass and the long-run rate is bounded. State is per process (each API node limits
-// on its own).
+// the limit pass and the long-run rate is bounded. Buckets live in each process: with several
+// nodes on one store, each node allows its share, the limit divided by the live nodes (rounded
+// up), so that behind a load balancer that spreads a key's requests the nodes together allow
+// about the limit (docs/several-nodes.md).
 
 export interface RatePolicy {
   limit: number;
@@ -26,9 +28,15 @@ interface Bucket {
 export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
 
-  constructor(private readonly nowMs: () => number = Date.now) {}
+  constructor(
+    private readonly nowMs: () => number = Date.now,
+    /** How many nodes share each policy (live nodes on the store; 1 alone). */
+    private readonly nodes: () => number = () => 1,
+  ) {}
 
-  take(bucketKey: string, policy: RatePolicy): RateDecision {
+  take(bucketKey: string, whole: RatePolicy): RateDecision {
+    const n = this.nodes();
+    const policy = n > 1 ? { ...whole, limit: Math.max(1, Math.ceil(whole.limit / n)) } : whole;
     const t = this.nowMs();
     const perMs = policy.limit / (policy.windowSeconds * 1000);
     const b = this.buckets.get(bucketKey) ?? { tokens: policy.limit, at: t };

@@ -25,6 +25,15 @@
 //   unregistered table column.
 // Reconciling (reconcile()) runs for every dataset when the app starts, right after any failed
 // column change, and when a dataset is first written to; it logs what it repaired.
+//
+// Several nodes on one store (`shared`, docs/several-nodes.md): the in-process lock above is not
+// enough, so every column change also holds a lease on the dataset's columns (`columns:<id>`),
+// taken before the change is planned against a registry reloaded under it (what other nodes
+// added since); a node's cached registry is reloaded after REGISTRY_TTL_MS. Reconciling then never
+// drops a table column nobody registered (another node may be between its two writes) and, where
+// the table's type is narrower than the registered one, widens the table (each node may have its
+// own event store), so types only ever widen, whichever node looks.
+import { performance } from 'node:perf_hooks';
 import { shortId } from '../domain/ids.js';
 import { datasetNotFound } from '../http/errors.js';
 import { allDatasets } from '../domain/datasets.js';
@@ -34,6 +43,9 @@ import { Value, bit, columnsOf, kindOf, rowsOf, type EventColumns } from '../sto
 import type { NormalisedEvent } from './normalise.js';
 
 export const DATASET_TOO_MANY_COLUMNS = 'Dataset has too many columns.';
+
+/** How long a node sharing the store trusts its cached column registry (ms). */
+const REGISTRY_TTL_MS = 5000;
 
 /** Groups staged and not yet committed, at most: one committing, one staged meanwhile (the event store has an append connection for each). */
 const MAX_COMMITTING = 2;
@@ -78,6 +90,8 @@ export function widen(a: ColumnType, b: ColumnType): ColumnType {
 interface Registry {
   byName: Map<string, Column>;
   nextPhysical: number;
+  /** performance.now() when loaded. */
+  loadedAt: number;
 }
 
 /** The same for one event, on the path where a request's columns did not all fit. */
@@ -139,6 +153,8 @@ export interface WriterOptions {
   onCommit?: (events: number, seconds: number) => void;
   /** Told of every request's per-event results once they are answered (metrics). */
   onWritten?: (results: readonly (string | null)[]) => void;
+  /** Other nodes write to the same stores: column changes take a lease (engine/leadership.ts). */
+  shared?: { claim(name: string, ttlMs: number): Promise<boolean>; release(name: string): Promise<void> };
 }
 
 /** The refusal of an event whose new field name is not well-formed Unicode (a path that skipped normalise.ts's wellFormed). */
@@ -283,12 +299,19 @@ export class IngestWriter {
       }
     }
     for (const plan of plans.values()) {
+      let unlock: (() => Promise<void>) | undefined;
       try {
+        if (this.opts.shared) {
+          unlock = await this.columnsLease(plan.dataset.id);
+          await this.replan(plan, outcomes, placed);
+        }
         await this.applyPlan(plan);
         for (const w of plan.waiting) (placed[w.request] as (NormalisedEvent | undefined)[])[w.index] = w.event;
       } catch (error) {
         for (const w of plan.waiting) outcomes[w.request] = { ok: false, error };
         await this.repair(plan.dataset, error);
+      } finally {
+        await unlock?.();
       }
     }
     const batches = new Map<string, AppendBatch>();
@@ -354,6 +377,47 @@ export class IngestWriter {
       }
     }
     return undefined;
+  }
+
+  /**
+   * Several nodes: holds the lease on a dataset's columns (waiting for another node's change to
+   * finish, at most 30 s); resolves to its release.
+   */
+  private async columnsLease(datasetId: string): Promise<() => Promise<void>> {
+    const shared = this.opts.shared!;
+    const name = `columns:${datasetId}`;
+    const until = Date.now() + 30_000;
+    while (!(await shared.claim(name, 30_000))) {
+      if (Date.now() > until) throw new Error(`the columns of dataset ${datasetId} stayed locked by another node for 30 s`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return () => shared.release(name).catch(() => undefined);
+  }
+
+  /**
+   * Several nodes, under the columns lease: reloads the registry (other nodes may have added or
+   * widened columns) and plans the waiting events again against it.
+   */
+  private async replan(plan: Plan, outcomes: Outcome[], placed: (EventColumns | (NormalisedEvent | undefined)[] | undefined)[]): Promise<void> {
+    const fresh = await this.reconcile(plan.dataset, true);
+    // In place: the group's placements resolve field names against this same object.
+    plan.reg.byName = fresh.byName;
+    plan.reg.nextPhysical = fresh.nextPhysical;
+    plan.reg.loadedAt = fresh.loadedAt;
+    const waiting = plan.waiting;
+    plan.waiting = [];
+    plan.add.clear();
+    plan.widen.clear();
+    for (const w of waiting) {
+      if (fitsKnownColumns(plan.reg, w.event)) {
+        (placed[w.request] as (NormalisedEvent | undefined)[])[w.index] = w.event;
+        continue;
+      }
+      const refused = this.plan(plan, w.event);
+      const o = outcomes[w.request];
+      if (refused && o.ok) o.results[w.index] = refused;
+      else if (!refused) plan.waiting.push(w);
+    }
   }
 
   /**
@@ -423,7 +487,7 @@ export class IngestWriter {
   /** A dataset's column registry, loaded (and reconciled) on first use. */
   private async registry(dataset: Dataset): Promise<Registry> {
     const known = this.registries.get(dataset.id);
-    if (known) return known;
+    if (known && !(this.opts.shared && performance.now() - known.loadedAt > REGISTRY_TTL_MS)) return known;
     const reg = await this.reconcile(dataset, true);
     this.registries.set(dataset.id, reg);
     return reg;
@@ -446,19 +510,25 @@ export class IngestWriter {
       layout = await this.events.columns(dataset.id);
     }
     const stored = new Map(layout.map((c) => [c.physical, c.type]));
-    const reg: Registry = { byName: new Map(), nextPhysical: 1 };
+    const reg: Registry = { byName: new Map(), nextPhysical: 1, loadedAt: performance.now() };
     for (const p of [...stored.keys(), ...registered.map((c) => c.physical)]) {
       const n = Number(/^c(\d+)$/.exec(p)?.[1] ?? 0);
       if (n >= reg.nextPhysical) reg.nextPhysical = n + 1;
     }
     const repairs: string[] = [];
     const missing: PhysicalColumn[] = [];
+    const widenTable: PhysicalColumn[] = [];
     for (let col of registered) {
       const actual = stored.get(col.physical);
       stored.delete(col.physical);
       if (actual === undefined) {
         missing.push({ physical: col.physical, type: col.storedType });
         repairs.push(`column ${JSON.stringify(col.keyName)} (${col.physical}) was missing from the event store: added back, empty, as ${col.storedType}`);
+      } else if (actual !== col.storedType && this.opts.shared && widen(actual, col.storedType) === col.storedType) {
+        // Several nodes: another node widened it (in its own event store, or before this one
+        // looked): the table follows the wider type.
+        widenTable.push({ physical: col.physical, type: col.storedType });
+        repairs.push(`column ${JSON.stringify(col.keyName)} (${col.physical}) is registered as ${col.storedType}: the table widened to it`);
       } else if (actual !== col.storedType) {
         const patch = col.type === col.storedType ? { storedType: actual, type: actual } : { storedType: actual };
         col = (await this.config.updateColumn(dataset.id, col.id, patch)) ?? { ...col, ...patch };
@@ -466,8 +536,9 @@ export class IngestWriter {
       }
       reg.byName.set(col.keyName, col);
     }
-    await this.events.changeColumns(dataset.id, { add: missing, widen: [] });
-    for (const physical of stored.keys()) {
+    await this.events.changeColumns(dataset.id, { add: missing, widen: widenTable });
+    // (several nodes: a column nobody registered may be another node's, between its two writes)
+    for (const physical of this.opts.shared ? [] : stored.keys()) {
       await this.events.dropColumn(dataset.id, physical);
       repairs.push(`event-store column ${physical} was not registered: dropped`);
     }
@@ -513,10 +584,16 @@ export class IngestWriter {
   /** Creates a column before any event has it (Columns API). Throws UniqueViolation on a duplicate. */
   createColumn(dataset: Dataset, keyName: string, opts: { type: ColumnType; description: string; hidden: boolean }): Promise<Column> {
     return this.lock.run(async () => {
-      const reg = await this.registry(dataset);
-      if (reg.byName.size + 1 > this.opts.maxColumnsPerDataset) throw new Error(DATASET_TOO_MANY_COLUMNS);
-      if (reg.byName.has(keyName)) throw new UniqueViolation('column');
-      return this.addColumn(dataset, reg, keyName, opts.type, { description: opts.description, hidden: opts.hidden, apiType: opts.type });
+      const unlock = this.opts.shared ? await this.columnsLease(dataset.id) : undefined;
+      try {
+        if (unlock) this.registries.delete(dataset.id); // (reloaded under the lease)
+        const reg = await this.registry(dataset);
+        if (reg.byName.size + 1 > this.opts.maxColumnsPerDataset) throw new Error(DATASET_TOO_MANY_COLUMNS);
+        if (reg.byName.has(keyName)) throw new UniqueViolation('column');
+        return await this.addColumn(dataset, reg, keyName, opts.type, { description: opts.description, hidden: opts.hidden, apiType: opts.type });
+      } finally {
+        await unlock?.();
+      }
     });
   }
 

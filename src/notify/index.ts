@@ -28,10 +28,17 @@ export interface CreateNotifierDeps {
   /** Wall clock in ms for the delivery log and backoff (default Date.now). */
   clock?: () => number;
   onOutcome?: DeliveryNotifierDeps['onOutcome'];
+  /**
+   * Claims shared with other nodes (engine/leadership.ts). When `shared`, unfinished deliveries
+   * are not resumed at construction: the leader takes them over (resumeUnfinished).
+   */
+  claims?: DeliveryNotifierDeps['claims'] & { shared: boolean };
 }
 
 /** The app's notifier: DeliveryNotifier over the store with the delivery settings; RecordingNotifier without deps. */
-export function createNotifier(deps?: CreateNotifierDeps): Notifier & { sent: Notification[]; close?: () => Promise<void> } {
+export function createNotifier(
+  deps?: CreateNotifierDeps,
+): Notifier & { sent: Notification[]; close?: () => Promise<void>; resumeUnfinished?: () => Promise<number> } {
   if (!deps) return new RecordingNotifier();
   const s: Settings = { ...DEFAULTS, ...deps.settings };
   return new DeliveryNotifier({
@@ -39,6 +46,8 @@ export function createNotifier(deps?: CreateNotifierDeps): Notifier & { sent: No
     log: deps.log,
     clock: deps.clock,
     onOutcome: deps.onOutcome,
+    claims: deps.claims?.shared ? deps.claims : undefined,
+    resume: !deps.claims?.shared,
     options: {
       queueSize: s.notifyQueueSize,
       concurrency: s.notifyConcurrency,
@@ -48,6 +57,8 @@ export function createNotifier(deps?: CreateNotifierDeps): Notifier & { sent: No
       logSize: s.deliveryLogSize,
       closeGraceMs: Math.min(s.notifyTimeoutMs, 3000),
       linkBase: backgroundBaseUrl(s),
+      // Longer than one attempt (its timeout), so that a live node's claim never lapses mid-request.
+      claimMs: s.notifyTimeoutMs + 5000,
     },
     transport: {
       timeoutMs: s.notifyTimeoutMs,

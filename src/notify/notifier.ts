@@ -23,6 +23,13 @@
 //   unfinished deliveries stay `queued`/`retrying` in the log and the next start resumes them
 //   (at-least-once: a receiver may see a request twice, with the same delivery id).
 // - The log keeps the newest `logSize` entries; older finished ones are pruned.
+// - Several nodes on one store (docs/several-nodes.md): the delivery log in PostgreSQL is the
+//   queue. A delivery is claimed (a lease, `claims`) before its record is written and again
+//   before each attempt, for `claimMs`; only the claimant sends it, and a node whose claim has
+//   lapsed to another drops it unsent. The leader takes over unfinished deliveries whose claim
+//   has lapsed (resumeUnfinished, from a scheduler job): after a kill -9 nothing queued is lost,
+//   and a request is sent twice only if the node died between the receiver's answer and the
+//   log's update (the repeat carries the same delivery id).
 import { randomUUID } from 'node:crypto';
 import { getRecipientForDelivery, recipientTarget } from '../domain/recipients.js';
 import { UniqueViolation, type ConfigStore } from '../stores/config/types.js';
@@ -48,6 +55,8 @@ export interface DeliveryOptions {
   closeGraceMs: number;
   /** Base URL that makes an alert's relative `url` absolute (settings' backgroundBaseUrl). */
   linkBase?: string;
+  /** How long a claim on a delivery lasts (ms): longer than one attempt. Default: 60 s. */
+  claimMs?: number;
 }
 
 export interface DeliveryNotifierDeps {
@@ -63,6 +72,8 @@ export interface DeliveryNotifierDeps {
   resume?: boolean;
   /** Told how each notification ended (metrics): delivered, failed or refused. */
   onOutcome?: (recipientType: string, outcome: 'delivered' | 'failed' | 'refused') => void;
+  /** Claims on deliveries shared with other nodes (engine/leadership.ts); default: every claim is ours. */
+  claims?: { claim(name: string, ttlMs: number): Promise<boolean>; release(name: string): Promise<void> };
 }
 
 const SENT_KEPT = 1000;
@@ -134,6 +145,12 @@ export class DeliveryNotifier implements Notifier {
   private get opts() {
     return this.deps.options;
   }
+  private claim(id: string): Promise<boolean> {
+    return this.deps.claims ? this.deps.claims.claim(`delivery:${id}`, this.opts.claimMs ?? 60_000) : Promise.resolve(true);
+  }
+  private release(id: string): void {
+    if (this.deps.claims) this.track(this.deps.claims.release(`delivery:${id}`));
+  }
   private get store() {
     return this.deps.store;
   }
@@ -186,8 +203,11 @@ export class DeliveryNotifier implements Notifier {
       return;
     }
     const d: Delivery = { id, key, lane: n.recipient.id, n, record, dueAt: this.clock(), phase: 'idle', persisted: Promise.resolve(true) };
-    d.persisted = this.create(id, record, n, key).catch((err: unknown) => {
+    // Claimed before it is written: another node's leader never takes over a delivery mid-creation.
+    const created = this.deps.claims ? this.claim(id).then(() => this.create(id, record, n, key)) : this.create(id, record, n, key);
+    d.persisted = created.catch((err: unknown) => {
       if (err instanceof UniqueViolation) {
+        this.release(id);
         this.deps.log.info(ctx, 'duplicate notification ignored (already in the delivery log)');
         return false;
       }
@@ -276,6 +296,19 @@ export class DeliveryNotifier implements Notifier {
 
   private async run(d: Delivery): Promise<void> {
     if (!(await d.persisted)) return this.finish(d, false);
+    let ours: boolean;
+    try {
+      ours = await this.claim(d.id);
+    } catch (err) {
+      this.deps.log.warn({ err, deliveryId: d.id }, 'could not claim a delivery; trying again later');
+      d.dueAt = this.clock() + this.opts.retryBaseMs;
+      d.phase = 'idle';
+      return this.scheduleHead(d.lane);
+    }
+    if (!ours) {
+      this.deps.log.info({ deliveryId: d.id }, 'delivery taken over by another node');
+      return this.finish(d, false);
+    }
     const started = this.clock();
     let result: AttemptResult;
     try {
@@ -374,7 +407,8 @@ export class DeliveryNotifier implements Notifier {
   }
 
   /** Takes a finished (or duplicate) delivery off its lane and starts the next one. */
-  private finish(d: Delivery, _final: boolean): void {
+  private finish(d: Delivery, final: boolean): void {
+    if (final) this.release(d.id);
     const lane = this.lanes.get(d.lane);
     if (lane) {
       const i = lane.indexOf(d);
@@ -388,7 +422,19 @@ export class DeliveryNotifier implements Notifier {
 
   // --- resume
 
-  private async resume(): Promise<void> {
+  /**
+   * Takes over unfinished deliveries that no node has claimed (or whose claim lapsed: a node died),
+   * and schedules them; the leader calls it (several nodes on one store). Returns how many.
+   */
+  async resumeUnfinished(): Promise<number> {
+    if (this.closed) return 0;
+    const before = this.active.size;
+    await this.resume(true);
+    for (const lane of this.lanes.keys()) this.scheduleHead(lane);
+    return this.active.size - before;
+  }
+
+  private async resume(claimed = false): Promise<void> {
     let list;
     try {
       list = await this.store.listObjects<DeliveryRecord>(DELIVERY_KIND, {});
@@ -402,6 +448,7 @@ export class DeliveryNotifier implements Notifier {
       const n = o.body.notification;
       const key = deliveryKey(n);
       if (this.active.has(key)) continue;
+      if (claimed && !(await this.claim(o.id).catch(() => false))) continue;
       const due = o.body.nextAttemptAt ? Date.parse(o.body.nextAttemptAt) : this.clock();
       const d: Delivery = { id: o.id, key, lane: n.recipient.id, n, record: o.body, dueAt: Number.isNaN(due) ? this.clock() : due, phase: 'idle', persisted: Promise.resolve(true) };
       this.active.set(key, d);

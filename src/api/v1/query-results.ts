@@ -27,6 +27,7 @@ import type { FastifyRequest } from 'fastify';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
 import { ApiError, invalidField, notFound } from '../../http/errors.js';
+import { runClaimed } from '../../engine/leadership.js';
 import { RateLimiter } from '../../http/rate-limit.js';
 import { shortId } from '../../domain/ids.js';
 import { MAX_DURATION, timeWindow, truncatedWindow, type StoredQuery } from '../../query/spec.js';
@@ -135,7 +136,7 @@ function usesRelationalFields(q: StoredQuery): boolean {
 
 export function registerQueryResults(app: App, ctx: ApiContext): void {
   const { store, events, settings, now } = ctx;
-  const limiter = new RateLimiter(() => now().getTime());
+  const limiter = new RateLimiter(() => now().getTime(), () => ctx.leadership.liveNodes());
   const running = new Map<string, Running>();
 
     const respond = (request: FastifyRequest, env: Environment, body: ResultBody): Static<typeof QueryResult> => {
@@ -164,7 +165,8 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
     const body = obj.body;
     let answered!: (done: ResultBody | undefined) => void;
     const answer = new Promise<ResultBody | undefined>((resolve) => (answered = resolve));
-    const stored = (async () => {
+    // With several nodes on one store, one of them runs it (the claimant) and the others wait for its stored answer.
+    const stored = runClaimed(ctx.leadership, `query_result:${obj.id}`, settings.queryTimeoutMs + 10_000, async () => {
       let done: ResultBody;
       const started = performance.now();
       let status = 'ok';
@@ -198,7 +200,13 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
       // The write (JSON of every series row) waits for the waiting GETs to have answered.
       await new Promise((resolve) => setImmediate(resolve));
       await store.updateObject<ResultBody>(QUERY_RESULT_KIND, obj.id, { body: done });
-    })()
+      return done;
+    }, async () => {
+      const o = await store.getObject<ResultBody>(QUERY_RESULT_KIND, obj.id);
+      // (closing: stop waiting; the GET answers what is stored)
+      return o?.body.complete || closing ? (o?.body ?? body) : undefined;
+    })
+      .then(answered)
       .catch((err) => app.log.error({ err, queryResult: obj.id }, 'storing a query result failed'))
       .finally(() => {
         answered(undefined); // (no effect once answered)
@@ -208,7 +216,9 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
     running.set(obj.id, run);
     return run;
   };
+  let closing = false;
   app.addHook('onClose', async () => {
+    closing = true;
     await Promise.all([...running.values()].map((r) => r.stored));
   });
 

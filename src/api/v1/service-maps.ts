@@ -28,6 +28,7 @@
 //   that is malformed, of another request or past the end → 422. `links.next` is a path
 //   (`/1/maps/dependencies/requests/{id}?page[after]=…&page[size]=…`), null on the last page.
 // - Another environment's request id answers 404, exactly like an unknown one.
+import { runClaimed } from '../../engine/leadership.js';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../../http/app.js';
@@ -146,7 +147,8 @@ export function registerServiceMaps(app: App, ctx: ApiContext): void {
     const existing = running.get(obj.id);
     if (existing) return existing;
     const body = obj.body;
-    const job = (async () => {
+    // With several nodes on one store, one of them computes it (the claimant) and the others wait for its stored answer.
+    const job = runClaimed(ctx.leadership, `map_request:${obj.id}`, settings.queryTimeoutMs + 10_000, async () => {
       let done: RequestBody;
       try {
         const deps = await computeDependencies(
@@ -166,7 +168,11 @@ export function registerServiceMaps(app: App, ctx: ApiContext): void {
       done.completedAt = now().toISOString();
       await store.updateObject<RequestBody>(MAP_REQUEST_KIND, obj.id, { body: done });
       return done;
-    })()
+    }, async () => {
+      const o = await store.getObject<RequestBody>(MAP_REQUEST_KIND, obj.id);
+      return o?.body.status !== 'pending' || closing ? (o?.body ?? body) : undefined;
+    })
+      .then((done) => done ?? body)
       .catch((err) => {
         app.log.error({ err, mapRequest: obj.id }, 'storing a map dependency request failed');
         return body;
@@ -175,7 +181,9 @@ export function registerServiceMaps(app: App, ctx: ApiContext): void {
     running.set(obj.id, job);
     return job;
   };
+  let closing = false;
   app.addHook('onClose', async () => {
+    closing = true;
     await Promise.all(running.values());
   });
 

@@ -598,6 +598,10 @@ class KyselyConfigStore implements ConfigStore {
       .execute();
     return rows.filter((r) => r.name.startsWith(prefix)).map(toLease);
   }
+  async pruneLeases(graceMs: number): Promise<number> {
+    const r = await this.db.deleteFrom('leases').where('expires_at', '<', sql<number>`${this.nowMs()} - ${Math.max(0, Math.round(graceMs))}`).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
 }
 
 const toLease = (r: Selectable<LeaseRow>): Lease => ({ name: r.name, holder: r.holder, epoch: Number(r.epoch), expiresAt: Number(r.expires_at) });

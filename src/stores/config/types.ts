@@ -199,4 +199,6 @@ export interface ConfigStore {
   releaseLease(name: string, holder: string): Promise<void>;
   /** The unexpired leases whose name starts with `prefix`. */
   liveLeases(prefix: string): Promise<Lease[]>;
+  /** Deletes leases expired more than `graceMs` ago; returns how many. */
+  pruneLeases(graceMs: number): Promise<number>;
 }
