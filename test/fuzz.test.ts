@@ -73,7 +73,12 @@ async function runCase(c: Case): Promise<void> {
   const started = performance.now();
   const endpoint = ENDPOINTS[c.endpoint];
   const params = endpoint.prepare ? await endpoint.prepare(t, f) : {};
-  const request = buildRequest(c, t, f, params);
+  let request: BuiltRequest;
+  try {
+    request = buildRequest(c, t, f, params);
+  } catch (err) {
+    throw new Error(`the fuzzer could not build the request (a fuzzer bug, not the server's): ${(err as Error).stack}`);
+  }
   let answer: Answer;
   try {
     answer = await send(request);

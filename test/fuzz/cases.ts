@@ -168,7 +168,8 @@ function mutate(root: Json, m: BodyMutation, marks: Map<string, Buffer>): Json {
       const first = Array.isArray(s.value) ? (s.value[0] ?? 1) : s.value;
       // Many copies of a big item would make bodies of hundreds of megabytes: a small item then.
       const item = (JSON.stringify(first)?.length ?? 0) > 200 ? 1 : first;
-      return replace(root, s, new Array(m.length).fill(item));
+      // Copies, not one shared item: a later mutation inside one must not reach them all.
+      return replace(root, s, Array.from({ length: m.length }, () => structuredClone(item)));
     }
     case 'number':
       return replace(root, s, m.value);
