@@ -168,8 +168,10 @@ function mutate(root: Json, m: BodyMutation, marks: Map<string, Buffer>): Json {
       const first = Array.isArray(s.value) ? (s.value[0] ?? 1) : s.value;
       // Many copies of a big item would make bodies of hundreds of megabytes: a small item then.
       const item = (JSON.stringify(first)?.length ?? 0) > 200 ? 1 : first;
+      // At most about 2 MB (past every body limit, so the 413 path is covered without sending more).
+      const length = Math.min(m.length, Math.floor(2_000_000 / ((JSON.stringify(item)?.length ?? 1) + 1)));
       // Copies, not one shared item: a later mutation inside one must not reach them all.
-      return replace(root, s, Array.from({ length: m.length }, () => structuredClone(item)));
+      return replace(root, s, Array.from({ length }, () => structuredClone(item)));
     }
     case 'number':
       return replace(root, s, m.value);
