@@ -79,6 +79,9 @@ describe('GET /metrics', () => {
       'waggle_evaluation_duration_seconds histogram',
       'waggle_notifications_total counter',
       'waggle_event_store_size_bytes gauge',
+      'waggle_event_store_memory_bytes gauge',
+      'waggle_event_store_memory_limit_bytes gauge',
+      'waggle_event_store_spilled_bytes gauge',
       'waggle_http_open_connections gauge',
       'process_resident_memory_bytes gauge',
       'nodejs_heap_size_used_bytes gauge',
@@ -90,6 +93,7 @@ describe('GET /metrics', () => {
     const v = parseMetrics(text);
     expect(v.get('process_resident_memory_bytes')).toBeGreaterThan(10 * 1024 * 1024);
     expect(v.get('waggle_event_store_size_bytes')).toBeGreaterThan(0);
+    expect(v.get('waggle_event_store_memory_limit_bytes')).toBeGreaterThan(0);
   });
 
   it('counts requests, ingested and rejected events, bytes, commits, queries, evaluations and notifications', async () => {

@@ -18,6 +18,8 @@ export interface MetricsSources {
   connections(): Promise<number>;
   /** The data directory (event store size on disk); undefined: not reported. */
   dataDir?: string;
+  /** The event store's memory: in use, its limit, and what it has spilled to disk (bytes). */
+  eventStoreMemory?: () => Promise<{ used: number; limit: number; spilled: number }>;
 }
 
 export class Metrics {
@@ -102,6 +104,25 @@ export class Metrics {
         this.set(await sources.connections());
       },
     });
+    const memory = sources.eventStoreMemory;
+    if (memory) {
+      // One read of the store per scrape, shared by the three gauges.
+      let reading: Promise<{ used: number; limit: number; spilled: number } | undefined> | undefined;
+      const read = () => (reading ??= memory().catch(() => undefined).finally(() => setImmediate(() => (reading = undefined))));
+      const gauge = (name: string, help: string, pick: (m: { used: number; limit: number; spilled: number }) => number) =>
+        new Gauge({
+          name,
+          help,
+          registers: [this.registry],
+          async collect() {
+            const m = await read();
+            if (m) this.set(pick(m));
+          },
+        });
+      gauge('waggle_event_store_memory_bytes', 'Memory the event store (DuckDB) holds now', (m) => m.used);
+      gauge('waggle_event_store_memory_limit_bytes', "The event store's memory limit (WAGGLE_EVENT_STORE_MEMORY) as DuckDB applies it", (m) => m.limit);
+      gauge('waggle_event_store_spilled_bytes', 'What the event store has spilled to its temp directory now', (m) => m.spilled);
+    }
     const dataDir = sources.dataDir;
     if (dataDir !== undefined) {
       new Gauge({
