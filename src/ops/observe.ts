@@ -36,7 +36,10 @@ export function requestObserver(metrics: Metrics) {
     metrics.requests.inc({ route, method: request.method, status });
     metrics.requestSeconds.observe({ route, method: request.method }, seconds);
     const ingest = INGEST_ROUTE.test(route);
-    if (ingest) metrics.ingestBytes.inc((request.body as Buffer | undefined)?.length ?? 0);
+    if (ingest) {
+      const body = request.body;
+      metrics.ingestBytes.inc(Buffer.isBuffer(body) ? body.length : Number(request.headers['content-length'] ?? 0) || 0);
+    }
     if ((ingest || OTLP_ROUTE.test(route)) && status >= 400) metrics.refusedRequests.inc({ reason: refusalReason(status) });
     const params = request.params as { datasetSlug?: string } | undefined;
     request.log.info(
