@@ -4,7 +4,7 @@
 // few seconds, a trigger evaluated every minute that notifies a local webhook receiver each time.
 // Every minute it prints the server's RSS, V8 heap, open file descriptors, event-store size,
 // ingest queue, events stored, errors and p99 latencies; at the end, whether RSS after minute
-// 10 (or the first third of a shorter run) stayed within ±10 % of its level then, and whether
+// 10 (or two thirds into a shorter run) stayed within ±10 % of its level then, and whether
 // any count (fds, heap) kept growing.
 //
 // Settings (environment): SOAK_MINUTES (default 60), SOAK_RATE events/s (default 8000),
@@ -176,14 +176,19 @@ const openFds = (pid) => readdirSync(`/proc/${pid}/fd`).length;
 async function scrape() {
   const text = await (await fetch(`${base}/metrics`)).text();
   const get = (name) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
-  return { heap: get('nodejs_heap_size_used_bytes'), queue: get('waggle_ingest_queue_events'), storeBytes: get('waggle_event_store_size_bytes') };
+  return {
+    heap: get('nodejs_heap_size_used_bytes'),
+    queue: get('waggle_ingest_queue_events'),
+    storeBytes: get('waggle_event_store_size_bytes'),
+    duckdb: get('waggle_event_store_memory_bytes'),
+  };
 }
 const p99 = (xs) => (xs.length === 0 ? NaN : [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))]);
 const mb = (b) => (b / 1024 / 1024).toFixed(0);
 
 const readings = [];
 console.log(`soak: ${MINUTES} min, ${RATE} events/s in ${BATCH}-event batches (${Math.round(OTLP_SHARE * 100)} % OTLP), a query every ${QUERY_SECONDS} s, a trigger every minute; server ${base}, data ${dataDir}`);
-console.log('min  rss_MB heap_MB fds store_MB queue events/s errors ingest_p99_ms query_p99_ms deliveries');
+console.log('min  rss_MB duckdb_MB heap_MB fds store_MB queue events/s errors ingest_p99_ms query_p99_ms deliveries');
 for (let minute = 1; minute <= MINUTES; minute++) {
   await new Promise((r) => setTimeout(r, 60_000));
   const m = await scrape();
@@ -191,6 +196,7 @@ for (let minute = 1; minute <= MINUTES; minute++) {
     minute,
     rss: rssBytes(server.pid),
     heap: m.heap,
+    duckdb: m.duckdb,
     fds: openFds(server.pid),
     storeBytes: m.storeBytes,
     queue: m.queue,
@@ -204,7 +210,7 @@ for (let minute = 1; minute <= MINUTES; minute++) {
   window = { ingest: [], query: [], errors: 0, events: 0 };
   readings.push(r);
   console.log(
-    [String(minute).padStart(3), mb(r.rss).padStart(7), mb(r.heap).padStart(7), String(r.fds).padStart(4), mb(r.storeBytes).padStart(8), String(r.queue).padStart(5),
+    [String(minute).padStart(3), mb(r.rss).padStart(7), mb(r.duckdb).padStart(9), mb(r.heap).padStart(7), String(r.fds).padStart(4), mb(r.storeBytes).padStart(8), String(r.queue).padStart(5),
       r.eventsPerSecond.toFixed(0).padStart(8), String(r.errors).padStart(6), r.ingestP99.toFixed(0).padStart(13), r.queryP99.toFixed(0).padStart(12), String(r.deliveries).padStart(10)].join(' '),
   );
 }
@@ -213,8 +219,8 @@ clearInterval(ingestTimer);
 clearInterval(queryTimer);
 while (inFlight > 0) await new Promise((r) => setTimeout(r, 50));
 
-// --- the verdict: the level after minute 10 (or a third of a shorter run) holds to the end
-const from = Math.min(10, Math.max(1, Math.floor(MINUTES / 3)));
+// --- the verdict: the level after minute 10 (or two thirds into a shorter run) holds to the end
+const from = Math.min(10, Math.max(1, Math.ceil((MINUTES * 2) / 3)));
 const after = readings.filter((r) => r.minute >= from);
 const level = after[0]?.rss ?? NaN;
 const drift = Math.max(...after.map((r) => Math.abs(r.rss - level) / level));
