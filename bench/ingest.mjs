@@ -215,8 +215,9 @@ export async function latencyRun(tmp, bodiesDir, connections) {
   const { createApp } = await import(join(ROOT, 'dist/http/app.js'));
   const { openSqliteStore } = await import(join(ROOT, 'dist/stores/config/store.js'));
   const { initialise } = await import(join(ROOT, 'dist/domain/tenancy.js'));
-  const { DuckDbEventStore } = await import(join(ROOT, 'dist/stores/events/duckdb.js'));
-  const { tableName, quoteIdent } = await import(join(ROOT, 'dist/stores/events/types.js'));
+  const { DuckDbEventStore } = await import(join(ROOT, 'dist/stores/events/duckdb-store.js'));
+  const { tableName } = await import(join(ROOT, 'dist/stores/events/types.js'));
+  const { quoteIdent } = await import(join(ROOT, 'dist/stores/events/duckdb-store.js'));
   const dataDir = join(tmp, 'latency');
   mkdirSync(dataDir, { recursive: true });
   const store = openSqliteStore(join(dataDir, 'config.sqlite'));

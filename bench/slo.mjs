@@ -49,7 +49,7 @@ const timed = async (fn) => {
 export async function sloBench() {
   const { createApp } = await import(join(ROOT, 'dist/http/app.js'));
   const { openSqliteStore } = await import(join(ROOT, 'dist/stores/config/store.js'));
-  const { DuckDbEventStore } = await import(join(ROOT, 'dist/stores/events/duckdb.js'));
+  const { DuckDbEventStore } = await import(join(ROOT, 'dist/stores/events/duckdb-store.js'));
   const { initialise } = await import(join(ROOT, 'dist/domain/tenancy.js'));
   const dataDir = mkdtempSync(join(tmpdir(), 'waggle-slo-bench-'));
   const store = openSqliteStore(join(dataDir, 'config.sqlite'));

@@ -11,6 +11,8 @@ export interface Settings {
   dataDir: string;
   /** `sqlite` or a `postgres://` URL. */
   configStore: string;
+  /** The event store: `duckdb` (the embedded default) or a ClickHouse URL (WAGGLE_EVENT_STORE). */
+  eventStore: string;
   logLevel: string;
   /** Per-key limit on configuration and management routes. */
   apiRateLimit: RatePolicy | null;
@@ -136,6 +138,7 @@ export const DEFAULTS: Settings = {
   port: 8080,
   dataDir: './data',
   configStore: 'sqlite',
+  eventStore: 'duckdb',
   logLevel: 'info',
   apiRateLimit: { limit: 1000, windowSeconds: 60 },
   ingestRateLimit: { limit: 60000, windowSeconds: 60 },
@@ -256,6 +259,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Settin
   const dataDir = pick(flags.dataDir, 'WAGGLE_DATA_DIR');
   if (dataDir) s.dataDir = dataDir;
   if (env.WAGGLE_CONFIG_STORE) s.configStore = env.WAGGLE_CONFIG_STORE;
+  if (env.WAGGLE_EVENT_STORE) s.eventStore = env.WAGGLE_EVENT_STORE;
   if (env.WAGGLE_LOG_LEVEL) s.logLevel = env.WAGGLE_LOG_LEVEL;
   if (env.WAGGLE_RATE_LIMIT) s.apiRateLimit = parseRate(env.WAGGLE_RATE_LIMIT, 'WAGGLE_RATE_LIMIT');
   if (env.WAGGLE_INGEST_RATE_LIMIT) s.ingestRateLimit = parseRate(env.WAGGLE_INGEST_RATE_LIMIT, 'WAGGLE_INGEST_RATE_LIMIT');

@@ -21,7 +21,7 @@ import { IngestWriter, ILL_FORMED_NAME } from '../src/ingest/writer.js';
 import { openSqliteStore } from '../src/stores/config/store.js';
 import type { ConfigStore } from '../src/stores/config/types.js';
 import { columnsOf as asColumns } from '../src/stores/events/columns.js';
-import { DuckDbEventStore } from '../src/stores/events/duckdb.js';
+import { DuckDbEventStore } from '../src/stores/events/duckdb-store.js';
 import { json, keyHeaders, TestClock, type TestApp } from './helpers.js';
 import { batch, columnsOf, datasetOf, results, single, stored } from './ingest-helpers.js';
 import { runQuery } from './query-helpers.js';

@@ -10,7 +10,8 @@ import type { NormalisedEvent } from '../src/ingest/normalise.js';
 import { IngestWriter } from '../src/ingest/writer.js';
 import type { ColumnType } from '../src/stores/config/types.js';
 import { columnsOf } from '../src/stores/events/columns.js';
-import { quoteIdent, tableName } from '../src/stores/events/types.js';
+import { tableName } from '../src/stores/events/types.js';
+import { quoteIdent } from '../src/stores/events/duckdb-store.js';
 import { makeApp, unprotectDataset, type TestApp } from './helpers.js';
 
 let t: TestApp | undefined;

@@ -12,8 +12,9 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { initJson, killAll, removeTempDirs, serve, tempDir, type Served } from './cli-helpers.js';
 import { openSqliteStore } from '../src/stores/config/store.js';
-import { DuckDbEventStore } from '../src/stores/events/duckdb.js';
-import { quoteIdent, tableName } from '../src/stores/events/types.js';
+import { DuckDbEventStore } from '../src/stores/events/duckdb-store.js';
+import { tableName } from '../src/stores/events/types.js';
+import { quoteIdent } from '../src/stores/events/duckdb-store.js';
 
 afterEach(killAll);
 afterAll(removeTempDirs);

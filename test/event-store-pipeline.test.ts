@@ -4,9 +4,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DuckDbEventStore } from '../src/stores/events/duckdb.js';
+import { DuckDbEventStore } from '../src/stores/events/duckdb-store.js';
 import { columnsOf } from '../src/stores/events/columns.js';
-import { tableName, quoteIdent } from '../src/stores/events/types.js';
+import { tableName } from '../src/stores/events/types.js';
+import { quoteIdent } from '../src/stores/events/duckdb-store.js';
 
 const DS = 'hcxds_pipeline1';
 const dirs: string[] = [];

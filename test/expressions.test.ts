@@ -20,6 +20,7 @@ import { checkRegex } from '../src/query/expr/regex.js';
 import { STRFTIME_SPECIFIERS } from '../src/query/expr/compile.js';
 import { checkExpression, columnSources, FieldScope, type CalculatedSource } from '../src/query/fields.js';
 import { tableName } from '../src/stores/events/types.js';
+import { duckdbDialect } from '../src/stores/events/duckdb-dialect.js';
 import type { Dataset } from '../src/stores/config/types.js';
 
 type V = string | number | boolean | null | undefined;
@@ -102,7 +103,8 @@ describe('calculated-field expressions evaluated in DuckDB', () => {
   async function evaluate(text: string, calculated: CalculatedSource[] = [], dataset = ds): Promise<unknown[]> {
     const params: unknown[] = [];
     const scope = new FieldScope({
-      columns: columnSources(await t.store.listColumns(dataset.id)),
+      dialect: t.events.dialect,
+      columns: columnSources(t.events.dialect, await t.store.listColumns(dataset.id)),
       calculated,
       eventTimeSql: '__time',
       ingestTimeSql: '__ingested',
@@ -440,6 +442,7 @@ describe('calculated-field expressions evaluated in DuckDB', () => {
 
     it('cycles are refused, naming the chain, at the position of the reference', () => {
       const scope = new FieldScope({
+        dialect: duckdbDialect,
         columns: [],
         calculated: [
           { name: 'a', expression: '$b + 1' },
@@ -464,6 +467,7 @@ describe('calculated-field expressions evaluated in DuckDB', () => {
 
     it('an error inside a referenced field names the field and both positions', () => {
       const scope = new FieldScope({
+        dialect: duckdbDialect,
         columns: [],
         calculated: [{ name: 'broken', expression: 'SUM(1, FOO(2))', origin: 'dataset field' }],
         eventTimeSql: '__time',
@@ -482,7 +486,7 @@ describe('calculated-field expressions evaluated in DuckDB', () => {
     it('fields that multiply each other’s size are refused with an ExpressionError, not built', () => {
       const calculated = [{ name: 'f0', expression: 'CONCAT($s, "x")' }];
       for (let k = 1; k <= 12; k++) calculated.push({ name: `f${k}`, expression: Array(10).fill(`$f${k - 1}`).join(' + ') });
-      const scope = new FieldScope({ columns: [], calculated, eventTimeSql: '__time', ingestTimeSql: '__ingested', bind: () => '$1' });
+      const scope = new FieldScope({ dialect: duckdbDialect, columns: [], calculated, eventTimeSql: '__time', ingestTimeSql: '__ingested', bind: () => '$1' });
       const started = Date.now();
       expect(() => scope.resolve('f12')).toThrow(/too large/);
       expect(Date.now() - started).toBeLessThan(5000);
@@ -549,6 +553,7 @@ describe('calculated-field expressions evaluated in DuckDB', () => {
 describe('parse and compile errors name the position and the problem', () => {
   const scope = () =>
     new FieldScope({
+      dialect: duckdbDialect,
       columns: [
         { keyName: 's', sql: '"c1"', type: 'string' },
         { keyName: 'i', sql: '"c2"', type: 'integer' },
@@ -658,6 +663,7 @@ describe('parse and compile errors name the position and the problem', () => {
   it('literals are bound, never pasted into SQL; unknown columns compile to a typed NULL', () => {
     const params: unknown[] = [];
     const out = compileExpression(parseExpression(`CONCAT("'; DROP TABLE x; --", $"a\\"; DROP TABLE x; --", 12, 1.5, true)`), {
+      dialect: duckdbDialect,
       field: () => undefined,
       eventTimeSql: '__time',
       ingestTimeSql: '__ingested',
@@ -671,7 +677,7 @@ describe('parse and compile errors name the position and the problem', () => {
     expect(out.sql).not.toMatch(/DROP|12|1\.5/);
     expect(out.sql).toContain('CAST(NULL AS VARCHAR)');
     expect(out.type).toBe('string');
-    expect(compileExpression(parseExpression('$missing'), { field: () => undefined, eventTimeSql: '', ingestTimeSql: '', bind: () => '$1' })).toEqual({
+    expect(compileExpression(parseExpression('$missing'), { dialect: duckdbDialect, field: () => undefined, eventTimeSql: '', ingestTimeSql: '', bind: () => '$1' })).toEqual({
       sql: 'CAST(NULL AS VARCHAR)',
       type: 'null',
     });

@@ -8,7 +8,7 @@ import { initialise, type InitResult } from '../src/domain/tenancy.js';
 import { openSqliteStore } from '../src/stores/config/store.js';
 import type { ConfigStore } from '../src/stores/config/types.js';
 import type { Settings } from '../src/settings.js';
-import { DuckDbEventStore } from '../src/stores/events/duckdb.js';
+import { DuckDbEventStore } from '../src/stores/events/duckdb-store.js';
 import { sha256, shortId } from '../src/domain/ids.js';
 import { RECIPIENT_KIND, recipientIdentity, recipientResponse } from '../src/domain/recipients.js';
 

@@ -6,7 +6,8 @@ import { createGzip } from 'node:zlib';
 import { expect } from 'vitest';
 import { slugify } from '../src/domain/ids.js';
 import type { Column, Dataset } from '../src/stores/config/types.js';
-import { quoteIdent, tableName } from '../src/stores/events/types.js';
+import { tableName } from '../src/stores/events/types.js';
+import { quoteIdent } from '../src/stores/events/duckdb-store.js';
 import { json, type TestApp } from './helpers.js';
 import { initialTenancy } from './tenancy-fixtures.js';
 

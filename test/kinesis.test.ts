@@ -6,7 +6,8 @@ import { expectContract } from './contract.js';
 import { json, makeApp, type TestApp } from './helpers.js';
 import { addKey, initialTenancy } from './tenancy-fixtures.js';
 import { datasetSlug } from '../src/domain/datasets.js';
-import { quoteIdent, tableName } from '../src/stores/events/types.js';
+import { tableName } from '../src/stores/events/types.js';
+import { quoteIdent } from '../src/stores/events/duckdb-store.js';
 
 const PATH = '/1/kinesis_events/{datasetSlug}';
 const RID = '33658b45-a8f1-4007-92e8-f601ae33db14';

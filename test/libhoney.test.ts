@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, type TestApp } from './helpers.js';
 import { initialTenancy } from './tenancy-fixtures.js';
 import { datasetSlug } from '../src/domain/datasets.js';
-import { quoteIdent, tableName } from '../src/stores/events/types.js';
+import { tableName } from '../src/stores/events/types.js';
+import { quoteIdent } from '../src/stores/events/duckdb-store.js';
 
 // libhoney ships no type declarations: the part of its documented API used here.
 interface HoneyEvent {

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { join } from 'node:path';
 import { createApp } from '../src/http/app.js';
-import { DuckDbEventStore } from '../src/stores/events/duckdb.js';
+import { DuckDbEventStore } from '../src/stores/events/duckdb-store.js';
 import { makeApp, json, type TestApp } from './helpers.js';
 import { ingest } from './query-helpers.js';
 

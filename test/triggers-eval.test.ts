@@ -12,7 +12,7 @@ import { ingest } from './query-helpers.js';
 import { addKey, secondEnvironment } from './tenancy-fixtures.js';
 import { createApp } from '../src/http/app.js';
 import { openSqliteStore } from '../src/stores/config/store.js';
-import { DuckDbEventStore } from '../src/stores/events/duckdb.js';
+import { DuckDbEventStore } from '../src/stores/events/duckdb-store.js';
 import { inScheduleWindow, stateIdOf, TRIGGER_STATE_KIND, type TriggerState } from '../src/domain/triggers.js';
 import type { Notification } from '../src/notify/types.js';
 

@@ -1,7 +1,7 @@
 // Calculated fields (Honeycomb's "derived columns") as stored configuration objects, and the
 // checks a create or update runs: the expression parses and type-checks in every scope the field
 // is visible in, and no chain of calculated fields references itself.
-import { ExpressionError, parseExpression, references } from '../query/expr/index.js';
+import { CHECK_ONLY_DIALECT, ExpressionError, parseExpression, references } from '../query/expr/index.js';
 import { columnSources, FieldScope, type CalculatedSource } from '../query/fields.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../stores/config/types.js';
 
@@ -56,7 +56,7 @@ export async function checkCalculatedField(
   replacing?: string,
 ): Promise<void> {
   const envWide = (await listCalculatedFieldObjects(store, env, null)).filter((o) => o.id !== replacing);
-  const scopes: { columns: Parameters<typeof columnSources>[0]; calculated: CalculatedSource[] }[] = [];
+  const scopes: { columns: Parameters<typeof columnSources>[1]; calculated: CalculatedSource[] }[] = [];
   const self: CalculatedSource = { name: candidate.alias, expression: candidate.expression };
   if (dataset) {
     const own = (await listCalculatedFieldObjects(store, env, dataset.id)).filter((o) => o.id !== replacing);
@@ -73,7 +73,8 @@ export async function checkCalculatedField(
   }
   for (const s of scopes) {
     const scope = new FieldScope({
-      columns: columnSources(s.columns),
+      dialect: CHECK_ONLY_DIALECT,
+      columns: columnSources(CHECK_ONLY_DIALECT, s.columns),
       calculated: s.calculated,
       eventTimeSql: '__time',
       ingestTimeSql: '__ingested',

@@ -22,8 +22,8 @@
 // dataset is skipped. Every identifier is quoted by quoteIdent/tableName; service names given as
 // filters and the limit are bound parameters.
 import type { ConfigStore, Column, Dataset, Environment } from '../stores/config/types.js';
-import { quoteIdent, tableName, type EventStore } from '../stores/events/types.js';
-import { SAMPLERATE_COLUMN, TIME_COLUMN } from '../stores/events/duckdb.js';
+import { tableName, type EventStore } from '../stores/events/types.js';
+import { SAMPLERATE_COLUMN, TIME_COLUMN, type SqlDialect } from '../stores/events/engine.js';
 import { DEFINITION_DEFAULTS } from '../domain/datasets.js';
 
 /** The definition keys a dataset needs to contribute spans. */
@@ -92,13 +92,14 @@ function timestampSql(unixSeconds: number): string {
 }
 
 /** The statement computing the edges, ordered by call count (descending), then parent and child name. */
-export function dependencySql(sources: SpanSource[], opts: DependencyOptions): { sql: string; params: unknown[] } {
+export function dependencySql(d: SqlDialect, sources: SpanSource[], opts: DependencyOptions): { sql: string; params: unknown[] } {
+  const quoteIdent = d.quoteIdent;
   const params: unknown[] = [];
   const bind = (v: unknown) => {
     params.push(v);
     return `$${params.length}`;
   };
-  const text = (physical: string) => `CAST(${quoteIdent(physical)} AS VARCHAR)`;
+  const text = (physical: string) => d.cast(quoteIdent(physical), 'string');
   const time = quoteIdent(TIME_COLUMN);
   const selects = sources.map((s) => {
     const where = [`${time} >= ${timestampSql(opts.start)}`, `${time} < ${timestampSql(opts.end)}`];
@@ -156,7 +157,7 @@ export async function computeDependencies(
 ): Promise<Dependency[]> {
   const sources = await spanSources(store, events, env);
   if (sources.length === 0) return [];
-  const { sql, params } = dependencySql(sources, opts);
+  const { sql, params } = dependencySql(events.dialect, sources, opts);
   const rows = await events.analyse(sql, params, timeoutMs);
   return rows.map((r) => ({ parent: String(r.parent), child: String(r.child), calls: Number(r.calls) }));
 }

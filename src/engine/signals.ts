@@ -29,7 +29,7 @@
 // opens and a `resolved` one when it closes. While an anomaly is open the band is frozen, so an
 // outage never becomes the new normal.
 //
-// SQL: every figure comes from DuckDB over the stored spans. The service and error fields are
+// SQL: every figure comes from the event store over the stored spans. The service and error fields are
 // resolved through the dataset's definitions by the query module's FieldScope (columns read as
 // their API type, calculated fields compiled), identifiers quoted by quoteIdent/tableName, and
 // every value (service name, time bounds, sizes) is a bound parameter. The time window is a
@@ -37,8 +37,8 @@
 // `annotation_type` field) are not spans and are left out, as in service maps. Counts are
 // weighted by the sample rate, as COUNT is.
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../stores/config/types.js';
-import { quoteIdent, tableName, type EventStore } from '../stores/events/types.js';
-import { INGESTED_COLUMN, SAMPLERATE_COLUMN, TIME_COLUMN } from '../stores/events/duckdb.js';
+import { tableName, type EventStore } from '../stores/events/types.js';
+import { INGESTED_COLUMN, SAMPLERATE_COLUMN, TIME_COLUMN, type SqlDialect } from '../stores/events/engine.js';
 import { DEFINITION_DEFAULTS } from '../domain/datasets.js';
 import { shortId } from '../domain/ids.js';
 import { isDeliverable, refreshNotificationRecipients, SIGNAL_KIND, type NotificationRecipient } from '../domain/recipients.js';
@@ -250,10 +250,11 @@ async function resolveFields(store: ConfigStore, events: EventStore, env: Enviro
   const calculated = await calculatedFieldsOf(store, env, dataset);
   const scopeOf = (bind: (v: string | number | boolean) => string) =>
     new FieldScope({
-      columns: columnSources(columns),
+      dialect: events.dialect,
+      columns: columnSources(events.dialect, columns),
       calculated,
-      eventTimeSql: quoteIdent(TIME_COLUMN),
-      ingestTimeSql: quoteIdent(INGESTED_COLUMN),
+      eventTimeSql: events.dialect.quoteIdent(TIME_COLUMN),
+      ingestTimeSql: events.dialect.quoteIdent(INGESTED_COLUMN),
       bind,
     });
   const serviceName = definitionName(dataset, 'service_name');
@@ -310,8 +311,9 @@ class Statement {
 }
 
 /** The service's spans in [fromUs, toUs): ts (µs), w (sample rate), e (error). */
-function spansSql(st: Statement, resolve: (bind: (v: string | number | boolean) => string) => SpanFields, service: string, fromUs: number, toUs: number): string {
+function spansSql(d: SqlDialect, st: Statement, resolve: (bind: (v: string | number | boolean) => string) => SpanFields, service: string, fromUs: number, toUs: number): string {
   const f = resolve(st.bind);
+  const quoteIdent = d.quoteIdent;
   const time = quoteIdent(TIME_COLUMN);
   const where = [
     `${time} >= make_timestamp(CAST(${st.bind(Math.trunc(fromUs))} AS BIGINT))`,
@@ -320,7 +322,7 @@ function spansSql(st: Statement, resolve: (bind: (v: string | number | boolean) 
   ];
   if (f.annotationType && f.annotationType.type !== 'null') where.push(`coalesce(CAST(${f.annotationType.sql} AS VARCHAR), '') = ''`);
   return (
-    `SELECT epoch_us(${time}) AS ts, ${quoteIdent(SAMPLERATE_COLUMN)} AS w, ${isErrorSql(f.error)} AS e ` +
+    `SELECT ${d.epochUs(time)} AS ts, ${quoteIdent(SAMPLERATE_COLUMN)} AS w, ${isErrorSql(f.error)} AS e ` +
     `FROM ${quoteIdent(tableName(f.dataset.id))} WHERE ${where.join(' AND ')}`
   );
 }
@@ -338,7 +340,7 @@ interface EvalDeps {
 
 async function firstSeen(d: EvalDeps, resolve: Exclude<Resolution, { status: SignalStatus }>['fields'], service: string, t: number): Promise<number | null> {
   const st = new Statement();
-  const sql = `SELECT CAST(min(ts) AS DOUBLE) AS first FROM (${spansSql(st, resolve, service, 0, t * US)})`;
+  const sql = `SELECT CAST(min(ts) AS DOUBLE) AS first FROM (${spansSql(d.events.dialect, st, resolve, service, 0, t * US)})`;
   const rows = await d.events.analyse(sql, st.params, d.timeoutMs);
   const first = num(rows[0]?.first);
   return first === null ? null : first / US;
@@ -349,7 +351,7 @@ async function observe(d: EvalDeps, resolve: Exclude<Resolution, { status: Signa
   const st = new Statement();
   const sql =
     `SELECT CAST(coalesce(sum(w), 0) AS DOUBLE) AS total, CAST(coalesce(sum(CASE WHEN e THEN w ELSE 0 END), 0) AS DOUBLE) AS errors ` +
-    `FROM (${spansSql(st, resolve, service, (t - seconds) * US, t * US)})`;
+    `FROM (${spansSql(d.events.dialect, st, resolve, service, (t - seconds) * US, t * US)})`;
   const rows = await d.events.analyse(sql, st.params, d.timeoutMs);
   return { total: num(rows[0]?.total) ?? 0, errors: num(rows[0]?.errors) ?? 0 };
 }
@@ -389,7 +391,7 @@ async function computeBaseline(
   }
   const windows = n - excluded.length;
   const st = new Statement();
-  const spans = spansSql(st, resolve, signal.service_name, start * US, end * US);
+  const spans = spansSql(d.events.dialect, st, resolve, signal.service_name, start * US, end * US);
   const w = st.bind(WINDOW_SECONDS * US);
   const from = st.bind(start * US);
   // The excluded window numbers as text ("-1" when none), split back into a list in SQL.

@@ -21,8 +21,8 @@
 // the latest `now` of those callers, and answers them all.
 import { createHash } from 'node:crypto';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../stores/config/types.js';
-import { quoteIdent, tableName, type EventStore } from '../stores/events/types.js';
-import { INGESTED_COLUMN, TIME_COLUMN } from '../stores/events/duckdb.js';
+import { tableName, type EventStore } from '../stores/events/types.js';
+import { INGESTED_COLUMN, TIME_COLUMN } from '../stores/events/engine.js';
 import { MINUTE_US, SloRollups, type Counts, type RollupSource } from '../stores/events/slo-rollups.js';
 import { FieldScope, columnSources } from '../query/fields.js';
 import { calculatedFieldsOf } from '../query/sources.js';
@@ -92,9 +92,6 @@ export function sloMaths(slo: SloBody, window: Counts, last4h: Counts): Pick<Slo
   return { eligible, compliance, budgetRemaining, allowed, burnRate };
 }
 
-const T = quoteIdent(TIME_COLUMN);
-const I = quoteIdent(INGESTED_COLUMN);
-
 /** One refresh of an SLO's rollups, and the callers waiting for it (see the header). */
 interface Flight {
   env: Environment;
@@ -122,7 +119,7 @@ export class SloEngine {
 
   constructor(
     private readonly store: ConfigStore,
-    events: EventStore,
+    private readonly events: EventStore,
   ) {
     this.rollups = new SloRollups(events);
   }
@@ -142,7 +139,7 @@ export class SloEngine {
       if (!tables.has(tableName(ds.id))) continue;
       const info = await this.resolveSli(env, ds, slo.body.sli.alias, bind);
       if (!info || info.type === 'null') continue;
-      parts.push({ table: tableName(ds.id), sql: info.type === 'boolean' ? info.sql : `TRY_CAST(${info.sql} AS BOOLEAN)` });
+      parts.push({ table: tableName(ds.id), sql: info.type === 'boolean' ? info.sql : this.events.dialect.tryCast(info.sql, 'boolean') });
     }
     const fingerprint = createHash('sha256')
       .update(JSON.stringify({ parts, params, ids: slo.body.dataset_ids, reset: slo.body.reset_at }))
@@ -154,11 +151,13 @@ export class SloEngine {
   async resolveSli(env: Environment, ds: Dataset, alias: string, bind: (v: unknown) => string) {
     const calculated = await calculatedFieldsOf(this.store, env, ds);
     if (!calculated.some((c) => c.name === alias)) return undefined;
+    const d = this.events.dialect;
     const scope = new FieldScope({
-      columns: columnSources(await this.store.listColumns(ds.id)),
+      dialect: d,
+      columns: columnSources(d, await this.store.listColumns(ds.id)),
       calculated,
-      eventTimeSql: T,
-      ingestTimeSql: I,
+      eventTimeSql: d.quoteIdent(TIME_COLUMN),
+      ingestTimeSql: d.quoteIdent(INGESTED_COLUMN),
       bind,
     });
     try {

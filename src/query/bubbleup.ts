@@ -84,7 +84,7 @@ export async function bubbleUp(events: EventStore, allSources: Source[], spec: Q
   const sel = opts.selection;
   const sources = await withTables(events, allSources);
   const names = comparedColumns(sources, sel.column);
-  const scan = planScan({ sources, spec: { filters: spec.filters, filter_combination: spec.filter_combination, calculated_fields: spec.calculated_fields }, start: opts.start, end: opts.end }, [
+  const scan = planScan({ dialect: events.dialect, sources, spec: { filters: spec.filters, filter_combination: spec.filter_combination, calculated_fields: spec.calculated_fields }, start: opts.start, end: opts.end }, [
     ...names,
     ...(sel.column ? [sel.column] : []),
   ]);
@@ -168,7 +168,7 @@ function selectionSql(scan: Scan, sel: Selection, bind: (v: unknown) => string):
   const terms = [`__t >= ${t(sel.start)}`, `__t < ${t(sel.end)}`];
   if (sel.column !== undefined) {
     const f = scan.fields.find((x) => x.name === sel.column)!;
-    const n = numeric(f);
+    const n = numeric(scan.dialect, f);
     terms.push(`${n} IS NOT NULL`);
     if (sel.lower !== undefined) terms.push(`${n} >= CAST(${bind(sel.lower)} AS DOUBLE)`);
     if (sel.upper !== undefined) terms.push(`${n} <= CAST(${bind(sel.upper)} AS DOUBLE)`);
@@ -217,7 +217,7 @@ function statsStatement(scan: Scan, sel: Selection, names: string[]) {
   ];
   if (numbers.length > 0) {
     const cols = numbers.flatMap((f) => {
-      const n = numeric(f);
+      const n = numeric(scan.dialect, f);
       return [
         `approx_count_distinct(${f.alias}) AS d_${f.alias}`,
         `approx_quantile(${n}, 0.02) AS lo_${f.alias}`,
@@ -232,7 +232,7 @@ function statsStatement(scan: Scan, sel: Selection, names: string[]) {
     if (f.type !== 'integer' && f.type !== 'float') {
       return `SELECT ${name} AS __f, CAST(${f.alias} AS VARCHAR) AS __v, CAST(NULL AS BIGINT) AS __bin, CAST(NULL AS DOUBLE) AS __lo, CAST(NULL AS DOUBLE) AS __width, ${sums} FROM b GROUP BY 2`;
     }
-    const n = numeric(f);
+    const n = numeric(scan.dialect, f);
     const categorical = `(d_${f.alias} <= ${CATEGORICAL_MAX})`;
     return (
       `SELECT ${name} AS __f, CASE WHEN ${categorical} OR ${n} IS NULL THEN CAST(${f.alias} AS VARCHAR) END AS __v, ` +

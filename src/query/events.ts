@@ -65,7 +65,7 @@ export async function latestEvents(events: EventStore, allSources: Source[], spe
   const sources = await withTables(events, allSources);
   if (sources.length === 0) return [];
   const names = columnNames(sources, MAX_EVENT_COLUMNS);
-  const scan = planScan({ sources, spec: scanSpec(spec), start: opts.start, end: opts.end }, names);
+  const scan = planScan({ dialect: events.dialect, sources, spec: scanSpec(spec), start: opts.start, end: opts.end }, names);
   return readScan(events, scan, 'DESC', opts.limit, opts.timeoutMs);
 }
 
@@ -105,7 +105,7 @@ export async function traceSpans(
       for (const k of defined) if (d[k]) names.add(d[k]);
       if (!source.columns.some((c) => c.keyName === d.trace_id) && !source.calculated.some((c) => c.name === d.trace_id)) return [];
       const spec: QuerySpec = { filters: [{ column: d.trace_id, op: '=', value: traceId }] };
-      const scan = planScan({ sources: [source], spec, start: opts.start, end: opts.end }, [...names]);
+      const scan = planScan({ dialect: events.dialect, sources: [source], spec, start: opts.start, end: opts.end }, [...names]);
       const rows = await readScan(events, scan, 'ASC', opts.limit + 1, opts.timeoutMs);
       return rows.map((e) => toSpan(source.dataset.slug, d, e));
     }),

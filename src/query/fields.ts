@@ -6,8 +6,8 @@
 // the list wins (callers pass environment-wide fields first, then the dataset's, then a query's
 // inline ones).
 import { compileExpression, CycleError, ExpressionError, parseExpression, type CompileContext, type FieldInfo } from './expr/index.js';
-import { quoteIdent } from '../stores/events/types.js';
-import type { Column, ColumnType } from '../stores/config/types.js';
+import type { SqlDialect } from '../stores/events/engine.js';
+import type { Column } from '../stores/config/types.js';
 
 export interface ColumnSource {
   keyName: string;
@@ -22,18 +22,16 @@ export interface CalculatedSource {
   origin?: string;
 }
 
-const DUCKDB_TYPE: Record<ColumnType, string> = { string: 'VARCHAR', integer: 'BIGINT', float: 'DOUBLE', boolean: 'BOOLEAN' };
-
 /**
  * The SQL that reads each column as its API type: the quoted physical column in a TRY_CAST to
  * that type (a value that does not convert is null). Always, not only when the API type differs
  * from the registered stored type: the table's type is the truth, and the registry may lag it
  * for a moment (ingest/writer.ts widens the table first), so the SQL must not depend on the
- * registry's copy. DuckDB drops a cast to the type a column already has when it binds the
- * query, so this costs nothing and filters are still pushed into the scan.
+ * registry's copy. (DuckDB drops a cast to the type a column already has when it binds the
+ * query, so this costs nothing and filters are still pushed into the scan.)
  */
-export function columnSources(columns: Column[]): ColumnSource[] {
-  return columns.map((c) => ({ keyName: c.keyName, sql: `TRY_CAST(${quoteIdent(c.physical)} AS ${DUCKDB_TYPE[c.type]})`, type: c.type }));
+export function columnSources(d: SqlDialect, columns: Column[]): ColumnSource[] {
+  return columns.map((c) => ({ keyName: c.keyName, sql: d.tryCast(d.quoteIdent(c.physical), c.type), type: c.type }));
 }
 
 export class FieldScope {
@@ -45,6 +43,7 @@ export class FieldScope {
   private readonly ctx: CompileContext;
 
   constructor(opts: {
+    dialect: SqlDialect;
     columns: ColumnSource[];
     calculated: CalculatedSource[];
     eventTimeSql: string;
@@ -54,6 +53,7 @@ export class FieldScope {
     for (const c of opts.columns) this.columns.set(c.keyName, c);
     for (const f of opts.calculated) this.calculated.set(f.name, f);
     this.ctx = {
+      dialect: opts.dialect,
       field: (name) => this.resolve(name),
       eventTimeSql: opts.eventTimeSql,
       ingestTimeSql: opts.ingestTimeSql,

@@ -1,5 +1,5 @@
 // The query planner: a validated query spec over one dataset (or every dataset of an
-// environment, `__all__`) becomes DuckDB SQL.
+// environment, `__all__`) becomes SQL in the event engine's dialect (input.dialect).
 //
 // Every statement starts with:
 //   base   one SELECT per dataset, UNION ALL: the event time, the sample rate, and each field the
@@ -20,8 +20,8 @@
 // numbers written into the SQL text are ones the planner computed itself (time bounds,
 // granularity, percentiles), and identifiers are quoted by quoteIdent or are planner aliases.
 import type { Column, Dataset } from '../stores/config/types.js';
-import { quoteIdent, tableName } from '../stores/events/types.js';
-import { INGESTED_COLUMN, SAMPLERATE_COLUMN, TIME_COLUMN } from '../stores/events/duckdb.js';
+import { tableName } from '../stores/events/types.js';
+import { INGESTED_COLUMN, SAMPLERATE_COLUMN, TIME_COLUMN, type SqlDialect } from '../stores/events/engine.js';
 import type { ValueType } from './expr/index.js';
 import { FieldScope, columnSources, type CalculatedSource } from './fields.js';
 import { calculationKey, type Calculation, type Filter, type Having, type QueryOp, type QuerySpec } from './spec.js';
@@ -35,6 +35,8 @@ export interface Source {
 }
 
 export interface PlanInput {
+  /** The SQL dialect of the event store the plan runs on (events.dialect). */
+  dialect: SqlDialect;
   sources: Source[];
   spec: QuerySpec;
   /** The window in Unix seconds, [start, end). */
@@ -61,8 +63,6 @@ export const PERCENTILES: Partial<Record<QueryOp, number>> = {
 /** Buckets of a HEATMAP histogram between the smallest and largest value of the window. */
 export const HEATMAP_BUCKETS = 50;
 
-const DUCK_TYPE: Record<Exclude<ValueType, 'null'>, string> = { string: 'VARCHAR', integer: 'BIGINT', float: 'DOUBLE', boolean: 'BOOLEAN' };
-
 interface Field {
   name: string;
   alias: string;
@@ -88,11 +88,6 @@ export interface Plan {
   calcs: { key: string; alias: string; op: QueryOp }[];
 }
 
-/** SQL of one timestamp the planner computed (never user text). */
-function timestampSql(unixSeconds: number): string {
-  return `make_timestamp(${Math.trunc(unixSeconds * 1_000_000)}::BIGINT)`;
-}
-
 /**
  * The events of a scan: `prelude` defines the CTEs `base` and `f` (the window's events that pass
  * the spec's filters, one row each with `__t` its time, `__w` its sample rate and one column per
@@ -100,6 +95,7 @@ function timestampSql(unixSeconds: number): string {
  * CTEs and SELECT; it may bind more parameters after these.
  */
 export interface Scan {
+  dialect: SqlDialect;
   prelude: string;
   params: unknown[];
   fields: { name: string; alias: string; type: Exclude<ValueType, 'null'> }[];
@@ -133,7 +129,8 @@ export function planCombined(input: PlanInput, parts: Part[]): Plan | undefined 
 const DECOMPOSABLE = new Set<QueryOp>(['COUNT', 'SUM', 'AVG', 'MIN', 'MAX', 'HEATMAP']);
 
 function build(input: PlanInput) {
-  const { spec, sources } = input;
+  const { spec, sources, dialect: d } = input;
+  const quoteIdent = d.quoteIdent;
   const params: unknown[] = [];
   const bind = (v: unknown) => {
     params.push(v);
@@ -166,7 +163,8 @@ function build(input: PlanInput) {
   const inline = (spec.calculated_fields ?? []).map((c) => ({ name: c.name, expression: c.expression, origin: 'query' }));
   const perSource = sources.map((s) => {
     const scope = new FieldScope({
-      columns: columnSources(s.columns),
+      dialect: d,
+      columns: columnSources(d, s.columns),
       calculated: [...s.calculated, ...inline],
       eventTimeSql: quoteIdent(TIME_COLUMN),
       ingestTimeSql: quoteIdent(INGESTED_COLUMN),
@@ -181,32 +179,32 @@ function build(input: PlanInput) {
     const types = new Set(perSource.map((p) => p.resolved.get(f.name)?.type).filter((t): t is Exclude<ValueType, 'null'> => !!t && t !== 'null'));
     f.type = types.size === 1 ? [...types][0] : 'string';
   }
-  const startSql = timestampSql(input.start);
-  const endSql = timestampSql(input.end);
+  const startSql = d.timestamp(input.start * 1_000_000);
+  const endSql = d.timestamp(input.end * 1_000_000);
   const selects = perSource.map(({ source, resolved, duration }) => {
     const cols = [`${quoteIdent(TIME_COLUMN)} AS __t`, `${quoteIdent(SAMPLERATE_COLUMN)} AS __w`];
     for (const f of fields.values()) {
       const r = resolved.get(f.name);
-      cols.push(`CAST(${r && r.type !== 'null' ? r.sql : 'NULL'} AS ${DUCK_TYPE[f.type]}) AS ${f.alias}`);
+      cols.push(`${d.cast(r && r.type !== 'null' ? r.sql : 'NULL', f.type)} AS ${f.alias}`);
     }
-    if (usesConcurrency) cols.push(`TRY_CAST(${duration && duration.type !== 'null' ? duration.sql : 'NULL'} AS DOUBLE) AS __dur`);
+    if (usesConcurrency) cols.push(`${d.tryCast(duration && duration.type !== 'null' ? duration.sql : 'NULL', 'float')} AS __dur`);
     return (
       `SELECT ${cols.join(', ')} FROM ${quoteIdent(tableName(source.dataset.id))} ` +
       `WHERE ${quoteIdent(TIME_COLUMN)} >= ${startSql} AND ${quoteIdent(TIME_COLUMN)} < ${endSql}`
     );
   });
-  const emptyBase = `SELECT CAST(NULL AS TIMESTAMP) AS __t, CAST(NULL AS BIGINT) AS __w${[...fields.values()]
-    .map((f) => `, CAST(NULL AS ${DUCK_TYPE[f.type]}) AS ${f.alias}`)
-    .join('')}${usesConcurrency ? ', CAST(NULL AS DOUBLE) AS __dur' : ''} WHERE false`;
+  const emptyBase = `SELECT CAST(NULL AS TIMESTAMP) AS __t, ${d.nullOf('integer')} AS __w${[...fields.values()]
+    .map((f) => `, ${d.nullOf(f.type)} AS ${f.alias}`)
+    .join('')}${usesConcurrency ? `, ${d.nullOf('float')} AS __dur` : ''} WHERE false`;
   const base = selects.length > 0 ? selects.join('\nUNION ALL\n') : emptyBase;
 
   const gUs = Math.max(1, Math.trunc(input.granularity * 1_000_000));
-  const where = filters.map(({ filter, field }) => filterSql(filter, field, bind));
+  const where = filters.map(({ filter, field }) => filterSql(d, filter, field, bind));
   const whereSql = where.length === 0 ? '' : ` WHERE ${where.join(spec.filter_combination === 'OR' ? ' OR ' : ' AND ')}`;
   // NOT MATERIALIZED: a part reading `f` more than once (series, HEATMAP bounds, other) would
   // otherwise copy every event of the window into a temporary result first; scanning the table
   // again (time-pruned, only the columns that reference reads) costs less (bench/query.mjs).
-  const prelude = `WITH base AS NOT MATERIALIZED (\n${base}\n),\nf AS NOT MATERIALIZED (SELECT *, epoch_us(__t) // ${gUs} AS __b FROM base${whereSql})`;
+  const prelude = `WITH base AS NOT MATERIALIZED (\n${base}\n),\nf AS NOT MATERIALIZED (SELECT *, ${d.intDiv(d.epochUs('__t'), String(gUs))} AS __b FROM base${whereSql})`;
 
   const keyAliases = breakdowns.map((b) => b.field.alias);
   const level = new LevelBuilder(calcs, keyAliases, input, gUs);
@@ -214,7 +212,7 @@ function build(input: PlanInput) {
   // results: the groups, havings applied, ordered, limited.
   // Havings bind last, so parts without them take the parameters before theirs.
   const paramsBeforeHavings = params.length;
-  const havingSql = (spec.havings ?? []).map((h) => havingCondition(h, calcs, bind));
+  const havingSql = (spec.havings ?? []).map((h) => havingCondition(d, h, calcs, bind));
   const order = orderSql(spec, calcs, breakdowns);
   const topSelect = (from: string) =>
     `SELECT * FROM ${from}${havingSql.length ? ` WHERE ${havingSql.join(' AND ')}` : ''} ORDER BY ${order} LIMIT ${Math.trunc(input.limit)}`;
@@ -228,7 +226,7 @@ function build(input: PlanInput) {
     totalSeries: () => `${prelude},\n${level.ctes('ts', 'f', ['__b'])}\nSELECT * FROM ts ORDER BY __b`,
   };
   /** A breakdown column of null (a part without groups, or an empty list of groups). */
-  const nullKey = (b: (typeof breakdowns)[number]) => `CAST(NULL AS ${DUCK_TYPE[b.field.type]}) AS ${b.field.alias}`;
+  const nullKey = (b: (typeof breakdowns)[number]) => `${d.nullOf(b.field.type)} AS ${b.field.alias}`;
   const shape = {
     breakdowns: breakdowns.map((b) => ({ name: b.name, alias: b.field.alias })),
     calcs: calcs.map((c) => ({ key: c.key, alias: c.alias, op: c.op })),
@@ -249,7 +247,7 @@ function build(input: PlanInput) {
     const partials: { name: string; expr: string; merge: Merge }[] = [{ name: '__rows', expr: 'count(*)', merge: 'sum' }];
     const finals = new Map<string, string>();
     for (const c of calcs) {
-      const n = c.field && numeric(c.field);
+      const n = c.field && numeric(d, c.field);
       const p = (suffix: string, expr: string, merge: Merge) => {
         const name = `__p_${c.alias}${suffix}`;
         partials.push({ name, expr, merge });
@@ -267,7 +265,7 @@ function build(input: PlanInput) {
       else if (c.op === 'MAX') finals.set(c.alias, p('', `max(${n})`, 'max'));
     }
     const hm = heat[0];
-    const hmN = hm?.field && numeric(hm.field);
+    const hmN = hm?.field && numeric(d, hm.field);
     // A HEATMAP cell's count: the weight of its events (at m's grain, one row is one cell).
     const cellCount = hm && input.weighted ? (partials.push({ name: '__p_cell', expr: 'sum(__w)', merge: 'sum' }), '__p_cell') : '__rows';
     const grain = [...keyAliases, '__b', ...(hm ? ['__hb'] : [])];
@@ -358,7 +356,7 @@ function build(input: PlanInput) {
     } else {
       const values = groups.length
         ? `SELECT * FROM (VALUES ${groups
-            .map((g) => `(${breakdowns.map((b) => `CAST(${bindKey(g[b.field.alias])} AS ${DUCK_TYPE[b.field.type]})`).join(', ')})`)
+            .map((g) => `(${breakdowns.map((b) => d.cast(bindKey(g[b.field.alias]), b.field.type)).join(', ')})`)
             .join(', ')}) AS v(${keyAliases.join(', ')})`
         : `SELECT ${breakdowns.map(nullKey).join(', ')} WHERE false`;
       const top = `top AS MATERIALIZED (${values})`;
@@ -373,7 +371,7 @@ function build(input: PlanInput) {
 
   return {
     ofGroups,
-    scan: (): Scan => ({ prelude, params: [...params.slice(0, paramsBeforeHavings)], fields: [...fields.values()] }),
+    scan: (): Scan => ({ dialect: d, prelude, params: [...params.slice(0, paramsBeforeHavings)], fields: [...fields.values()] }),
     part: (part: 'results' | 'totals' | 'totalSeries'): Plan => ({
       sql: statements[part](),
       // Havings bind their values only in the parts that use them.
@@ -385,15 +383,15 @@ function build(input: PlanInput) {
 }
 
 /** SQL reading a field as a number (text that is not a number reads as null). */
-export function numeric(f: Pick<Field, 'alias' | 'type'>): string {
+export function numeric(d: SqlDialect, f: Pick<Field, 'alias' | 'type'>): string {
   switch (f.type) {
     case 'integer':
     case 'float':
       return f.alias;
     case 'boolean':
-      return `CAST(${f.alias} AS INTEGER)`;
+      return d.boolToInt(f.alias);
     case 'string':
-      return `TRY_CAST(${f.alias} AS DOUBLE)`;
+      return d.tryCast(f.alias, 'float');
   }
 }
 
@@ -408,6 +406,7 @@ class LevelBuilder {
   ) {}
 
   ctes(name: string, from: string, keys: string[]): string {
+    const d = this.input.dialect;
     const ctes: string[] = [];
     const keyList = keys.join(', ');
     const groupBy = keys.length ? ` GROUP BY ${keyList}` : ' HAVING count(*) > 0';
@@ -417,7 +416,7 @@ class LevelBuilder {
     const plain: string[] = ['count(*) AS __rows'];
     const joins: { cte: string; aliases: string[] }[] = [];
     for (const c of this.calcs) {
-      const n = c.field && numeric(c.field);
+      const n = c.field && numeric(d, c.field);
       const p = PERCENTILES[c.op];
       const w = this.input.weighted;
       if (c.op === 'COUNT') plain.push(w ? `coalesce(sum(__w), 0) AS ${c.alias}` : `count(*) AS ${c.alias}`);
@@ -454,7 +453,7 @@ class LevelBuilder {
         // a level without buckets takes the busiest bucket.
         const cte = `${name}_${c.alias}`;
         const spanKeys = keys.filter((k) => k !== '__b');
-        const start = 'epoch_us(__t)';
+        const start = d.epochUs('__t');
         const last = `CAST(floor((${start} + greatest(coalesce(__dur, 0), 0) * 1000 - 1) / ${this.gUs}) AS BIGINT)`;
         const lastOfWindow = Math.floor((Math.trunc(this.input.end * 1_000_000) - 1) / this.gUs);
         const endBucket = `least(greatest(${last}, __b), ${lastOfWindow})`;
@@ -475,7 +474,7 @@ class LevelBuilder {
         ctes.push(
           `${cte} AS (SELECT ${select([`${agg}(__r) AS ${c.alias}`])} FROM (` +
             `SELECT ${[...new Set([...keys, ...this.groupKeys])].join(', ')}${keys.length || this.groupKeys.length ? ', ' : ''}` +
-            `(${n} - lag(${n}) OVER ${w}) / ((epoch_us(__t) - epoch_us(lag(__t) OVER ${w})) / 1000000) AS __r FROM ${from} WHERE ${n} IS NOT NULL` +
+            `(${n} - lag(${n}) OVER ${w}) / ((${d.epochUs('__t')} - ${d.epochUs(`lag(__t) OVER ${w}`)}) / 1000000) AS __r FROM ${from} WHERE ${n} IS NOT NULL` +
             `) WHERE __r IS NOT NULL AND isfinite(__r)${keys.length ? ` GROUP BY ${keyList}` : ''})`,
         );
         joins.push({ cte, aliases: [c.alias] });
@@ -510,9 +509,9 @@ class LevelBuilder {
 }
 
 /** A filter as a predicate on its field. Negative ops also match events without the field. */
-function filterSql(filter: Filter, field: Field, bind: (v: unknown) => string): string {
+function filterSql(d: SqlDialect, filter: Filter, field: Field, bind: (v: unknown) => string): string {
   const col = field.alias;
-  const text = `CAST(${col} AS VARCHAR)`;
+  const text = d.cast(col, 'string');
   const value = filter.value;
   /** The filter value in the field's type; undefined when it cannot be one (nothing equals it). */
   const typed = (v: unknown): string | undefined => {
@@ -520,14 +519,14 @@ function filterSql(filter: Filter, field: Field, bind: (v: unknown) => string): 
       case 'integer':
       case 'float': {
         const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : typeof v === 'boolean' ? Number(v) : NaN;
-        return Number.isFinite(n) ? `CAST(${bind(n)} AS DOUBLE)` : undefined;
+        return Number.isFinite(n) ? `${d.cast(bind(n), 'float')}` : undefined;
       }
       case 'boolean':
         if (typeof v === 'boolean') return bind(v);
         if (v === 'true' || v === 'false') return bind(v === 'true');
         return undefined;
       case 'string':
-        return `CAST(${bind(String(v))} AS VARCHAR)`;
+        return `${d.cast(bind(String(v)), 'string')}`;
     }
   };
   const negate = (positive: string) => `(${col} IS NULL OR NOT (${positive}))`;
@@ -548,23 +547,23 @@ function filterSql(filter: Filter, field: Field, bind: (v: unknown) => string): 
     case '<=': {
       // Numbers compare as numbers; text compares as text.
       const n = typeof value === 'number' ? value : Number(value);
-      if (field.type === 'string' && typeof value === 'number') return `(TRY_CAST(${col} AS DOUBLE) ${filter.op} CAST(${bind(value)} AS DOUBLE))`;
-      if (field.type === 'string') return `(${col} ${filter.op} CAST(${bind(String(value))} AS VARCHAR))`;
+      if (field.type === 'string' && typeof value === 'number') return `(${d.tryCast(col, 'float')} ${filter.op} ${d.cast(bind(value), 'float')})`;
+      if (field.type === 'string') return `(${col} ${filter.op} ${d.cast(bind(String(value)), 'string')})`;
       if (field.type === 'boolean') return 'false';
-      return Number.isFinite(n) ? `(${col} ${filter.op} CAST(${bind(n)} AS DOUBLE))` : 'false';
+      return Number.isFinite(n) ? `(${col} ${filter.op} ${d.cast(bind(n), 'float')})` : 'false';
     }
     case 'starts-with':
-      return `starts_with(${text}, CAST(${bind(String(value))} AS VARCHAR))`;
+      return d.startsWith(text, d.cast(bind(String(value)), 'string'));
     case 'does-not-start-with':
-      return negate(`starts_with(${text}, CAST(${bind(String(value))} AS VARCHAR))`);
+      return negate(d.startsWith(text, d.cast(bind(String(value)), 'string')));
     case 'ends-with':
-      return `ends_with(${text}, CAST(${bind(String(value))} AS VARCHAR))`;
+      return d.endsWith(text, d.cast(bind(String(value)), 'string'));
     case 'does-not-end-with':
-      return negate(`ends_with(${text}, CAST(${bind(String(value))} AS VARCHAR))`);
+      return negate(d.endsWith(text, d.cast(bind(String(value)), 'string')));
     case 'contains':
-      return `contains(${text}, CAST(${bind(String(value))} AS VARCHAR))`;
+      return d.contains(text, d.cast(bind(String(value)), 'string'));
     case 'does-not-contain':
-      return negate(`contains(${text}, CAST(${bind(String(value))} AS VARCHAR))`);
+      return negate(d.contains(text, d.cast(bind(String(value)), 'string')));
     case 'in':
     case 'not-in': {
       const values = (Array.isArray(value) ? value : [value]).map(typed).filter((v): v is string => v !== undefined);
@@ -578,10 +577,10 @@ function calcAlias(calcs: Calc[], op: string, column: string | null | undefined)
   return calcs.find((c) => c.op === op && (c.column ?? null) === (column ?? null))?.alias;
 }
 
-function havingCondition(h: Having, calcs: Calc[], bind: (v: unknown) => string): string {
+function havingCondition(d: SqlDialect, h: Having, calcs: Calc[], bind: (v: unknown) => string): string {
   const alias = calcAlias(calcs, h.calculate_op, h.column);
   if (!alias) return 'false';
-  return `${alias} ${h.op} CAST(${bind(h.value)} AS DOUBLE)`;
+  return `${alias} ${h.op} ${d.cast(bind(h.value), 'float')}`;
 }
 
 /** ORDER BY of the result groups: the spec's orders, else the first calculation descending; keys break ties. */

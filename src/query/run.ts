@@ -1,8 +1,8 @@
 // Runs a query spec over the event store and shapes the answer as Honeycomb's query result
 // `data`: `results` (one entry per group), `series` (per group and time bucket), and the optional
 // `total_by_aggregate`, `total_by_aggregate_series` and `other_by_aggregate`.
-import { quoteIdent, tableName, type EventStore } from '../stores/events/types.js';
-import { SAMPLERATE_COLUMN, TIME_COLUMN } from '../stores/events/duckdb.js';
+import { tableName, type EventStore } from '../stores/events/types.js';
+import { SAMPLERATE_COLUMN, TIME_COLUMN } from '../stores/events/engine.js';
 import { plan, planCombined, planOfGroups, type Part, type Source } from './plan.js';
 import { granularityFor, type QueryOp, type QuerySpec } from './spec.js';
 
@@ -59,7 +59,7 @@ export async function runQuery(events: EventStore, allSources: Source[], spec: Q
   const weighs = calculations.some((c) => !UNWEIGHTED.has(c.op));
   const weighted = weighs && sources.length > 0 && (await maxSamplerate(events, sources, opts, remaining())) > 1;
 
-  const input = { sources, spec, start: opts.start, end: opts.end, granularity, limit: opts.limit, weighted };
+  const input = { dialect: events.dialect, sources, spec, start: opts.start, end: opts.end, granularity, limit: opts.limit, weighted };
   const p = plan(input, 'results');
   const run = (part: 'results' | 'totals' | 'totalSeries') => {
     const { sql, params } = part === 'results' ? p : plan(input, part);
@@ -134,8 +134,10 @@ export async function runQuery(events: EventStore, allSources: Source[], spec: Q
 }
 
 async function maxSamplerate(events: EventStore, sources: Source[], opts: RunOptions, timeoutMs: number): Promise<number> {
+  const d = events.dialect;
+  const quoteIdent = d.quoteIdent;
   const t = quoteIdent(TIME_COLUMN);
-  const window = `${t} >= make_timestamp(${Math.trunc(opts.start * 1e6)}::BIGINT) AND ${t} < make_timestamp(${Math.trunc(opts.end * 1e6)}::BIGINT)`;
+  const window = `${t} >= ${d.timestamp(opts.start * 1e6)} AND ${t} < ${d.timestamp(opts.end * 1e6)}`;
   const sql = sources
     .map((s) => `SELECT max(${quoteIdent(SAMPLERATE_COLUMN)}) AS m FROM ${quoteIdent(tableName(s.dataset.id))} WHERE ${window}`)
     .join(' UNION ALL ');
@@ -143,7 +145,7 @@ async function maxSamplerate(events: EventStore, sources: Source[], opts: RunOpt
   return Number(rows[0]?.m ?? 1);
 }
 
-/** A value from DuckDB as JSON: big integers as numbers, nothing for null. */
+/** A value from the event store as JSON: big integers as numbers, nothing for null. */
 function jsonValue(v: unknown): ResultValue | undefined {
   if (v === null || v === undefined) return undefined;
   if (typeof v === 'bigint') return Number(v);

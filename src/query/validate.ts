@@ -194,7 +194,7 @@ function checkHaving(p: Problems, h: Json, at: string): boolean {
 function expressionProblem(text: string): string | undefined {
   try {
     const ast = expr.parseExpression(text);
-    expr.compileExpression(ast, { field: () => undefined, eventTimeSql: '__time', ingestTimeSql: '__ingested', bind: () => '?' });
+    expr.compileExpression(ast, { dialect: expr.CHECK_ONLY_DIALECT, field: () => undefined, eventTimeSql: '__time', ingestTimeSql: '__ingested', bind: () => '?' });
     return undefined;
   } catch (err) {
     if (err instanceof expr.ExpressionError) return `at position ${err.position}: ${err.message}`;

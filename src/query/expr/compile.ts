@@ -1,4 +1,4 @@
-// Type checker and compiler: syntax tree → one DuckDB SQL expression with its value type.
+// Type checker and compiler: syntax tree → one SQL expression (ctx.dialect) with its value type.
 //
 // - Literals never reach the SQL text: each goes through ctx.bind() and is wrapped in a CAST to
 //   its type (`CAST($3 AS VARCHAR)`). The SQL text holds only the caller's column SQL, bound
@@ -29,12 +29,10 @@ interface Val {
   lit?: Literal;
 }
 
-const SQL_TYPE: Record<ValueType, string> = { string: 'VARCHAR', integer: 'BIGINT', float: 'DOUBLE', boolean: 'BOOLEAN', null: 'VARCHAR' };
 type Cls = 'num' | 'str' | 'bool' | 'null';
 const cls = (t: ValueType): Cls => (t === 'integer' || t === 'float' ? 'num' : t === 'string' ? 'str' : t === 'boolean' ? 'bool' : 'null');
 
 const v = (sql: string, type: ValueType, simple = false): Val => ({ sql, type, simple });
-const nullOf = (type: ValueType): Val => v(`CAST(NULL AS ${SQL_TYPE[type]})`, type, true);
 const constant = (b: boolean): Val => v(b ? 'true' : 'false', 'boolean', true);
 
 /**
@@ -72,9 +70,16 @@ function checkSize(sql: string, pos: number): void {
   }
 }
 
+/** The stored type a value of this type is written as (a null literal is text). */
+const stored = (t: ValueType): Exclude<ValueType, 'null'> => (t === 'null' ? 'string' : t);
+
 class Compiler {
   private lambdaVars = 0;
   constructor(private readonly ctx: CompileContext) {}
+
+  private nullOf(type: ValueType): Val {
+    return v(this.ctx.dialect.nullOf(stored(type)), type, true);
+  }
 
   node(e: Expr): Val {
     switch (e.kind) {
@@ -95,7 +100,7 @@ class Compiler {
       let sql: string | undefined;
       return {
         get sql() {
-          return (sql ??= `CAST(${ctx.bind(value)} AS ${SQL_TYPE[type]})`);
+          return (sql ??= ctx.dialect.cast(ctx.bind(value), stored(type)));
         },
         type,
         simple: true,
@@ -114,7 +119,7 @@ class Compiler {
       case 'boolean':
         return bind(e.value, 'boolean');
       case 'null':
-        return { ...nullOf('null'), lit: e };
+        return { ...this.nullOf('null'), lit: e };
     }
   }
 
@@ -128,7 +133,7 @@ class Compiler {
       throw err;
     }
     // Unknown: null on every event (the column may appear later).
-    if (!info) return nullOf('null');
+    if (!info) return this.nullOf('null');
     return v(info.sql, info.type, info.sql.length <= SIMPLE_SQL);
   }
 
@@ -175,7 +180,7 @@ class Compiler {
       case 'boolean':
         return v(`(CAST(${x.sql} AS BIGINT) * 0)`, 'integer');
       case 'null':
-        return nullOf('integer');
+        return this.nullOf('integer');
     }
   }
 
@@ -197,10 +202,10 @@ class Compiler {
 
   private convert(x: Val, to: ValueType): string {
     if (x.type === to) return x.sql;
-    if (x.type === 'null') return nullOf(to).sql;
+    if (x.type === 'null') return this.nullOf(to).sql;
     if (to === 'float') return `CAST(${x.sql} AS DOUBLE)`;
     if (to === 'string') return this.str(x);
-    return `CAST(${x.sql} AS ${SQL_TYPE[to]})`;
+    return this.ctx.dialect.cast(x.sql, stored(to));
   }
 
   /** EQUALS: same kind (numbers compare as numbers) and equal, or both null. Never null. */
@@ -247,9 +252,9 @@ class Compiler {
         const values = [...Array(pairs).keys()].map((i) => args[2 * i + 1]);
         const otherwise = args.length % 2 === 1 ? args[args.length - 1] : undefined;
         const type = this.unify(otherwise ? [...values, otherwise] : values);
-        if (type === 'null') return nullOf('null');
+        if (type === 'null') return this.nullOf('null');
         const whens = [...Array(pairs).keys()].map((i) => `WHEN ${this.truth(args[2 * i])} THEN ${this.convert(args[2 * i + 1], type)}`);
-        return v(`CASE ${whens.join(' ')} ELSE ${otherwise ? this.convert(otherwise, type) : nullOf(type).sql} END`, type);
+        return v(`CASE ${whens.join(' ')} ELSE ${otherwise ? this.convert(otherwise, type) : this.nullOf(type).sql} END`, type);
       }
       case 'SWITCH': {
         const value = args[0];
@@ -262,8 +267,8 @@ class Compiler {
         }
         const otherwise = rest.length % 2 === 1 ? rest[rest.length - 1] : undefined;
         const type = this.unify(otherwise ? [...results, otherwise] : results);
-        if (type === 'null') return nullOf('null');
-        const dflt = otherwise ? this.convert(otherwise, type) : nullOf(type).sql;
+        if (type === 'null') return this.nullOf('null');
+        const dflt = otherwise ? this.convert(otherwise, type) : this.nullOf(type).sql;
         // Cases are strings: a value of another type never matches (EQUALS rules), so only the default applies.
         if (value.type !== 'string') return v(dflt, type, otherwise?.simple ?? true);
         // A simple CASE repeats its operand per branch inside DuckDB: share it.
@@ -275,7 +280,7 @@ class Compiler {
       }
       case 'COALESCE': {
         const type = this.unify(args);
-        if (type === 'null') return nullOf('null');
+        if (type === 'null') return this.nullOf('null');
         // NULLIF is expanded by DuckDB into a CASE that repeats its argument: share it.
         const parts = args.filter((a) => a.type !== 'null').map((a) => (a.type === 'string' ? this.share([a], ([x]) => `NULLIF(${x}, '')`) : a.sql));
         const typed = args.filter((a) => a.type !== 'null').map((a, i) => (a.type === type ? parts[i] : this.convert(v(parts[i], a.type), type)));
@@ -319,7 +324,7 @@ class Compiler {
       case 'MUL': {
         const nums = args.map((a) => this.num(a));
         const type: ValueType = nums.every((n) => n.type === 'integer') ? 'integer' : 'float';
-        if (nums.some((n) => n.type === 'null') || args.some((a) => a.type === 'null')) return nullOf(type);
+        if (nums.some((n) => n.type === 'null') || args.some((a) => a.type === 'null')) return this.nullOf(type);
         const op = { SUM: '+', SUB: '-', MUL: '*' }[spec.name];
         if (type === 'float') return v(`(${nums.map((n) => this.convert(n, 'float')).join(` ${op} `)})`, 'float');
         // Integers: computed in 128 bits; a result outside the 64-bit range is null.
@@ -332,14 +337,14 @@ class Compiler {
       }
       case 'DIV': {
         const [a, b] = args.map((x) => this.num(x));
-        if (a.type === 'null' || b.type === 'null' || args[0].type === 'null' || args[1].type === 'null') return nullOf('float');
+        if (a.type === 'null' || b.type === 'null' || args[0].type === 'null' || args[1].type === 'null') return this.nullOf('float');
         // Division by zero → NULL (DOUBLE division alone would give ±inf).
         return v(`(CAST(${a.sql} AS DOUBLE) / ${this.nonZero(v(this.convert(b, 'float'), 'float', b.simple))})`, 'float');
       }
       case 'MOD': {
         const [a, b] = args.map((x) => this.num(x));
         const type: ValueType = a.type === 'integer' && b.type === 'integer' ? 'integer' : 'float';
-        if (args[0].type === 'null' || args[1].type === 'null') return nullOf(type);
+        if (args[0].type === 'null' || args[1].type === 'null') return this.nullOf(type);
         // Sign of the dividend (truncated division), like Go's % and math.Mod; modulo zero → NULL.
         if (type === 'integer') return v(`TRY_CAST(CAST(${a.sql} AS HUGEINT) % ${this.nonZero(b)} AS BIGINT)`, 'integer');
         return v(`(CAST(${a.sql} AS DOUBLE) % ${this.nonZero(v(this.convert(b, 'float'), 'float', b.simple))})`, 'float');
@@ -349,7 +354,7 @@ class Compiler {
         return this.minMax(spec.name === 'MIN' ? 'LEAST' : 'GREATEST', args);
       case 'LOG10': {
         const x = this.num(args[0]);
-        if (x.type === 'null') return nullOf('float');
+        if (x.type === 'null') return this.nullOf('float');
         // Zero and negative numbers have no logarithm: null.
         return v(this.share([x], ([s]) => `CASE WHEN ${s} > 0 THEN log10(${s}) ELSE NULL END`), 'float');
       }
@@ -360,14 +365,14 @@ class Compiler {
       case 'INT': {
         const x = args[0];
         if (x.type === 'integer') return x;
-        if (x.type === 'null') return nullOf('integer');
+        if (x.type === 'null') return this.nullOf('integer');
         const n = this.num(x);
         if (n.type === 'integer') return n;
         return v(`TRY_CAST(trunc(${n.sql}) AS BIGINT)`, 'integer');
       }
       case 'FLOAT': {
         const x = args[0];
-        if (x.type === 'null') return nullOf('float');
+        if (x.type === 'null') return this.nullOf('float');
         return v(this.convert(this.num(x), 'float'), 'float');
       }
       case 'BOOL':
@@ -388,7 +393,7 @@ class Compiler {
         return v(`COALESCE(${f}(${s.sql}, ${p.sql}), false)`, 'boolean');
       }
       case 'TO_LOWER':
-        return args[0].type === 'null' ? nullOf('string') : v(`lower(${this.str(args[0])})`, 'string');
+        return args[0].type === 'null' ? this.nullOf('string') : v(`lower(${this.str(args[0])})`, 'string');
       case 'LENGTH': {
         let unit = 'chars';
         if (args.length === 2) {
@@ -396,7 +401,7 @@ class Compiler {
           if (unit !== 'chars' && unit !== 'bytes') throw new ExpressionError(argPos(1), `${what(1)} must be "chars" or "bytes"`);
         }
         const s = args[0];
-        if (s.type === 'null') return nullOf('integer');
+        if (s.type === 'null') return this.nullOf('integer');
         // Not a string: 0 (null stays null).
         if (s.type !== 'string') return v(`(length(CAST(${s.sql} AS VARCHAR)) * 0)`, 'integer');
         return v(`${unit === 'bytes' ? 'strlen' : 'length'}(${s.sql})`, 'integer');
@@ -410,7 +415,7 @@ class Compiler {
         const { groups } = checkRegex(pattern, argPos(1));
         const s = args[0];
         // Not a string: false / null / 0, and the pattern is not bound.
-        if (s.type !== 'string') return spec.name === 'REG_MATCH' ? constant(false) : spec.name === 'REG_VALUE' ? nullOf('string') : v('0', 'integer', true);
+        if (s.type !== 'string') return spec.name === 'REG_MATCH' ? constant(false) : spec.name === 'REG_VALUE' ? this.nullOf('string') : v('0', 'integer', true);
         const re = args[1].sql;
         if (spec.name === 'REG_MATCH') return v(`COALESCE(regexp_matches(${s.sql}, ${re}), false)`, 'boolean');
         if (spec.name === 'REG_VALUE') {
@@ -424,7 +429,7 @@ class Compiler {
       case 'UNIX_TIMESTAMP': {
         const s = args[0];
         if (s.type === 'integer' || s.type === 'float') return v(this.convert(s, 'float'), 'float');
-        if (s.type !== 'string') return nullOf('float');
+        if (s.type !== 'string') return this.nullOf('float');
         // With a zone (Z or ±hh:mm) the instant is exact; without one it is read as UTC.
         return v(
           this.share(
@@ -436,9 +441,9 @@ class Compiler {
         );
       }
       case 'EVENT_TIMESTAMP':
-        return v(`epoch(${this.ctx.eventTimeSql})`, 'float');
+        return v(this.ctx.dialect.epochSeconds(this.ctx.eventTimeSql), 'float');
       case 'INGEST_TIMESTAMP':
-        return v(`epoch(${this.ctx.ingestTimeSql})`, 'float');
+        return v(this.ctx.dialect.epochSeconds(this.ctx.ingestTimeSql), 'float');
       case 'FORMAT_TIME': {
         const fmt = this.stringLiteral(args[0], `the format (${what(0)})`, argPos(0));
         checkStrftime(fmt, argPos(0));
@@ -446,7 +451,7 @@ class Compiler {
         let secs: Val;
         if (t.type === 'integer' || t.type === 'float') secs = t;
         else if (t.type === 'string') secs = v(`TRY_CAST(${t.sql} AS DOUBLE)`, 'float');
-        else return nullOf('string');
+        else return this.nullOf('string');
         // Seconds → microseconds → TIMESTAMP (UTC, independent of the session's time zone);
         // outside ±10^11 s (about year −1200 to 5100) → null.
         const sql = this.share(
@@ -461,7 +466,7 @@ class Compiler {
         return v('random()', 'float');
       case 'METRO_HASH': {
         const s = args[0];
-        if (s.type === 'null') return nullOf('integer');
+        if (s.type === 'null') return this.nullOf('integer');
         // Not MetroHash itself: the low 64 bits of the MD5 of the value's string form, as a signed
         // 64-bit integer. Stable across DuckDB versions and platforms.
         return v(
@@ -476,7 +481,7 @@ class Compiler {
   /** MIN/MAX: among the arguments of the same kind as the first non-null one; nulls ignored. */
   private minMax(f: 'LEAST' | 'GREATEST', args: Val[]): Val {
     const present = args.filter((a) => a.type !== 'null');
-    if (present.length === 0) return nullOf('null');
+    if (present.length === 0) return this.nullOf('null');
     const kinds = [...new Set(present.map((a) => cls(a.type)))];
     const type = this.unify(present);
     const group = (k: Cls, sqls: string[]) => {
@@ -488,7 +493,7 @@ class Compiler {
     if (kinds.length === 1) return v(group(kinds[0], present.map((a) => a.sql)), type);
     const sql = this.share(present, (sqls) => {
       const whens = present.map((a, i) => `WHEN ${sqls[i]} IS NOT NULL THEN ${group(cls(a.type), sqls)}`);
-      return `CASE ${whens.join(' ')} ELSE ${nullOf(type).sql} END`;
+      return `CASE ${whens.join(' ')} ELSE ${this.nullOf(type).sql} END`;
     });
     return v(sql, type);
   }
@@ -509,7 +514,7 @@ class Compiler {
       bounds = { min, max };
     }
     const x = this.num(args[0]);
-    if (x.type === 'null' || args[0].type === 'null') return nullOf('string');
+    if (x.type === 'null' || args[0].type === 'null') return this.nullOf('string');
     const integer = x.type === 'integer' && size.integer && (!bounds || (bounds.min.integer && bounds.max.integer));
     const T = integer ? 'HUGEINT' : 'DOUBLE';
     const lit = (i: number) => `CAST(${args[i].sql} AS ${T})`;

@@ -5,11 +5,13 @@
 // CONTRACT (the planner is written against it):
 // - parseExpression(text) returns an AST or throws ExpressionError (position = 0-based character
 //   offset into `text`, message says what is wrong there).
-// - compileExpression(ast, ctx) type-checks and compiles to one DuckDB SQL expression; it throws
+// - compileExpression(ast, ctx) type-checks and compiles to one SQL expression in ctx.dialect; it throws
 //   ExpressionError on type errors (wrong argument count or types, non-literal SWITCH cases, bad
 //   regex literal, unknown function, …). Literals never appear in the SQL text: they go through
 //   ctx.bind(), which returns a placeholder.
 // - references(ast) lists the `$names` the expression reads (for dependency/cycle checks).
+import type { SqlDialect } from '../../stores/events/engine.js';
+
 export type ValueType = 'string' | 'integer' | 'float' | 'boolean' | 'null';
 
 export { ExpressionError } from './errors.js';
@@ -21,9 +23,11 @@ export interface FieldInfo {
 }
 
 export interface CompileContext {
+  /** The SQL dialect to compile to (the event store's). */
+  dialect: SqlDialect;
   /** Resolves `$name` (a column or another calculated field); undefined when unknown. */
   field(name: string): FieldInfo | undefined;
-  /** SQL of the event's time and ingest time (DuckDB TIMESTAMP). */
+  /** SQL of the event's time and ingest time (timestamps). */
   eventTimeSql: string;
   ingestTimeSql: string;
   /** Binds a literal as a query parameter; returns its placeholder (e.g. `$3`). */
@@ -45,7 +49,7 @@ export function parseExpression(text: string): Expr {
   return parse(text);
 }
 
-/** Type-checks and compiles to one DuckDB SQL expression; throws ExpressionError naming position and problem. */
+/** Type-checks and compiles to one SQL expression (ctx.dialect); throws ExpressionError naming position and problem. */
 export function compileExpression(ast: Expr, ctx: CompileContext): FieldInfo {
   return compile(ast, ctx);
 }
@@ -69,3 +73,25 @@ export function references(ast: Expr): string[] {
   }
   return out;
 }
+
+/**
+ * A dialect for type-checking alone (validation before any dataset or store is at hand): it
+ * writes plain ANSI-looking SQL that is never run. Every check the compiler makes is independent
+ * of the dialect, so an expression that passes here compiles in every engine's.
+ */
+export const CHECK_ONLY_DIALECT: SqlDialect = {
+  name: 'check-only',
+  quoteIdent: (name) => `"${name.replace(/"/g, '""')}"`,
+  type: (t) => t,
+  cast: (e, t) => `CAST(${e} AS ${t})`,
+  tryCast: (e, t) => `CAST(${e} AS ${t})`,
+  nullOf: (t) => `CAST(NULL AS ${t})`,
+  timestamp: (us) => String(Math.trunc(us)),
+  epochUs: (e) => e,
+  epochSeconds: (e) => e,
+  boolToInt: (e) => e,
+  startsWith: (a, b) => `starts(${a}, ${b})`,
+  endsWith: (a, b) => `ends(${a}, ${b})`,
+  contains: (a, b) => `contains(${a}, ${b})`,
+  intDiv: (a, b) => `${a} / ${b}`,
+};

@@ -25,8 +25,12 @@
 // the fields it reads, its datasets, a reset), starts from an empty set: one aggregation over its
 // window. The changes of one refresh (the upsert of the changed minutes, the pruning, the state
 // row) are one transaction, so rollups and state never disagree.
-import { quoteIdent, type EventStore } from './types.js';
-import { INGESTED_COLUMN, SAMPLERATE_COLUMN, TIME_COLUMN } from './duckdb.js';
+import type { EventStore } from './types.js';
+import { INGESTED_COLUMN, SAMPLERATE_COLUMN, TIME_COLUMN } from './engine.js';
+// The rollup statements are DuckDB's for now (derived tables are not yet part of the dialect).
+import { duckdbDialect } from './duckdb-dialect.js';
+
+const quoteIdent = duckdbDialect.quoteIdent;
 
 export const MINUTE_US = 60_000_000;
 /** Changes whenever what a rollup table holds changes, so rollups made before are rebuilt. */

@@ -3,6 +3,7 @@
 // config store's column registry, because field names are case-sensitive and arbitrary).
 import type { ColumnType } from '../config/types.js';
 import type { EventColumns } from './columns.js';
+import type { SqlDialect } from './engine.js';
 
 export type Scalar = string | number | boolean;
 
@@ -30,6 +31,8 @@ export interface ColumnChanges {
 }
 
 export interface EventStore {
+  /** The SQL this store's engine speaks (engine.ts). */
+  readonly dialect: SqlDialect;
   open(): Promise<void>;
   close(): Promise<void>;
   /** Physical columns of a dataset's table as the store has them ([] when there is no table). */
@@ -89,9 +92,4 @@ export class QueryTimeout extends Error {
 export function tableName(datasetId: string): string {
   if (!/^hcxds_[a-z0-9]+$/.test(datasetId)) throw new Error(`not a dataset id: ${datasetId}`);
   return `ds_${datasetId.slice(6)}`;
-}
-
-/** Quotes an identifier for SQL; every identifier goes through here. */
-export function quoteIdent(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
 }

@@ -12,7 +12,9 @@ import { DuckDBDataChunk, DuckDBInstance, type DuckDBAppender, type DuckDBConnec
 import type Bindings from '@duckdb/node-bindings';
 import type { ColumnType } from '../config/types.js';
 import { Value, type EventColumns, type FieldColumn } from './columns.js';
-import { QueryTimeout, quoteIdent, tableName, type AppendBatch, type ColumnChanges, type EventStore, type PhysicalColumn } from './types.js';
+import { duckdbDialect } from './duckdb-dialect.js';
+import { INGESTED_COLUMN, SAMPLERATE_COLUMN, TIME_COLUMN } from './engine.js';
+import { QueryTimeout, tableName, type AppendBatch, type ColumnChanges, type EventStore, type PhysicalColumn } from './types.js';
 
 // The raw C API bindings, for writing data chunks straight into DuckDB's vector memory. Loaded
 // from where @duckdb/node-api finds them, so that both use the same native module (its handles
@@ -24,13 +26,12 @@ const quoteLiteral = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 const SQL_TYPE: Record<ColumnType, string> = { string: 'VARCHAR', integer: 'BIGINT', float: 'DOUBLE', boolean: 'BOOLEAN' };
 const FROM_SQL_TYPE: Record<string, ColumnType> = { VARCHAR: 'string', BIGINT: 'integer', DOUBLE: 'float', BOOLEAN: 'boolean' };
-/** Columns every dataset table has, before the field columns. */
-export const TIME_COLUMN = '__time';
-export const SAMPLERATE_COLUMN = '__samplerate';
-export const INGESTED_COLUMN = '__ingested';
+/** DuckDB's identifier quoting (tests quote with it too). */
+export const quoteIdent = duckdbDialect.quoteIdent;
 const FIXED = new Set([TIME_COLUMN, SAMPLERATE_COLUMN, INGESTED_COLUMN]);
 
 export class DuckDbEventStore implements EventStore {
+  readonly dialect = duckdbDialect;
   private instance?: DuckDBInstance;
   private writer?: DuckDBConnection;
   /** Connections appends run on, each one transaction at a time. */

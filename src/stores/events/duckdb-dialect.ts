@@ -1,0 +1,22 @@
+// DuckDB's SQL for the planner, the calculated-field compiler and the engine's own statements.
+import type { ColumnType } from '../config/types.js';
+import type { SqlDialect } from './engine.js';
+
+const SQL_TYPE: Record<ColumnType, string> = { string: 'VARCHAR', integer: 'BIGINT', float: 'DOUBLE', boolean: 'BOOLEAN' };
+
+export const duckdbDialect: SqlDialect = {
+  name: 'duckdb',
+  quoteIdent: (name) => `"${name.replace(/"/g, '""')}"`,
+  type: (t) => SQL_TYPE[t],
+  cast: (expr, t) => `CAST(${expr} AS ${SQL_TYPE[t]})`,
+  tryCast: (expr, t) => `TRY_CAST(${expr} AS ${SQL_TYPE[t]})`,
+  nullOf: (t) => `CAST(NULL AS ${SQL_TYPE[t]})`,
+  timestamp: (us) => `make_timestamp(${Math.trunc(us)}::BIGINT)`,
+  epochUs: (expr) => `epoch_us(${expr})`,
+  epochSeconds: (expr) => `epoch(${expr})`,
+  boolToInt: (expr) => `CAST(${expr} AS INTEGER)`,
+  startsWith: (text, part) => `starts_with(${text}, ${part})`,
+  endsWith: (text, part) => `ends_with(${text}, ${part})`,
+  contains: (text, part) => `contains(${text}, ${part})`,
+  intDiv: (a, b) => `${a} // ${b}`,
+};

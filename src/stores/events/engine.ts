@@ -1,0 +1,46 @@
+// The event-engine seam. An event engine is a storage (EventStore: tables per dataset, append,
+// durable commit, drop, retention, read-only SQL) and the SQL dialect the planner, the
+// calculated-field compiler, service maps, SLO rollups and signals write their statements in.
+// Each engine lives in `<engine>-store.ts` and `<engine>-dialect.ts` in this folder; nothing
+// outside this folder names an engine. Code elsewhere reaches the dialect through
+// `events.dialect`.
+import type { ColumnType } from '../config/types.js';
+
+/** Columns every dataset table has, before the field columns. */
+export const TIME_COLUMN = '__time';
+export const SAMPLERATE_COLUMN = '__samplerate';
+export const INGESTED_COLUMN = '__ingested';
+
+/**
+ * The SQL an engine speaks. Every method returns a SQL fragment; arguments named `expr` are SQL
+ * the caller built (quoted identifiers, bound placeholders, the planner's own numbers), never
+ * user text. User values always travel as bound parameters (`$1`, `$2`, … in the text).
+ */
+export interface SqlDialect {
+  /** The engine's name (for logs and documentation, never for branching outside this folder). */
+  readonly name: string;
+  /** Quotes an identifier; every identifier goes through here. */
+  quoteIdent(name: string): string;
+  /** The SQL type a column of the given type is stored and read as. */
+  type(t: ColumnType): string;
+  /** `CAST(expr AS type)`. */
+  cast(expr: string, t: ColumnType): string;
+  /** A cast that gives NULL where the value does not convert. */
+  tryCast(expr: string, t: ColumnType): string;
+  /** A typed NULL. */
+  nullOf(t: ColumnType): string;
+  /** SQL of a timestamp the planner computed (microseconds since the epoch; never user text). */
+  timestamp(us: number): string;
+  /** Microseconds since the epoch of a timestamp expression (an integer). */
+  epochUs(expr: string): string;
+  /** Seconds since the epoch of a timestamp expression (a float). */
+  epochSeconds(expr: string): string;
+  /** A boolean as 1 or 0 (NULL stays NULL). */
+  boolToInt(expr: string): string;
+  /** Whether text starts with, ends with or contains another (NULL when either is NULL). */
+  startsWith(text: string, part: string): string;
+  endsWith(text: string, part: string): string;
+  contains(text: string, part: string): string;
+  /** Integer division of two integers, rounding down. */
+  intDiv(a: string, b: string): string;
+}
