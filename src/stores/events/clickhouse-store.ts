@@ -1,0 +1,394 @@
+// The ClickHouse event store (WAGGLE_EVENT_STORE=clickhouse://user:pass@host:8123/db, see
+// docs/clickhouse.md). Per dataset one MergeTree table, partitioned by day of event time and
+// ordered by event time (queries are time windows: the ordering key lets ClickHouse read only the
+// granules in the window; day partitions make retention a partition drop). Times are Int64
+// microseconds (18.16 has no DateTime64). Field columns are Nullable, added as fields appear and
+// widened (integer → float → string) as DuckDB's are.
+//
+// A cluster (`?cluster=name`, the URL listing every shard's HTTP address) gets on every shard a
+// local MergeTree table `<table>_local` and on every node a Distributed table `<table>` over them
+// (shard key rand(): events spread evenly, whatever fields they have). Waggle runs its DDL on each
+// node itself (ON CLUSTER needs ZooKeeper), writes through the Distributed table with
+// insert_distributed_sync=1 (the insert returns once every shard has its rows) and reads through
+// it.
+//
+// An append is one INSERT … FORMAT JSONEachRow per dataset, sent when the ingest writer's group
+// is staged: ClickHouse sees few large inserts. It resolves once ClickHouse answered the insert
+// (the 202 waits for that). Inserts run one after another in staging order, so ingest times grow
+// in commit order as with DuckDB. There are no transactions: a group spanning datasets is one
+// insert per dataset, and execute()'s statements run one by one.
+import { randomUUID } from 'node:crypto';
+import { Value, type EventColumns } from './columns.js';
+import { ClickHouseClient, type ClickHouseNode } from './clickhouse-client.js';
+import { clickhouseColumnType, clickhouseDialect, fieldTypeOf } from './clickhouse-dialect.js';
+import { bindParams, clickhouseIdent as q, clickhouseLiteral } from './clickhouse-sql.js';
+import { INGESTED_COLUMN, SAMPLERATE_COLUMN, TIME_COLUMN } from './engine.js';
+import { QueryTimeout, tableName, type AppendBatch, type ColumnChanges, type EventStore, type PhysicalColumn } from './types.js';
+
+const FIXED = new Set([TIME_COLUMN, SAMPLERATE_COLUMN, INGESTED_COLUMN]);
+const MINIMUM_VERSION = [18, 16];
+
+export interface ClickHouseSettings {
+  /** Every node's HTTP interface; with a cluster, one per shard (the first takes reads and writes). */
+  nodes: ClickHouseNode[];
+  /** The cluster (remote_servers) name, when the tables are sharded. */
+  cluster?: string;
+}
+
+/** Parses clickhouse://user:pass@host:port[,host:port…]/database[?cluster=name]. */
+export function parseClickHouseUrl(setting: string): ClickHouseSettings {
+  const m = /^clickhouse:\/\/(?:([^:@/]*)(?::([^@/]*))?@)?([^/?]+)(?:\/([^?]*))?(?:\?(.*))?$/.exec(setting);
+  if (!m) throw new Error('WAGGLE_EVENT_STORE: expected clickhouse://user:password@host:8123[,host:port…]/database[?cluster=name]');
+  const [, user = 'default', password = '', hosts, database = 'waggle', query = ''] = m;
+  const db = decodeURIComponent(database || 'waggle');
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(db)) throw new Error(`WAGGLE_EVENT_STORE: database name ${JSON.stringify(db)} must be letters, digits and _`);
+  const nodes = hosts.split(',').map((h) => {
+    if (!/^[A-Za-z0-9.\-[\]:]+$/.test(h)) throw new Error(`WAGGLE_EVENT_STORE: bad host ${JSON.stringify(h)}`);
+    return { url: `http://${h.includes(':') ? h : `${h}:8123`}`, user: decodeURIComponent(user), password: decodeURIComponent(password), database: db };
+  });
+  const cluster = new URLSearchParams(query).get('cluster') ?? undefined;
+  if (cluster !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(cluster)) throw new Error('WAGGLE_EVENT_STORE: cluster names are letters, digits and _');
+  if (!cluster && nodes.length > 1) throw new Error('WAGGLE_EVENT_STORE: several hosts need ?cluster=<name> (the remote_servers entry over them)');
+  return { nodes, cluster };
+}
+
+export class ClickHouseEventStore implements EventStore {
+  readonly dialect = clickhouseDialect;
+  private readonly clients: ClickHouseClient[];
+  /** The node reads and writes go through. */
+  private readonly main: ClickHouseClient;
+  private readonly layouts = new Map<string, PhysicalColumn[]>();
+  private lastIngestedUs?: number;
+  private ingestedRead?: Promise<void>;
+  /** Inserts and DDL run one after another, in the order they were asked for. */
+  private chain: Promise<unknown> = Promise.resolve();
+  private opened = false;
+  private insertSettings: Record<string, number> = {};
+
+  constructor(private readonly settings: ClickHouseSettings) {
+    this.clients = settings.nodes.map((n) => new ClickHouseClient(n));
+    this.main = this.clients[0];
+  }
+
+  private get database(): string {
+    return this.settings.nodes[0].database;
+  }
+
+  async open(): Promise<void> {
+    const version = String((await this.main.rows('SELECT version() AS v', { database: false }))[0].v);
+    const [major, minor] = version.split('.').map(Number);
+    if (major < MINIMUM_VERSION[0] || (major === MINIMUM_VERSION[0] && minor < MINIMUM_VERSION[1])) {
+      throw new Error(`ClickHouse ${version} is older than the minimum supported, ${MINIMUM_VERSION.join('.')}`);
+    }
+    for (const c of this.clients) await c.run(`CREATE DATABASE IF NOT EXISTS ${q(this.database)}`, { database: false });
+    // Newer versions refuse an insert spanning over 100 partitions (days) unless told otherwise;
+    // 18.16 has no such limit (nor the setting).
+    const limit = await this.main.rows(`SELECT name FROM system.settings WHERE name = 'max_partitions_per_insert_block'`, { database: false });
+    this.insertSettings = {
+      ...(limit.length > 0 ? { max_partitions_per_insert_block: 0 } : {}),
+      // The insert returns once every shard has stored its rows.
+      ...(this.settings.cluster ? { insert_distributed_sync: 1 } : {}),
+    };
+    this.opened = true;
+  }
+
+  async close(): Promise<void> {
+    if (!this.opened) return;
+    await this.chain.catch(() => undefined);
+    this.opened = false;
+  }
+
+  /** Runs `fn` after everything queued before it (inserts keep their order; DDL never overtakes an insert). */
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    if (!this.opened) return Promise.reject(new Error('the event store is closed'));
+    const run = this.chain.then(fn, fn);
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  /** The table holding a dataset's rows on each shard (the Distributed table's target in a cluster). */
+  private localTable(datasetId: string): string {
+    return this.settings.cluster ? `${tableName(datasetId)}_local` : tableName(datasetId);
+  }
+
+  /**
+   * Changes the columns of the dataset's tables on every node (local and Distributed): `clauses`
+   * gets each table's current columns (name → type) and gives the ALTER clauses it still needs
+   * (18.16 has no ADD COLUMN IF NOT EXISTS, so existence is checked here).
+   */
+  private async alterEverywhere(datasetId: string, clauses: (current: Map<string, string>) => string[]): Promise<void> {
+    const tables = this.settings.cluster ? [this.localTable(datasetId), tableName(datasetId)] : [tableName(datasetId)];
+    for (const c of this.clients) {
+      for (const t of tables) {
+        const current = new Map((await c.rows(`DESCRIBE TABLE ${q(t)}`)).map((r) => [String(r.name), String(r.type)]));
+        const todo = clauses(current);
+        if (todo.length > 0) await c.run(`ALTER TABLE ${q(t)} ${todo.join(', ')}`);
+      }
+    }
+  }
+
+  async columns(datasetId: string): Promise<PhysicalColumn[]> {
+    const cached = this.layouts.get(datasetId);
+    if (cached) return cached;
+    const exists = await this.main.rows(`SELECT name FROM system.tables WHERE database = ${clickhouseLiteral(this.database)} AND name = ${clickhouseLiteral(tableName(datasetId))}`);
+    if (exists.length === 0) return [];
+    const rows = await this.main.rows(`DESCRIBE TABLE ${q(tableName(datasetId))}`);
+    const layout = rows.filter((r) => !FIXED.has(String(r.name))).map((r) => ({ physical: String(r.name), type: fieldTypeOf(String(r.type)) }));
+    this.layouts.set(datasetId, layout);
+    return layout;
+  }
+
+  ensureTable(datasetId: string): Promise<void> {
+    return this.serial(async () => {
+      const local = q(this.localTable(datasetId));
+      const fixed = `${q(TIME_COLUMN)} Int64, ${q(SAMPLERATE_COLUMN)} Int64, ${q(INGESTED_COLUMN)} Int64`;
+      const existing = await this.columns(datasetId);
+      // A table created now gets the columns the dataset has elsewhere already (other nodes).
+      const fields = existing.map((c) => `, ${q(c.physical)} ${clickhouseColumnType(c.type)}`).join('');
+      for (const c of this.clients) {
+        await c.run(
+          `CREATE TABLE IF NOT EXISTS ${local} (${fixed}${fields}) ENGINE = MergeTree ` +
+            `PARTITION BY toYYYYMMDD(toDateTime(intDiv(${q(TIME_COLUMN)}, 1000000))) ORDER BY ${q(TIME_COLUMN)}`,
+        );
+        if (this.settings.cluster) {
+          await c.run(
+            `CREATE TABLE IF NOT EXISTS ${q(tableName(datasetId))} AS ${local} ` +
+              `ENGINE = Distributed(${q(this.settings.cluster)}, ${q(this.database)}, ${local}, rand())`,
+          );
+        }
+      }
+      this.layouts.delete(datasetId);
+    });
+  }
+
+  addColumn(datasetId: string, column: PhysicalColumn): Promise<void> {
+    return this.changeColumns(datasetId, { add: [column], widen: [] });
+  }
+
+  changeColumnType(datasetId: string, column: PhysicalColumn): Promise<void> {
+    return this.changeColumns(datasetId, { add: [], widen: [column] });
+  }
+
+  dropColumn(datasetId: string, physical: string): Promise<void> {
+    return this.serial(async () => {
+      try {
+        await this.alterEverywhere(datasetId, (current) => (current.has(physical) ? [`DROP COLUMN ${q(physical)}`] : []));
+      } finally {
+        this.layouts.delete(datasetId);
+      }
+    });
+  }
+
+  /**
+   * Adds and widens columns (one ALTER per table). Widening converts stored values as
+   * ClickHouse's CAST does: integers to floats exactly below 2^53, numbers to text in
+   * ClickHouse's form (a float 3 reads "3", where DuckDB writes "3.0").
+   */
+  changeColumns(datasetId: string, changes: ColumnChanges): Promise<void> {
+    if (changes.add.length === 0 && changes.widen.length === 0) return Promise.resolve();
+    return this.serial(async () => {
+      const clauses = (current: Map<string, string>) => [
+        ...changes.add.filter((c) => !current.has(c.physical)).map((c) => `ADD COLUMN ${q(c.physical)} ${clickhouseColumnType(c.type)}`),
+        ...changes.widen
+          .filter((c) => current.get(c.physical) !== clickhouseColumnType(c.type))
+          .map((c) => `MODIFY COLUMN ${q(c.physical)} ${clickhouseColumnType(c.type)}`),
+      ];
+      try {
+        await this.alterEverywhere(datasetId, clauses);
+      } finally {
+        this.layouts.delete(datasetId);
+      }
+    });
+  }
+
+  async append(batches: AppendBatch[], ingestedUs: number): Promise<void> {
+    await (await this.stage(batches, ingestedUs)).committed;
+  }
+
+  /** Encodes the batches now (the caller may reuse its columns); `committed` resolves when ClickHouse has answered every insert. */
+  async stage(batches: AppendBatch[], requestedUs: number): Promise<{ committed: Promise<void> }> {
+    if (!this.opened) throw new Error('the event store is closed');
+    if (batches.length === 0) return { committed: Promise.resolve() };
+    const ingestedUs = await this.nextIngestedUs(requestedUs);
+    // One body per dataset: a group's batches of one dataset become one insert.
+    const bodies = new Map<string, string[]>();
+    for (const b of batches) {
+      const layout = new Map((await this.columns(b.datasetId)).map((c) => [c.physical, c.type]));
+      let lines = bodies.get(b.datasetId);
+      if (!lines) bodies.set(b.datasetId, (lines = []));
+      for (const part of b.parts) encodeRows(lines, part, b, layout, ingestedUs);
+    }
+    const committed = this.serial(async () => {
+      for (const [datasetId, lines] of bodies) {
+        await this.main.run(`INSERT INTO ${q(tableName(datasetId))} FORMAT JSONEachRow`, {
+          body: lines.join('\n'),
+          settings: this.insertSettings,
+        });
+      }
+    });
+    return { committed };
+  }
+
+  /** As DuckDB's: the time asked for, but always after the previous transaction's. */
+  private async nextIngestedUs(requestedUs: number): Promise<number> {
+    await (this.ingestedRead ??= this.readLastIngested());
+    this.lastIngestedUs = Math.max(Math.trunc(requestedUs), this.lastIngestedUs! + 1);
+    return this.lastIngestedUs;
+  }
+
+  /** The newest ingest time stored (read once, before the first append). */
+  private async readLastIngested(): Promise<void> {
+    {
+      const tables = await this.datasetTables();
+      const selects = tables.map((t) => `SELECT max(${q(INGESTED_COLUMN)}) AS m, count() AS n FROM ${q(t)}`);
+      const rows = selects.length > 0 ? await this.main.rows(`SELECT max(m) AS m, sum(n) AS n FROM (${selects.join(' UNION ALL ')})`) : [];
+      this.lastIngestedUs = rows.length === 0 || Number(rows[0].n) === 0 ? -Infinity : Number(rows[0].m);
+    }
+  }
+
+  dropDataset(datasetId: string): Promise<void> {
+    return this.serial(async () => {
+      for (const c of this.clients) {
+        if (this.settings.cluster) await c.run(`DROP TABLE IF EXISTS ${q(tableName(datasetId))}`);
+        await c.run(`DROP TABLE IF EXISTS ${q(this.localTable(datasetId))}`);
+      }
+      this.layouts.delete(datasetId);
+    });
+  }
+
+  /**
+   * Retention: drops every day partition wholly before the cutoff, and deletes the older events
+   * of the cutoff's own day with a mutation (waited for), on every shard.
+   */
+  deleteBefore(cutoffUs: number): Promise<number> {
+    const cutoff = Math.trunc(cutoffUs);
+    const cutoffDay = Number(new Date(Math.floor(cutoff / 1000)).toISOString().slice(0, 10).replace(/-/g, ''));
+    return this.serial(async () => {
+      let deleted = 0;
+      for (const t of await this.datasetTables()) {
+        const datasetId = `hcxds_${t.slice(3)}`;
+        const n = Number((await this.main.rows(`SELECT count() AS n FROM ${q(t)} WHERE ${q(TIME_COLUMN)} < ${cutoff}`))[0]?.n ?? 0);
+        if (n === 0) continue;
+        deleted += n;
+        const local = this.localTable(datasetId);
+        for (const c of this.clients) {
+          const parts = await c.rows(
+            `SELECT DISTINCT partition FROM system.parts WHERE active AND database = ${clickhouseLiteral(this.database)} AND table = ${clickhouseLiteral(local)}`,
+          );
+          for (const p of parts) {
+            // Partition ids are the day as yyyymmdd (the partition key's UInt32).
+            const day = Number(p.partition);
+            if (Number.isInteger(day) && day < cutoffDay) await c.run(`ALTER TABLE ${q(local)} DROP PARTITION ${day}`);
+          }
+          const left = await c.rows(`SELECT count() AS n FROM ${q(local)} WHERE ${q(TIME_COLUMN)} < ${cutoff}`);
+          if (Number(left[0]?.n ?? 0) > 0) {
+            await c.run(`ALTER TABLE ${q(local)} DELETE WHERE ${q(TIME_COLUMN)} < ${cutoff}`);
+            await waitForMutations(c, this.database, local);
+          }
+        }
+      }
+      return deleted;
+    });
+  }
+
+  /** The names of the dataset tables (the ones queries read: Distributed in a cluster). */
+  private async datasetTables(): Promise<string[]> {
+    const rows = await this.main.rows(
+      `SELECT name FROM system.tables WHERE database = ${clickhouseLiteral(this.database)} AND match(name, '^ds_[a-z0-9]+$')`,
+    );
+    return rows.map((r) => String(r.name));
+  }
+
+  query(sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
+    if (!this.opened) return Promise.reject(new Error('the event store is closed'));
+    return this.main.rows(bindParams(sql, params));
+  }
+
+  async analyse(sql: string, params: unknown[], timeoutMs: number): Promise<Record<string, unknown>[]> {
+    if (!this.opened) throw new Error('the event store is closed');
+    const queryId = randomUUID();
+    const abort = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      abort.abort();
+    }, timeoutMs);
+    try {
+      return await this.main.rows(bindParams(sql, params), {
+        queryId,
+        signal: abort.signal,
+        settings: { max_execution_time: Math.max(1, Math.ceil(timeoutMs / 1000)) },
+      });
+    } catch (err) {
+      if (timedOut || (err as { code?: number }).code === 159) {
+        void this.main.kill(queryId);
+        throw new QueryTimeout(timeoutMs);
+      }
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Runs the statements in order (ClickHouse has no transactions: not atomic). */
+  async execute(statements: { sql: string; params?: unknown[] }[]): Promise<Record<string, unknown>[]> {
+    let rows: Record<string, unknown>[] = [];
+    for (const s of statements) {
+      const sql = bindParams(s.sql, s.params ?? []);
+      rows = /^\s*(SELECT|WITH)\b/i.test(sql) ? await this.main.rows(sql) : (await this.main.run(sql), []);
+    }
+    return rows;
+  }
+}
+
+async function waitForMutations(c: ClickHouseClient, database: string, table: string): Promise<void> {
+  for (let i = 0; ; i++) {
+    const rows = await c.rows(
+      `SELECT count() AS n FROM system.mutations WHERE database = ${clickhouseLiteral(database)} AND table = ${clickhouseLiteral(table)} AND is_done = 0`,
+    );
+    if (Number(rows[0]?.n ?? 0) === 0) return;
+    await new Promise((r) => setTimeout(r, Math.min(200, 10 * 2 ** i)));
+  }
+}
+
+/**
+ * Appends one part's events as JSONEachRow lines: the fixed columns, then each field with a
+ * value, converted to its column's type as the DuckDB store converts (a number or boolean in a
+ * text column is its text form).
+ */
+function encodeRows(lines: string[], part: EventColumns, batch: AppendBatch, layout: Map<string, string>, ingestedUs: number): void {
+  const names = part.fields.map((f) => {
+    const physical = batch.columns ? batch.columns.get(f.name)?.physical : f.name;
+    const type = physical === undefined ? undefined : layout.get(physical);
+    if (physical === undefined || type === undefined) throw new Error(`event store append: no column for ${JSON.stringify(f.name)} in the table`);
+    return { key: JSON.stringify(physical), type };
+  });
+  for (let row = 0; row < part.count; row++) {
+    let line = `{"${TIME_COLUMN}":${Math.trunc(part.timeUs[row])},"${SAMPLERATE_COLUMN}":${part.samplerate[row]},"${INGESTED_COLUMN}":${ingestedUs}`;
+    for (let i = 0; i < part.fields.length; i++) {
+      const f = part.fields[i];
+      const k = f.kinds[row];
+      if (k === Value.Absent) continue;
+      const x = f.nums[row];
+      let v: string;
+      switch (names[i].type) {
+        case 'string':
+          v = JSON.stringify(k === Value.String ? part.text.slice(f.spans![2 * row], f.spans![2 * row + 1]) : k === Value.Boolean ? String(x !== 0) : String(x));
+          break;
+        case 'integer':
+          if (k !== Value.Integer) throw new Error(`event store append: a ${k === Value.String ? 'string' : 'non-integer'} value for an integer column`);
+          v = BigInt(x).toString();
+          break;
+        case 'float':
+          if (k !== Value.Integer && k !== Value.Float) throw new Error('event store append: a non-numeric value for a float column');
+          v = String(x);
+          break;
+        default:
+          if (k !== Value.Boolean) throw new Error('event store append: a non-boolean value for a boolean column');
+          v = x !== 0 ? '1' : '0';
+      }
+      line += `,${names[i].key}:${v}`;
+    }
+    lines.push(`${line}}`);
+  }
+}
