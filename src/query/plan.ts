@@ -103,17 +103,20 @@ export interface Scan {
 
 /** The filtered events of the window reading `fieldNames` as well as the spec's own fields. */
 export function planScan(input: Omit<PlanInput, 'granularity' | 'limit' | 'weighted' | 'extraFields'>, fieldNames: string[]): Scan {
+  if (input.dialect.nested) throw new UnsupportedByEngine(`scans (BubbleUp, raw events, traces)`, input.dialect.name);
   return build({ ...input, granularity: 1, limit: 1, weighted: false, extraFields: fieldNames }).scan();
 }
 
 /** The statement of one part (each part binds only the parameters it uses). */
 export function plan(input: PlanInput, part: 'results' | 'totals' | 'totalSeries'): Plan {
-  return build(input).part(part);
+  const b = build(input);
+  return input.dialect.nested ? b.nestedPart(part) : b.part(part);
 }
 
 /** Series or "other" of the given result groups (rows of the `results` statement), see build(). */
 export function planOfGroups(input: PlanInput, part: 'series' | 'other', groups: Record<string, unknown>[]): Plan {
-  return build(input).ofGroups(part, groups);
+  const b = build(input);
+  return input.dialect.nested ? b.nestedOfGroups(part, groups) : b.ofGroups(part, groups);
 }
 
 /**
@@ -122,6 +125,8 @@ export function planOfGroups(input: PlanInput, part: 'series' | 'other', groups:
  * index of their part in `parts`) and come ordered by part, then in the part's order.
  */
 export function planCombined(input: PlanInput, parts: Part[]): Plan | undefined {
+  // (An engine without common table expressions answers part by part.)
+  if (input.dialect.nested) return undefined;
   return build(input).combined(parts);
 }
 
@@ -193,9 +198,9 @@ function build(input: PlanInput) {
       `WHERE ${quoteIdent(TIME_COLUMN)} >= ${startSql} AND ${quoteIdent(TIME_COLUMN)} < ${endSql}`
     );
   });
-  const emptyBase = `SELECT CAST(NULL AS TIMESTAMP) AS __t, ${d.nullOf('integer')} AS __w${[...fields.values()]
+  const emptyBase = `SELECT ${d.nullTime()} AS __t, ${d.nullOf('integer')} AS __w${[...fields.values()]
     .map((f) => `, ${d.nullOf(f.type)} AS ${f.alias}`)
-    .join('')}${usesConcurrency ? `, ${d.nullOf('float')} AS __dur` : ''} WHERE false`;
+    .join('')}${usesConcurrency ? `, ${d.nullOf('float')} AS __dur` : ''} WHERE ${d.bool(false)}`;
   const base = selects.length > 0 ? selects.join('\nUNION ALL\n') : emptyBase;
 
   const gUs = Math.max(1, Math.trunc(input.granularity * 1_000_000));
@@ -369,8 +374,66 @@ function build(input: PlanInput) {
     return { sql, params: ps, ...shape };
   };
 
+  // ---- The nested plan, for engines without common table expressions or window functions
+  // (dialect.nested): the same rows as the statements above, from nested subqueries. Plain
+  // aggregates and percentiles (nearest rank over the sorted values and weights of a group).
+  const nestedLevel = (from: string, keys: string[]): string => {
+    const agg = d.nested!;
+    const inner = [...keys, 'count(*) AS __rows'];
+    const outer = [...keys, '__rows'];
+    const w = input.weighted;
+    for (const c of calcs) {
+      const n = c.field && numeric(d, c.field);
+      const p = PERCENTILES[c.op];
+      const plain = (expr: string) => {
+        inner.push(`${expr} AS ${c.alias}`);
+        outer.push(c.alias);
+      };
+      if (c.op === 'COUNT') plain(w ? 'coalesce(sum(__w), 0)' : 'count(*)');
+      else if (c.op === 'SUM') plain(`coalesce(sum(${w ? `${n} * __w` : n}), 0)`);
+      else if (c.op === 'AVG') plain(w ? `sum(${n} * __w) / sum(CASE WHEN ${n} IS NOT NULL THEN __w END)` : `avg(${n})`);
+      else if (c.op === 'MAX') plain(`max(${n})`);
+      else if (c.op === 'MIN') plain(`min(${n})`);
+      else if (c.op === 'COUNT_DISTINCT') plain(agg.countDistinct(c.field!.alias));
+      else if (p !== undefined) {
+        inner.push(`${agg.sortedWeighted(n!, w ? '__w' : '1')} AS __q_${c.alias}`);
+        outer.push(`${agg.nearestRank(`__q_${c.alias}`, Math.round(p * 1000))} AS ${c.alias}`);
+      } else throw new UnsupportedByEngine(c.op, d.name);
+    }
+    return `SELECT ${outer.join(', ')} FROM (SELECT ${inner.join(', ')} FROM ${from}${keys.length ? ` GROUP BY ${keys.join(', ')}` : ''}) AS l WHERE __rows > 0`;
+  };
+  const nestedF = `(SELECT *, ${d.intDiv(d.epochUs('__t'), String(gUs))} AS __b FROM (\n${base}\n) AS base${whereSql}) AS f`;
+  const nestedPart = (part: 'results' | 'totals' | 'totalSeries'): Plan => {
+    let sql: string;
+    if (part === 'results') sql = topSelect(`(${nestedLevel(nestedF, keyAliases)}) AS r`);
+    else if (part === 'totals') sql = nestedLevel(nestedF, []);
+    else sql = `SELECT * FROM (${nestedLevel(nestedF, ['__b'])}) AS ts ORDER BY __b`;
+    return { sql, params: part === 'results' ? params : params.slice(0, paramsBeforeHavings), ...shape };
+  };
+  const nestedOfGroups = (part: 'series' | 'other', groups: Record<string, unknown>[]): Plan => {
+    const ps = params.slice(0, paramsBeforeHavings);
+    const bindKey = (v: unknown) => {
+      ps.push(v ?? null);
+      return `$${ps.length}`;
+    };
+    // Which events belong to the result groups.
+    const inGroups =
+      keyAliases.length === 0
+        ? d.bool(groups.length > 0)
+        : groups
+            .map((g) => `(${breakdowns.map((b) => d.nested!.nullSafeEq(b.field.alias, d.cast(bindKey(g[b.field.alias]), b.field.type))).join(' AND ')})`)
+            .join(' OR ') || d.bool(false);
+    const sql =
+      part === 'series'
+        ? `SELECT * FROM (${nestedLevel(`(SELECT * FROM ${nestedF} WHERE ${inGroups}) AS ft`, [...keyAliases, '__b'])}) AS s ORDER BY __b${keyAliases.map((k) => `, ${k}`).join('')}`
+        : nestedLevel(`(SELECT * FROM ${nestedF} WHERE NOT (${inGroups})) AS fo`, []);
+    return { sql, params: ps, ...shape };
+  };
+
   return {
     ofGroups,
+    nestedPart,
+    nestedOfGroups,
     scan: (): Scan => ({ dialect: d, prelude, params: [...params.slice(0, paramsBeforeHavings)], fields: [...fields.values()] }),
     part: (part: 'results' | 'totals' | 'totalSeries'): Plan => ({
       sql: statements[part](),
@@ -380,6 +443,14 @@ function build(input: PlanInput) {
     }),
     combined,
   };
+}
+
+/** A query needs what the event engine does not offer yet (named in the message). */
+export class UnsupportedByEngine extends Error {
+  constructor(what: string, engine: string) {
+    super(`${what} is not supported on the ${engine} event store yet`);
+    this.name = 'UnsupportedByEngine';
+  }
 }
 
 /** SQL reading a field as a number (text that is not a number reads as null). */
@@ -523,7 +594,7 @@ function filterSql(d: SqlDialect, filter: Filter, field: Field, bind: (v: unknow
       }
       case 'boolean':
         if (typeof v === 'boolean') return bind(v);
-        if (v === 'true' || v === 'false') return bind(v === 'true');
+        if (v === 'true' || v === d.bool(false)) return bind(v === 'true');
         return undefined;
       case 'string':
         return `${d.cast(bind(String(v)), 'string')}`;
@@ -538,7 +609,7 @@ function filterSql(d: SqlDialect, filter: Filter, field: Field, bind: (v: unknow
     case '=':
     case '!=': {
       const v = typed(value);
-      const eq = v === undefined ? 'false' : `${col} = ${v}`;
+      const eq = v === undefined ? d.bool(false) : `${col} = ${v}`;
       return filter.op === '=' ? `(${eq})` : negate(eq);
     }
     case '>':
@@ -549,8 +620,8 @@ function filterSql(d: SqlDialect, filter: Filter, field: Field, bind: (v: unknow
       const n = typeof value === 'number' ? value : Number(value);
       if (field.type === 'string' && typeof value === 'number') return `(${d.tryCast(col, 'float')} ${filter.op} ${d.cast(bind(value), 'float')})`;
       if (field.type === 'string') return `(${col} ${filter.op} ${d.cast(bind(String(value)), 'string')})`;
-      if (field.type === 'boolean') return 'false';
-      return Number.isFinite(n) ? `(${col} ${filter.op} ${d.cast(bind(n), 'float')})` : 'false';
+      if (field.type === 'boolean') return d.bool(false);
+      return Number.isFinite(n) ? `(${col} ${filter.op} ${d.cast(bind(n), 'float')})` : d.bool(false);
     }
     case 'starts-with':
       return d.startsWith(text, d.cast(bind(String(value)), 'string'));
@@ -567,7 +638,7 @@ function filterSql(d: SqlDialect, filter: Filter, field: Field, bind: (v: unknow
     case 'in':
     case 'not-in': {
       const values = (Array.isArray(value) ? value : [value]).map(typed).filter((v): v is string => v !== undefined);
-      const within = values.length ? `${col} IN (${values.join(', ')})` : 'false';
+      const within = values.length ? `${col} IN (${values.join(', ')})` : d.bool(false);
       return filter.op === 'in' ? `(${within})` : negate(within);
     }
   }
@@ -579,7 +650,7 @@ function calcAlias(calcs: Calc[], op: string, column: string | null | undefined)
 
 function havingCondition(d: SqlDialect, h: Having, calcs: Calc[], bind: (v: unknown) => string): string {
   const alias = calcAlias(calcs, h.calculate_op, h.column);
-  if (!alias) return 'false';
+  if (!alias) return d.bool(false);
   return `${alias} ${h.op} ${d.cast(bind(h.value), 'float')}`;
 }
 

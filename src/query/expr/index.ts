@@ -94,4 +94,6 @@ export const CHECK_ONLY_DIALECT: SqlDialect = {
   endsWith: (a, b) => `ends(${a}, ${b})`,
   contains: (a, b) => `contains(${a}, ${b})`,
   intDiv: (a, b) => `${a} / ${b}`,
+  bool: (b) => (b ? 'true' : 'false'),
+  nullTime: () => 'NULL',
 };

@@ -47,4 +47,15 @@ export const clickhouseDialect: SqlDialect = {
   endsWith: (text, part) => `endsWith(${text}, ${part})`,
   contains: (text, part) => `(position(${text}, ${part}) > 0)`,
   intDiv: (a, b) => `intDiv(${a}, ${b})`,
+  bool: (b) => (b ? '1' : '0'),
+  nullTime: () => 'CAST(NULL AS Nullable(Int64))',
+  nested: {
+    nullSafeEq: (a, b) => `((${a} IS NULL AND ${b} IS NULL) OR coalesce(${a} = ${b}, 0))`,
+    countDistinct: (expr) => `uniqExact(${expr})`,
+    // (groupArray skips NULLs, so value and weight travel together as a tuple, filtered after.)
+    sortedWeighted: (value, weight) => `arraySort(x -> x.1, arrayFilter(x -> isNotNull(x.1), groupArray((${value}, toInt64(${weight})))))`,
+    nearestRank: (c, k) =>
+      `if(length(${c}) = 0, NULL, arrayElement(arrayMap(x -> x.1, ${c}), ` +
+      `arrayFirstIndex(s -> s * 1000 >= ${Math.trunc(k)} * arraySum(arrayMap(x -> x.2, ${c})), arrayCumSum(arrayMap(x -> x.2, ${c})))))`,
+  },
 };

@@ -19,4 +19,6 @@ export const duckdbDialect: SqlDialect = {
   endsWith: (text, part) => `ends_with(${text}, ${part})`,
   contains: (text, part) => `contains(${text}, ${part})`,
   intDiv: (a, b) => `${a} // ${b}`,
+  bool: (b) => (b ? 'true' : 'false'),
+  nullTime: () => 'CAST(NULL AS TIMESTAMP)',
 };

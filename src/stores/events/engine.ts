@@ -43,4 +43,28 @@ export interface SqlDialect {
   contains(text: string, part: string): string;
   /** Integer division of two integers, rounding down. */
   intDiv(a: string, b: string): string;
+  /** A boolean constant. */
+  bool(b: boolean): string;
+  /** A NULL of the event-time type. */
+  nullTime(): string;
+  /**
+   * Present when the engine has no common table expressions nor window functions (ClickHouse
+   * 18.16): the planner then writes nested subqueries, and the aggregates that need ordering
+   * come from these.
+   */
+  nested?: NestedAggregates;
+}
+
+export interface NestedAggregates {
+  /** Whether two values are equal or both NULL (never NULL itself). */
+  nullSafeEq(a: string, b: string): string;
+  /** The number of distinct non-NULL values (an aggregate). */
+  countDistinct(expr: string): string;
+  /** An aggregate collecting the non-NULL values with their weights, sorted by value. */
+  sortedWeighted(value: string, weight: string): string;
+  /**
+   * Over such a collection: the smallest value whose cumulative weight reaches `thousandths` /
+   * 1000 of the total (exact integer comparison); NULL when it is empty.
+   */
+  nearestRank(collection: string, thousandths: number): string;
 }
