@@ -8,14 +8,15 @@ import { initialise, type InitResult } from '../src/domain/tenancy.js';
 import { openSqliteStore } from '../src/stores/config/store.js';
 import type { ConfigStore } from '../src/stores/config/types.js';
 import type { Settings } from '../src/settings.js';
-import { DuckDbEventStore } from '../src/stores/events/duckdb-store.js';
+import { createEventStore } from '../src/stores/events/open.js';
+import type { EventStore } from '../src/stores/events/types.js';
 import { sha256, shortId } from '../src/domain/ids.js';
 import { RECIPIENT_KIND, recipientIdentity, recipientResponse } from '../src/domain/recipients.js';
 
 export interface TestApp {
   app: App;
   store: ConfigStore;
-  events: DuckDbEventStore;
+  events: EventStore;
   init: InitResult;
   dataDir: string;
   /** Headers for the initial configuration key. */
@@ -37,13 +38,16 @@ export class TestClock {
   }
 }
 
-export async function makeApp(opts: { settings?: Partial<Settings>; store?: ConfigStore; logger?: AppDeps['logger'] } = {}): Promise<TestApp> {
+/** `eventStore`: a WAGGLE_EVENT_STORE setting (default: DuckDB in the temp data directory). */
+export async function makeApp(
+  opts: { settings?: Partial<Settings>; store?: ConfigStore; logger?: AppDeps['logger']; eventStore?: string } = {},
+): Promise<TestApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'waggle-test-'));
   const store = opts.store ?? openSqliteStore(join(dataDir, 'config.sqlite'));
   await store.migrate();
   const init = await initialise(store);
   const clock = new TestClock();
-  const events = new DuckDbEventStore(join(dataDir, 'events.duckdb'));
+  const events = createEventStore(opts.eventStore ?? 'duckdb', dataDir);
   await events.open();
   const app = await createApp({ configStore: store, eventStore: events, settings: { dataDir, ...opts.settings }, now: clock.now, logger: opts.logger ?? false });
   await app.ready();

@@ -2,8 +2,13 @@
 // op, every filter op, breakdowns with orders, limits and havings, series buckets, totals and
 // "other" aggregates, sample-rate weighting, and `__all__` across datasets. The events are
 // generated deterministically and sent through /1/batch; the answers come from /1/query_results.
+// The same specs and expected answers run against every event engine: DuckDB, ClickHouse single
+// node and ClickHouse with 2 shards. Floats compare within a relative 1e-9 (summation order
+// differs between engines and shards). On ClickHouse the ops it does not answer yet (HEATMAP,
+// CONCURRENCY, RATE_*) are skipped, named in the test list.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, type TestApp } from './helpers.js';
+import { clickhouseBinary, startClickHouse, warnClickHouseSkipped, type ClickHouseCluster } from './clickhouse.js';
 import { ingest, runQuery } from './query-helpers.js';
 import {
   P,
@@ -57,7 +62,17 @@ function expectClose(actual: unknown, expected: number | undefined, what: string
   expect(Math.abs((actual as number) - expected), `${what}: got ${actual}, expected ${expected}`).toBeLessThanOrEqual(tolerance);
 }
 
-describe('query results match the reference', { timeout: 120_000 }, () => {
+interface Engine {
+  name: string;
+  /** WAGGLE_EVENT_STORE for a fresh store (undefined: DuckDB). */
+  setting(): string | undefined;
+  /** Whether HEATMAP, CONCURRENCY and RATE_* are answered. */
+  allOps: boolean;
+}
+
+function correctness(engine: Engine) {
+  /** A test of an op this engine answers; skipped (and so named in the run) otherwise. */
+  const itAll = engine.allOps ? it : it.skip;
   let t: TestApp;
   let sampled: RefEvent[];
   let plain: RefEvent[];
@@ -66,7 +81,7 @@ describe('query results match the reference', { timeout: 120_000 }, () => {
   let windowEndS: number;
 
   beforeAll(async () => {
-    t = await makeApp({ settings: { queryResultRateLimit: null } });
+    t = await makeApp({ settings: { queryResultRateLimit: null }, eventStore: engine.setting() });
     nowS = Math.floor(t.clock.ms / 1000);
     windowEndS = Math.floor(nowS / 60) * 60;
     const start = (windowEndS - 110 * 60) * 1000;
@@ -225,7 +240,7 @@ describe('query results match the reference', { timeout: 120_000 }, () => {
     expect(plainRun.data.other_by_aggregate).toBeUndefined();
   });
 
-  it.each(['sampled', 'plain'])('decomposable ops in one statement (%s): top groups, their series only, totals and other from one aggregation', async (dataset) => {
+  itAll.each(['sampled', 'plain'])('decomposable ops in one statement (%s): top groups, their series only, totals and other from one aggregation', async (dataset) => {
     // (`sampled` has sample rates above 1, so the weighted forms run; `plain` has none.)
     const events = dataset === 'sampled' ? sampled : plain;
     // COUNT, SUM, AVG, MIN, MAX and HEATMAP are answered by one statement that aggregates once per
@@ -316,7 +331,7 @@ describe('query results match the reference', { timeout: 120_000 }, () => {
     expect(body.data.other_by_aggregate).toEqual({ data: {} });
   });
 
-  it('RATE_AVG, RATE_SUM and RATE_MAX per group', async () => {
+  itAll('RATE_AVG, RATE_SUM and RATE_MAX per group', async () => {
     const spec = {
       calculations: [{ op: 'RATE_AVG', column: 'counter' }, { op: 'RATE_SUM', column: 'counter' }, { op: 'RATE_MAX', column: 'counter' }],
       breakdowns: ['service'],
@@ -342,7 +357,7 @@ describe('query results match the reference', { timeout: 120_000 }, () => {
     }
   });
 
-  it('HEATMAP: weighted histogram buckets between the window’s smallest and largest value', async () => {
+  itAll('HEATMAP: weighted histogram buckets between the window’s smallest and largest value', async () => {
     const body = await runQuery(t, 'sampled', { calculations: [{ op: 'HEATMAP', column: 'duration_ms' }], breakdowns: ['service'], time_range: 7200 }, { disable_series: true });
     const values = sampled.map((e) => e.fields.duration_ms).filter((v): v is number => typeof v === 'number');
     const lo = Math.min(...values);
@@ -365,7 +380,7 @@ describe('query results match the reference', { timeout: 120_000 }, () => {
     }
   });
 
-  it('HEATMAP beside a percentile (one statement per part): the series and other use the bounds of every matching event', async () => {
+  itAll('HEATMAP beside a percentile (one statement per part): the series and other use the bounds of every matching event', async () => {
     const spec = { calculations: [{ op: 'HEATMAP', column: 'duration_ms' }, { op: 'P50', column: 'duration_ms' }], breakdowns: ['service'], limit: 2, granularity: 1800, time_range: 7200 };
     const body = await runQuery(t, 'sampled', spec, { disable_other_by_aggregate: false });
     const bounds = heatmapBounds(sampled, 'duration_ms');
@@ -385,7 +400,7 @@ describe('query results match the reference', { timeout: 120_000 }, () => {
     check(body.data.other_by_aggregate.data['HEATMAP(duration_ms)'], sampled.filter((e) => !shown.has(e.fields.service)), 'other');
   });
 
-  it('CONCURRENCY: spans overlapping each bucket, and the busiest bucket per group', async () => {
+  itAll('CONCURRENCY: spans overlapping each bucket, and the busiest bucket per group', async () => {
     const body = await runQuery(t, 'plain', { calculations: [{ op: 'CONCURRENCY' }], breakdowns: ['endpoint'], time_range: 7200, granularity: 10 });
     for (const r of body.data.results) {
       const per = concurrency(plain.filter((e) => e.fields.endpoint === r.data.endpoint), 'duration_ms', 10, windowEndS);
@@ -480,4 +495,19 @@ describe('query results match the reference', { timeout: 120_000 }, () => {
     expect(hidden.data.series).toEqual([]);
     expect(hidden.data.other_by_aggregate.data.COUNT).toBe(aggregate(evs, 'COUNT'));
   });
-});
+}
+
+describe('query results match the reference: DuckDB', { timeout: 120_000 }, () => correctness({ name: 'DuckDB', setting: () => undefined, allOps: true }));
+
+for (const shards of [1, 2] as const) {
+  let cluster: ClickHouseCluster | undefined;
+  const name = shards === 1 ? 'ClickHouse single node' : 'ClickHouse 2 shards';
+  describe.skipIf(!clickhouseBinary)(`query results match the reference: ${name}`, { timeout: 120_000 }, () => {
+    beforeAll(async () => {
+      cluster = await startClickHouse(shards);
+    }, 60_000);
+    afterAll(() => cluster?.stop());
+    correctness({ name, setting: () => cluster!.setting(), allOps: false });
+  });
+}
+if (!clickhouseBinary) warnClickHouseSkipped('the query-correctness suite on ClickHouse');

@@ -84,7 +84,7 @@ export interface Plan {
   /** SQL of the part; series parts return `__b` (bucket index: start = __b × granularity). */
   sql: string;
   params: unknown[];
-  breakdowns: { name: string; alias: string }[];
+  breakdowns: { name: string; alias: string; type: Exclude<ValueType, 'null'> }[];
   calcs: { key: string; alias: string; op: QueryOp }[];
 }
 
@@ -233,7 +233,7 @@ function build(input: PlanInput) {
   /** A breakdown column of null (a part without groups, or an empty list of groups). */
   const nullKey = (b: (typeof breakdowns)[number]) => `${d.nullOf(b.field.type)} AS ${b.field.alias}`;
   const shape = {
-    breakdowns: breakdowns.map((b) => ({ name: b.name, alias: b.field.alias })),
+    breakdowns: breakdowns.map((b) => ({ name: b.name, alias: b.field.alias, type: b.field.type })),
     calcs: calcs.map((c) => ({ key: c.key, alias: c.alias, op: c.op })),
   };
 

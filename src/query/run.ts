@@ -69,7 +69,8 @@ export async function runQuery(events: EventStore, allSources: Source[], spec: Q
   const toData = (row: Record<string, unknown>): Record<string, ResultValue> => {
     const data: Record<string, ResultValue> = {};
     for (const b of p.breakdowns) {
-      const v = jsonValue(row[b.alias]);
+      // (An engine without a boolean type answers booleans as 1 and 0.)
+      const v = b.type === 'boolean' && typeof row[b.alias] === 'number' ? row[b.alias] !== 0 : jsonValue(row[b.alias]);
       if (v !== undefined) data[b.name] = v;
     }
     for (const c of p.calcs) {
