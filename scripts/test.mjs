@@ -1,7 +1,8 @@
 // `npm test`: the whole suite. The PostgreSQL part runs when a server is reachable at
 // WAGGLE_TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test); without one it
 // is skipped with a clear notice, except in CI (CI=true), where it must run. The web UI's
-// browser tests likewise need Chromium (/usr/bin/chromium, or WAGGLE_CHROMIUM).
+// browser tests likewise need Chromium (/usr/bin/chromium, or WAGGLE_CHROMIUM), and the ClickHouse
+// event-store tests Debian's clickhouse-server (started by the tests themselves, test/clickhouse.ts).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,6 +34,18 @@ if (!browser) {
   console.warn(`\n*** Chromium not found at ${chromium}: the web UI browser tests are SKIPPED (apt-get install chromium). ***\n`);
 }
 
+// The same candidates as test/clickhouse.ts.
+const clickhouse = [process.env.WAGGLE_CLICKHOUSE_SERVER, '/usr/sbin/clickhouse-server', '/usr/bin/clickhouse-server', '/usr/bin/clickhouse'].find(
+  (p) => p && existsSync(p),
+);
+if (!clickhouse) {
+  if (process.env.CI === 'true') {
+    console.error('CI: clickhouse-server is required for the ClickHouse event-store tests but is not installed (apt-get install clickhouse-server; .ci/run does).');
+    process.exit(1);
+  }
+  console.warn('\n*** clickhouse-server not found: the ClickHouse event-store tests are SKIPPED (apt-get install clickhouse-server). ***\n');
+}
+
 const env = { ...process.env, WAGGLE_TEST_POSTGRES: reachable ? url : '' };
 const dir = mkdtempSync(join(tmpdir(), 'waggle-vitest-'));
 const report = join(dir, 'report.json');
@@ -43,6 +56,7 @@ const r = spawnSync(
 );
 if (!reachable) console.warn('\n*** Reminder: the PostgreSQL tests were skipped (no server reachable). ***');
 if (!browser) console.warn('\n*** Reminder: the web UI browser tests were skipped (no Chromium). ***');
+if (!clickhouse) console.warn('\n*** Reminder: the ClickHouse event-store tests were skipped (no clickhouse-server). ***');
 // A plain closing line that any CI log reader understands.
 try {
   const s = JSON.parse(readFileSync(report, 'utf8'));
