@@ -158,9 +158,11 @@ function peakRssMb(pid) {
 
 /**
  * Throughput and server CPU of `waggle serve` under CONNECTIONS clients, each sending bodies of
- * BATCH events with `send` (default: /1/batch/bench). `name` names the data directory.
+ * BATCH events with `send` (default: /1/batch/bench). `name` names the data directory. `opts.env`:
+ * more environment for the server (WAGGLE_EVENT_STORE); `opts.pids`: other processes whose CPU
+ * counts in the same window (an event store's servers: `otherCpuSeconds`).
  */
-export async function serverRun(tmp, bodies, send = batchSender('bench'), name = 'server') {
+export async function serverRun(tmp, bodies, send = batchSender('bench'), name = 'server', opts = {}) {
   const dataDir = join(tmp, name);
   const init = JSON.parse(await run(['dist/main.js', 'init', '--data-dir', dataDir, '--json']));
   const key = init.keys.ingest;
@@ -171,10 +173,11 @@ export async function serverRun(tmp, bodies, send = batchSender('bench'), name =
   const nodeArgs = [...serverNodeFlags(), ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)];
   const child = spawn(process.execPath, [...nodeArgs, ...profile, 'dist/main.js', 'serve', '--port', String(port), '--data-dir', dataDir], {
     cwd: ROOT,
-    env: { ...process.env, WAGGLE_LOG_LEVEL: 'warn', WAGGLE_INGEST_RATE_LIMIT: 'off', WAGGLE_OTLP_GRPC_PORT: '0' },
+    env: { ...process.env, WAGGLE_LOG_LEVEL: 'warn', WAGGLE_INGEST_RATE_LIMIT: 'off', WAGGLE_OTLP_GRPC_PORT: '0', ...opts.env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const otherCpu = () => (opts.pids ?? []).reduce((n, pid) => n + cpuSeconds(pid), 0);
   try {
     for (let i = 0; ; i++) {
       if (child.exitCode !== null) throw new Error(`waggle serve exited (${child.exitCode}) before it answered`);
@@ -189,17 +192,19 @@ export async function serverRun(tmp, bodies, send = batchSender('bench'), name =
     const l = load(port, key, bodies, CONNECTIONS, send);
     await Promise.race([sleep(WARMUP * 1000), l.failed]);
     const cpu0 = cpuSeconds(child.pid);
+    const other0 = otherCpu();
     const main0 = cpuSeconds(child.pid, child.pid);
     const client0 = process.cpuUsage();
     const end = l.window();
     await Promise.race([sleep(DURATION * 1000), l.failed]);
     const cpu = cpuSeconds(child.pid) - cpu0;
+    const otherCpuSeconds = otherCpu() - other0;
     const mainCpu = cpuSeconds(child.pid, child.pid) - main0;
     const w = end();
     const clientCpu = process.cpuUsage(client0);
     const rssMb = peakRssMb(child.pid);
     await l.stop();
-    return { ...w, cpuSeconds: cpu, mainCpuSeconds: mainCpu, clientCpuSeconds: (clientCpu.user + clientCpu.system) / 1e6, rssMb, nodeArgs };
+    return { ...w, cpuSeconds: cpu, otherCpuSeconds, mainCpuSeconds: mainCpu, clientCpuSeconds: (clientCpu.user + clientCpu.system) / 1e6, rssMb, nodeArgs, dataDir, keys: init.keys };
   } finally {
     child.kill('SIGTERM');
     await exited;

@@ -85,5 +85,7 @@ if (ONLY === '' || ONLY === 'otlp') await (await import('./otlp.mjs')).otlpBench
 if (ONLY === '' || ONLY === 'slo') await (await import('./slo.mjs')).sloBench();
 // Query results on 10M events against the same queries hand-written in DuckDB SQL, and time pruning.
 if (ONLY === '' || ONLY === 'query') await (await import('./query.mjs')).queryBench();
+// ClickHouse behind the event-engine seam: ingest and queries on DuckDB, ClickHouse single node and 2 shards.
+if (ONLY === '' || ONLY === 'clickhouse') await (await import('./clickhouse.mjs')).clickhouseBench();
 // The web UI's budgets in Chromium: first-load JavaScript, drawing 50 groups × 120 points and 10,000 points against bare uPlot.
 if (ONLY === '' || ONLY === 'web') await (await import('./web-ui.mjs')).webBench();

@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { clickhouseBinary } from './clickhouse-servers.mjs';
 
 const url = process.env.WAGGLE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 let reachable = false;
@@ -34,10 +35,7 @@ if (!browser) {
   console.warn(`\n*** Chromium not found at ${chromium}: the web UI browser tests are SKIPPED (apt-get install chromium). ***\n`);
 }
 
-// The same candidates as test/clickhouse.ts.
-const clickhouse = [process.env.WAGGLE_CLICKHOUSE_SERVER, '/usr/sbin/clickhouse-server', '/usr/bin/clickhouse-server', '/usr/bin/clickhouse'].find(
-  (p) => p && existsSync(p),
-);
+const clickhouse = clickhouseBinary;
 if (!clickhouse) {
   if (process.env.CI === 'true') {
     console.error('CI: clickhouse-server is required for the ClickHouse event-store tests but is not installed (apt-get install clickhouse-server; .ci/run does).');
