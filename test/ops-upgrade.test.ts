@@ -11,8 +11,8 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { call, killAll, removeTempDirs, serve, teamHeaders, tempDir, waggle } from './cli-helpers.js';
 import { serverQuery } from './ops-helpers.js';
 import { openSqliteStore } from '../src/stores/config/store.js';
-import { DuckDbEventStore } from '../src/stores/events/duckdb.js';
-import { quoteIdent, tableName } from '../src/stores/events/types.js';
+import { DuckDbEventStore, quoteIdent } from '../src/stores/events/duckdb-store.js';
+import { tableName } from '../src/stores/events/types.js';
 
 afterEach(killAll);
 afterAll(removeTempDirs);

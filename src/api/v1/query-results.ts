@@ -22,6 +22,7 @@
 // - `limit` (≤ 10,000) is honoured only with `disable_series: true`; otherwise the query's own
 //   `limit` (default 1000) caps the result groups. `disable_total_by_aggregate` and
 //   `disable_other_by_aggregate` default to true.
+import { UnsupportedByEngine } from '../../query/plan.js';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../../http/app.js';
@@ -189,7 +190,9 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
         const error =
           err instanceof QueryTimeout
             ? `query exceeded the ${settings.queryTimeoutMs / 1000} s run time`
-            : /Out of Memory/i.test((err as Error)?.message ?? '')
+            : err instanceof UnsupportedByEngine
+              ? err.message
+              : /Out of Memory/i.test((err as Error)?.message ?? '')
               ? `the query needs more memory than the event store may use (WAGGLE_EVENT_STORE_MEMORY) and could not spill to disk`
               : 'the query failed';
         done = { ...body, complete: true, data: { series: [], results: [] }, error };

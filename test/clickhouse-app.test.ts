@@ -1,0 +1,93 @@
+// The whole app on ClickHouse (single node), through the HTTP interface: events sent to /1/batch
+// land in ClickHouse's table for the dataset (partitioned by day, ordered by time); a trigger
+// fires on them; a query with an op ClickHouse does not answer yet says so; deleting the dataset
+// drops its table; retention runs there.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { json, makeApp, type TestApp } from './helpers.js';
+import { ingest, pollResult, runQuery, saveQuery } from './query-helpers.js';
+import { clickhouseBinary, startClickHouse, warnClickHouseSkipped, type ClickHouseCluster } from './clickhouse.js';
+import { tableName } from '../src/stores/events/types.js';
+
+describe.skipIf(!clickhouseBinary)('the app on ClickHouse', { timeout: 60_000 }, () => {
+  let cluster: ClickHouseCluster;
+  let t: TestApp;
+  beforeAll(async () => {
+    cluster = await startClickHouse(1);
+    t = await makeApp({ settings: { evaluationTickMs: 0, queryResultRateLimit: null }, eventStore: cluster.setting() });
+  }, 60_000);
+  afterAll(async () => {
+    await t?.close();
+    await cluster?.stop();
+  });
+
+  const sql = (query: string) => fetch(`http://127.0.0.1:${cluster.httpPorts[0]}/`, { method: 'POST', body: query }).then((r) => r.text());
+  const tableExists = async (id: string) =>
+    Number((await t.events.query(`SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name = $1`, [tableName(id)]))[0].n) > 0;
+
+  it('ingested events are rows of a MergeTree table partitioned by day and ordered by time', async () => {
+    const now = Date.now();
+    await ingest(t, 'shop', [
+      { time: new Date(now - 60_000).toISOString(), data: { service: 'api', duration_ms: 12.5, ok: true } },
+      { time: new Date(now - 30_000).toISOString(), samplerate: 4, data: { service: "o'brien \\ \u0000", status: 500 } },
+    ]);
+    const rows = await t.events.query(`SELECT count(*) AS n, sum(__samplerate) AS w FROM ${t.events.dialect.quoteIdent(tableName(await storeId('shop')))}`);
+    expect(rows).toEqual([{ n: 2, w: 5 }]);
+    const create = await sql(`SELECT engine_full FROM system.tables WHERE name = '${tableName(await storeId('shop'))}' FORMAT TSV`);
+    expect(create).toMatch(/MergeTree PARTITION BY toYYYYMMDD\(toDateTime\(intDiv\(__time, 1000000\)\)\) ORDER BY __time/);
+    const body = await runQuery(t, 'shop', { calculations: [{ op: 'COUNT' }, { op: 'MAX', column: 'duration_ms' }], breakdowns: ['service'], time_range: 600 }, { disable_series: true });
+    expect(body.data.results.map((r: { data: unknown }) => r.data)).toEqual([
+      { service: "o'brien \\ \u0000", COUNT: 4 },
+      { service: 'api', COUNT: 1, 'MAX(duration_ms)': 12.5 },
+    ]);
+  });
+
+  it('a trigger is evaluated on ClickHouse and fires', async () => {
+    const now = Date.now();
+    await ingest(t, 'orders', Array.from({ length: 12 }, (_, i) => ({ time: new Date(now - 30_000 + i * 1000).toISOString(), data: { status: 500 } })));
+    const recipient = json(await t.app.inject({ method: 'POST', url: '/1/recipients', headers: t.config, payload: { type: 'email', details: { email_address: 'oncall@example.com' } } }));
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/1/triggers/orders',
+      headers: t.config,
+      payload: {
+        name: 'errors',
+        query: { calculations: [{ op: 'COUNT' }], filters: [{ column: 'status', op: '>=', value: 500 }], time_range: 240 },
+        frequency: 60,
+        threshold: { op: '>', value: 10 },
+        recipients: [{ id: recipient.id }],
+      },
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    const trigger = json(res);
+    await t.app.engine.scheduler.tick();
+    const sent = (t.app.engine.notifier.sent ?? []).filter((n) => n.alert.id === trigger.id);
+    expect(sent).toHaveLength(1);
+    expect(json(await t.app.inject({ method: 'GET', url: `/1/triggers/orders/${trigger.id}`, headers: t.config })).triggered).toBe(true);
+  });
+
+  it('an op ClickHouse does not answer yet is an error that names it', async () => {
+    const id = await saveQuery(t, 'shop', { calculations: [{ op: 'HEATMAP', column: 'duration_ms' }], time_range: 600 });
+    const res = await t.app.inject({ method: 'POST', url: '/1/query_results/shop', headers: t.config, payload: { query_id: id } });
+    const body = await pollResult(t, String(res.headers.location));
+    expect(body.error).toBe('HEATMAP is not supported on the clickhouse event store yet');
+  });
+
+  it('deleting a dataset drops its table', async () => {
+    const id = await storeId('orders');
+    expect(await tableExists(id)).toBe(true);
+    await t.app.inject({ method: 'PUT', url: '/1/datasets/orders', headers: t.config, payload: { settings: { delete_protected: false } } });
+    const res = await t.app.inject({ method: 'DELETE', url: '/1/datasets/orders', headers: t.config });
+    expect(res.statusCode, res.body).toBeLessThan(300);
+    await expect.poll(() => tableExists(id), { timeout: 10_000 }).toBe(false);
+  });
+
+  /** The dataset's id as the event store names it (hcxds_…). */
+  async function storeId(slug: string): Promise<string> {
+    const [team] = await t.store.listTeams();
+    const env = await t.store.getEnvironmentBySlug(team.id, t.init.environment.slug);
+    const ds = env && (await t.store.getDataset(env.id, slug));
+    if (!ds) throw new Error(`no dataset ${slug}`);
+    return ds.id;
+  }
+});
+if (!clickhouseBinary) warnClickHouseSkipped('the app-on-ClickHouse tests');
