@@ -14,7 +14,7 @@ import { initialise, type InitResult } from '../src/domain/tenancy.js';
 import { LeaseLeadership } from '../src/engine/leadership.js';
 import { openPostgresStore } from '../src/stores/config/store.js';
 import type { ConfigStore } from '../src/stores/config/types.js';
-import { DuckDbEventStore } from '../src/stores/events/duckdb.js';
+import { DuckDbEventStore } from '../src/stores/events/duckdb-store.js';
 import { json, keyHeaders, TestClock } from './helpers.js';
 import { HttpReceiver } from './receivers.js';
 import { createTestSchema, postgresUrl, warnPostgresSkipped, type TestSchema } from './postgres.js';
