@@ -66,10 +66,10 @@ describe.skipIf(!clickhouseBinary)('the app on ClickHouse', { timeout: 60_000 },
   });
 
   it('an op ClickHouse does not answer yet is an error that names it', async () => {
-    const id = await saveQuery(t, 'shop', { calculations: [{ op: 'HEATMAP', column: 'duration_ms' }], time_range: 600 });
+    const id = await saveQuery(t, 'shop', { calculations: [{ op: 'RATE_AVG', column: 'duration_ms' }], time_range: 600 });
     const res = await t.app.inject({ method: 'POST', url: '/1/query_results/shop', headers: t.config, payload: { query_id: id } });
     const body = await pollResult(t, String(res.headers.location));
-    expect(body.error).toBe('HEATMAP is not supported on the clickhouse event store yet');
+    expect(body.error).toBe('RATE_AVG is not supported on the clickhouse event store yet');
   });
 
   it('deleting a dataset drops its table', async () => {

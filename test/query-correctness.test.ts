@@ -4,8 +4,8 @@
 // generated deterministically and sent through /1/batch; the answers come from /1/query_results.
 // The same specs and expected answers run against every event engine: DuckDB, ClickHouse single
 // node and ClickHouse with 2 shards. Floats compare within a relative 1e-9 (summation order
-// differs between engines and shards). On ClickHouse the ops it does not answer yet (HEATMAP,
-// CONCURRENCY, RATE_*) are skipped, named in the test list.
+// differs between engines and shards). On ClickHouse the ops it does not answer yet (CONCURRENCY,
+// RATE_*) are skipped, named in the test list.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, type TestApp } from './helpers.js';
 import { clickhouseBinary, startClickHouse, warnClickHouseSkipped, type ClickHouseCluster } from './clickhouse.js';
@@ -66,7 +66,7 @@ interface Engine {
   name: string;
   /** WAGGLE_EVENT_STORE for a fresh store (undefined: DuckDB). */
   setting(): string | undefined;
-  /** Whether HEATMAP, CONCURRENCY and RATE_* are answered. */
+  /** Whether CONCURRENCY and RATE_* are answered. */
   allOps: boolean;
 }
 
@@ -240,7 +240,7 @@ function correctness(engine: Engine) {
     expect(plainRun.data.other_by_aggregate).toBeUndefined();
   });
 
-  itAll.each(['sampled', 'plain'])('decomposable ops in one statement (%s): top groups, their series only, totals and other from one aggregation', async (dataset) => {
+  it.each(['sampled', 'plain'])('decomposable ops in one statement (%s): top groups, their series only, totals and other from one aggregation', async (dataset) => {
     // (`sampled` has sample rates above 1, so the weighted forms run; `plain` has none.)
     const events = dataset === 'sampled' ? sampled : plain;
     // COUNT, SUM, AVG, MIN, MAX and HEATMAP are answered by one statement that aggregates once per
@@ -357,7 +357,7 @@ function correctness(engine: Engine) {
     }
   });
 
-  itAll('HEATMAP: weighted histogram buckets between the window’s smallest and largest value', async () => {
+  it('HEATMAP: weighted histogram buckets between the window’s smallest and largest value', async () => {
     const body = await runQuery(t, 'sampled', { calculations: [{ op: 'HEATMAP', column: 'duration_ms' }], breakdowns: ['service'], time_range: 7200 }, { disable_series: true });
     const values = sampled.map((e) => e.fields.duration_ms).filter((v): v is number => typeof v === 'number');
     const lo = Math.min(...values);
@@ -380,7 +380,7 @@ function correctness(engine: Engine) {
     }
   });
 
-  itAll('HEATMAP beside a percentile (one statement per part): the series and other use the bounds of every matching event', async () => {
+  it('HEATMAP beside a percentile (one statement per part): the series and other use the bounds of every matching event', async () => {
     const spec = { calculations: [{ op: 'HEATMAP', column: 'duration_ms' }, { op: 'P50', column: 'duration_ms' }], breakdowns: ['service'], limit: 2, granularity: 1800, time_range: 7200 };
     const body = await runQuery(t, 'sampled', spec, { disable_other_by_aggregate: false });
     const bounds = heatmapBounds(sampled, 'duration_ms');

@@ -377,6 +377,7 @@ function build(input: PlanInput) {
   // ---- The nested plan, for engines without common table expressions or window functions
   // (dialect.nested): the same rows as the statements above, from nested subqueries. Plain
   // aggregates and percentiles (nearest rank over the sorted values and weights of a group).
+  const nestedF = `(SELECT *, ${d.intDiv(d.epochUs('__t'), String(gUs))} AS __b FROM (\n${base}\n) AS base${whereSql}) AS f`;
   const nestedLevel = (from: string, keys: string[]): string => {
     const agg = d.nested!;
     const inner = [...keys, 'count(*) AS __rows'];
@@ -398,11 +399,19 @@ function build(input: PlanInput) {
       else if (p !== undefined) {
         inner.push(`${agg.sortedWeighted(n!, w ? '__w' : '1')} AS __q_${c.alias}`);
         outer.push(`${agg.nearestRank(`__q_${c.alias}`, Math.round(p * 1000))} AS ${c.alias}`);
+      } else if (c.op === 'HEATMAP') {
+        // Bounds over every matching event (as in the other plan): the same cells in every part.
+        inner.push(`${agg.sortedWeighted(n!, w ? '__w' : '1')} AS __q_${c.alias}`);
+        const all = `FROM (SELECT * FROM ${nestedF} WHERE ${n} IS NOT NULL) AS hb`;
+        outer.push(
+          `(SELECT min(${n}) ${all}) AS __lo_${c.alias}`,
+          `(SELECT greatest((max(${n}) - min(${n})) / ${HEATMAP_BUCKETS}, 1e-9) ${all}) AS __width_${c.alias}`,
+          `${agg.heatmapCells(`__q_${c.alias}`, `__lo_${c.alias}`, `__width_${c.alias}`, HEATMAP_BUCKETS)} AS ${c.alias}`,
+        );
       } else throw new UnsupportedByEngine(c.op, d.name);
     }
     return `SELECT ${outer.join(', ')} FROM (SELECT ${inner.join(', ')} FROM ${from}${keys.length ? ` GROUP BY ${keys.join(', ')}` : ''}) AS l WHERE __rows > 0`;
   };
-  const nestedF = `(SELECT *, ${d.intDiv(d.epochUs('__t'), String(gUs))} AS __b FROM (\n${base}\n) AS base${whereSql}) AS f`;
   const nestedPart = (part: 'results' | 'totals' | 'totalSeries'): Plan => {
     let sql: string;
     if (part === 'results') sql = topSelect(`(${nestedLevel(nestedF, keyAliases)}) AS r`);

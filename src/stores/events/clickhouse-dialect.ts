@@ -53,9 +53,20 @@ export const clickhouseDialect: SqlDialect = {
     nullSafeEq: (a, b) => `((${a} IS NULL AND ${b} IS NULL) OR coalesce(${a} = ${b}, 0))`,
     countDistinct: (expr) => `uniqExact(${expr})`,
     // (groupArray skips NULLs, so value and weight travel together as a tuple, filtered after.)
-    sortedWeighted: (value, weight) => `arraySort(x -> x.1, arrayFilter(x -> isNotNull(x.1), groupArray((${value}, toInt64(${weight})))))`,
+    sortedWeighted: (value, weight) =>
+      `arraySort(x -> x.1, arrayMap(x -> (assumeNotNull(x.1), x.2), arrayFilter(x -> isNotNull(x.1), groupArray((${value}, toInt64(${weight}))))))`,
     nearestRank: (c, k) =>
       `if(length(${c}) = 0, NULL, arrayElement(arrayMap(x -> x.1, ${c}), ` +
       `arrayFirstIndex(s -> s * 1000 >= ${Math.trunc(k)} * arraySum(arrayMap(x -> x.2, ${c})), arrayCumSum(arrayMap(x -> x.2, ${c})))))`,
+    heatmapCells: (c, nullableLo, nullableWidth, buckets) => {
+      // (Non-NULL wherever the collection has values; lambdas must return UInt8, not Nullable.)
+      const lo = `assumeNotNull(${nullableLo})`;
+      const width = `assumeNotNull(${nullableWidth})`;
+      const cell = (x: string) => `least(floor((${x} - ${lo}) / ${width}), ${buckets - 1})`;
+      const count = `arraySum(arrayMap(x -> if(${cell('x.1')} = i, x.2, 0), ${c}))`;
+      const json = `concat('{"lower":', toString(${lo} + i * ${width}), ',"upper":', toString(${lo} + (i + 1) * ${width}), ',"count":', toString(${count}), '}')`;
+      const present = `arrayFilter(i -> arrayExists(x -> ${cell('x.1')} = i, ${c}), range(${buckets}))`;
+      return `if(length(${c}) = 0, NULL, concat('[', arrayStringConcat(arrayMap(i -> ${json}, ${present}), ','), ']'))`;
+    },
   },
 };

@@ -67,4 +67,10 @@ export interface NestedAggregates {
    * 1000 of the total (exact integer comparison); NULL when it is empty.
    */
   nearestRank(collection: string, thousandths: number): string;
+  /**
+   * Over such a collection: HEATMAP's cells as JSON text, `[{"lower", "upper", "count"}, …]` for
+   * the cells with values, in order: `buckets` cells of `width` from `lo` (the last one takes
+   * everything above), counts the sum of weights; NULL when the collection is empty.
+   */
+  heatmapCells(collection: string, lo: string, width: string, buckets: number): string;
 }
