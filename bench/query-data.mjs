@@ -150,13 +150,14 @@ export function generateSql({ table, physical, n, from = 0, to = n, startUs, spa
 /**
  * INSERT … SELECT copying every event of table `from` into table `to` (both datasets of this
  * file, columns matched by field name), in `from`'s order; `time(t)` maps the event time `t`
- * (SQL) to the copy's (identity by default).
+ * (SQL) to the copy's (identity by default), `samplerate` is the copy's sample rate (SQL; the
+ * original's by default).
  */
-export function copySql({ from, to, physicalFrom, physicalTo, time = (t) => t }) {
+export function copySql({ from, to, physicalFrom, physicalTo, time = (t) => t, samplerate = '__samplerate' }) {
   const q = (p) => `"${p.replace(/"/g, '""')}"`;
   const fields = Object.keys(FIELD_TYPES);
   return (
     `INSERT INTO "${to}" (__time, __samplerate, __ingested, ${fields.map((f) => q(physicalTo[f])).join(', ')}) ` +
-    `SELECT ${time('__time')}, __samplerate, __ingested, ${fields.map((f) => q(physicalFrom[f])).join(', ')} FROM "${from}"`
+    `SELECT ${time('__time')}, ${samplerate}, __ingested, ${fields.map((f) => q(physicalFrom[f])).join(', ')} FROM "${from}"`
   );
 }

@@ -53,6 +53,11 @@ const HOUR = 3600;
 const DAY = 86400;
 const DATASET = 'query-bench';
 const DATASET_7D = 'query-bench-7d';
+const DATASET_SAMPLED = 'query-bench-sampled';
+/** Sample rates of the sampled dataset's events: 1 % kept 1 in 100, 9 % 1 in 10, the rest all. */
+const SAMPLERATE = `CASE WHEN hash(epoch_us(__time), 1) % 100 = 0 THEN 100 WHEN hash(epoch_us(__time), 2) % 10 = 0 THEN 10 ELSE 1 END`;
+/** The datasets a run needs: the 7-day one only for the pruning rows, the sampled one only for its query. */
+const NEEDED = [DATASET, ...(!ONLY || ONLY.some((k) => k.startsWith('pruning-')) ? [DATASET_7D] : []), ...(!ONLY || ONLY.includes('p99-by-service-sampled') ? [DATASET_SAMPLED] : [])];
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const percentile = (xs, p) => {
@@ -167,7 +172,7 @@ function readConfig(dataDir) {
   const db = new Database(join(dataDir, 'config.sqlite'), { readonly: true });
   try {
     const out = {};
-    for (const name of [DATASET, DATASET_7D]) {
+    for (const name of NEEDED) {
       const ds = db.prepare('SELECT id, slug FROM datasets WHERE name = ?').get(name);
       if (!ds) throw new Error(`dataset ${name} was not created`);
       const physical = {};
@@ -197,36 +202,51 @@ async function generate(file, datasets, window) {
     await c.run(`CREATE TEMP TABLE ids AS SELECT range AS i FROM range(${EVENTS})`);
     const a = datasets[DATASET];
     const b = datasets[DATASET_7D];
-    for (const ds of [a, b]) await c.run(`DELETE FROM "${ds.table}"`); // the seed events
+    const sampled = datasets[DATASET_SAMPLED];
+    for (const ds of [a, b, sampled]) if (ds) await c.run(`DELETE FROM "${ds.table}"`); // the seed events
     let t0 = performance.now();
     await c.run(
       generateSql({ table: a.table, physical: a.physical, n: EVENTS, rows: 'temp.ids', startUs: window.start * 1e6, spanUs: (window.end - window.start) * 1e6, ingestedUs }),
     );
     timings.window = secs(t0);
-    // The 7 days before the window: the window's events twice, each copy's times stretched over
-    // 3.5 days (copying costs about half of generating), then the window's events as they are.
-    t0 = performance.now();
-    const stretch = ((7 * DAY) / 2) / (window.end - window.start);
-    const copy = (time) => copySql({ from: a.table, to: b.table, physicalFrom: a.physical, physicalTo: b.physical, time });
-    for (let k = 0; k < 2; k++) {
-      const baseUs = (window.start - 7 * DAY + k * 3.5 * DAY) * 1e6;
-      await c.run(copy((t) => `make_timestamp(${baseUs}::BIGINT + (epoch_us(${t}) - ${window.start * 1e6}::BIGINT) * ${stretch})`));
+    if (b) {
+      // The 7 days before the window: the window's events twice, each copy's times stretched over
+      // 3.5 days (copying costs about half of generating), then the window's events as they are.
+      t0 = performance.now();
+      const stretch = ((7 * DAY) / 2) / (window.end - window.start);
+      const copy = (time) => copySql({ from: a.table, to: b.table, physicalFrom: a.physical, physicalTo: b.physical, time });
+      for (let k = 0; k < 2; k++) {
+        const baseUs = (window.start - 7 * DAY + k * 3.5 * DAY) * 1e6;
+        await c.run(copy((t) => `make_timestamp(${baseUs}::BIGINT + (epoch_us(${t}) - ${window.start * 1e6}::BIGINT) * ${stretch})`));
+      }
+      await c.run(copy());
+      timings.week = secs(t0);
     }
-    await c.run(copy());
-    timings.week = secs(t0);
+    if (sampled) {
+      t0 = performance.now();
+      await c.run(copySql({ from: a.table, to: sampled.table, physicalFrom: a.physical, physicalTo: sampled.physical, samplerate: SAMPLERATE }));
+      timings.sampled = secs(t0);
+    }
     t0 = performance.now();
     await c.run('CHECKPOINT');
     timings.checkpoint = secs(t0);
     // Sanity: the counts (the pruning table shows whether row groups are in time order).
-    const check = (
-      await c.runAndReadAll(
-        `SELECT (SELECT count(*) FROM "${a.table}") AS a, (SELECT count(*) FROM "${b.table}") AS b, ` +
-          `(SELECT count(*) FROM "${b.table}" WHERE __time >= make_timestamp(${window.start * 1e6}::BIGINT)) AS bw`,
-      )
-    ).getRowObjectsJS()[0];
-    if (Number(check.a) !== EVENTS || Number(check.b) !== 3 * EVENTS || Number(check.bw) !== EVENTS) {
-      throw new Error(`generated counts are off: ${JSON.stringify(check, (_, v) => (typeof v === 'bigint' ? Number(v) : v))}`);
+    const count = async (sql) => Number((await c.runAndReadAll(sql)).getRows()[0][0]);
+    const got = { a: await count(`SELECT count(*) FROM "${a.table}"`) };
+    const want = { a: EVENTS };
+    if (b) {
+      got.b = await count(`SELECT count(*) FROM "${b.table}"`);
+      got.bw = await count(`SELECT count(*) FROM "${b.table}" WHERE __time >= make_timestamp(${window.start * 1e6}::BIGINT)`);
+      Object.assign(want, { b: 3 * EVENTS, bw: EVENTS });
     }
+    if (sampled) {
+      got.sampled = await count(`SELECT count(*) FROM "${sampled.table}"`);
+      want.sampled = EVENTS;
+    }
+    if (JSON.stringify(got) !== JSON.stringify(want)) throw new Error(`generated counts are off: ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`);
+    // Bytes on disk per event: the file after the checkpoint (every dataset's table and the
+    // free blocks), over every event in it.
+    timings.events = Object.values(got).reduce((n, x) => n + x, 0) - (got.bw ?? 0);
   } finally {
     c.closeSync();
     inst.closeSync();
@@ -271,6 +291,34 @@ const QUERIES = [
       for (const [i, r] of rows.entries()) {
         eq(data.results[i].data['service.name'], r.s, 'service');
         eq(data.results[i].data['P99(duration_ms)'], r.p, 'P99');
+      }
+    },
+  },
+  {
+    // The same question on a copy of the window's events of which 10 % are sampled (sample rates
+    // 10 and 100): Waggle's answer is the sample-weighted P99, checked against the weighted
+    // nearest rank written out with window functions; the cost reference is DuckDB's own
+    // quantile_disc over the same rows (the unweighted answer: what the query would cost if
+    // nothing in the window were sampled).
+    key: 'p99-by-service-sampled',
+    title: 'P99(duration_ms) by service.name, 10 % of events sampled',
+    dataset: DATASET_SAMPLED,
+    series: false,
+    targetMs: 300,
+    targetRatio: 1.2,
+    spec: { calculations: [{ op: 'P99', column: 'duration_ms' }], breakdowns: ['service.name'] },
+    hand: (t, col, where) =>
+      `SELECT ${col('service.name')} AS s, quantile_disc(${col('duration_ms')}, 0.99) AS p FROM ${t} WHERE ${where} ` +
+      `GROUP BY s ORDER BY p DESC NULLS LAST, s LIMIT 1000`,
+    exact: (t, col, where) =>
+      `SELECT s, min(v) FILTER (WHERE cum >= 0.99 * tot) AS p FROM (SELECT ${col('service.name')} AS s, ${col('duration_ms')} AS v, ` +
+      `sum(__samplerate) OVER (PARTITION BY s ORDER BY v ROWS UNBOUNDED PRECEDING) AS cum, sum(__samplerate) OVER (PARTITION BY s) AS tot ` +
+      `FROM ${t} WHERE ${where} AND ${col('duration_ms')} IS NOT NULL) GROUP BY s ORDER BY p DESC NULLS LAST, s LIMIT 1000`,
+    check(data, rows) {
+      eq(data.results.length, rows.length, 'groups');
+      for (const [i, r] of rows.entries()) {
+        eq(data.results[i].data['service.name'], r.s, 'service');
+        eq(data.results[i].data['P99(duration_ms)'], r.p, 'weighted P99');
       }
     },
   },
@@ -368,7 +416,7 @@ async function inProcess(dataDir, eventsFile, envSlug) {
   const team = (await store.listTeams())[0];
   const env = await store.getEnvironmentBySlug(team.id, envSlug);
   const sources = {};
-  for (const name of [DATASET, DATASET_7D]) {
+  for (const name of NEEDED) {
     const ds = (await store.listDatasets(env.id)).find((d) => d.name === name);
     sources[name] = await querySources(store, env, ds);
   }
@@ -441,7 +489,7 @@ export async function queryBench() {
 
       progress('creating the datasets through POST /1/batch');
       server = await serve(dataDir);
-      for (const name of [DATASET, DATASET_7D]) {
+      for (const name of NEEDED) {
         const r = await api(server.port, init.keys.ingest, 'POST', `/1/batch/${name}`, seedEvents(window.start * 1000));
         if (!r.every((x) => x.status === 202)) throw new Error(`seed batch refused: ${JSON.stringify(r).slice(0, 300)}`);
       }
@@ -487,14 +535,15 @@ export async function queryBench() {
         const b = await local.hand(hand);
         const handCpu = cpuMs(u0);
         if (i === 0) {
-          q.check(h.data, b.rows);
-          q.check(l.data, b.rows);
+          const answer = q.exact ? (await local.hand(q.exact(`"${ds.table}"`, (f) => `"${ds.physical[f]}"`, where))).rows : b.rows;
+          q.check(h.data, answer);
+          q.check(l.data, answer);
           r.statements = l.statements.length;
           if (EXPLAIN_DIR) {
             let text = '';
             for (const s of l.statements) text += `-- Waggle statement\n${s.sql}\n-- params ${JSON.stringify(s.params)}\n${await local.explain(s.sql, s.params)}\n\n`;
             text += `-- hand-written\n${hand}\n${await local.explain(hand)}\n`;
-            writeFileSync(join(EXPLAIN_DIR, `${q.key}${name === DATASET ? '' : '-7d'}.txt`), text);
+            writeFileSync(join(EXPLAIN_DIR, `${q.key}${name === DATASET_7D ? '-7d' : ''}.txt`), text);
           }
         }
         if (i < WARMUP) continue;
@@ -514,7 +563,7 @@ export async function queryBench() {
     for (const q of QUERIES) {
       if (ONLY && !ONLY.includes(q.key)) continue;
       progress(`query: ${q.title}`);
-      results.push({ q, r: await measure(q, DATASET) });
+      results.push({ q, r: await measure(q, q.dataset ?? DATASET) });
     }
     const pruning = [];
     for (const key of PRUNING) {
@@ -555,9 +604,12 @@ export async function queryBench() {
 
     const load1 = loadavg()[0];
     console.log(
-      `\nQuery results: ${EVENTS.toLocaleString('en')} events in a 2 h window (19 fields; ${(gen.bytes / 1e9).toFixed(2)} GB DuckDB file with the 7-day dataset). ` +
-        `Generation: ${gen.window} s for the window, ${gen.week} s for the 7-day dataset (${(3 * EVENTS).toLocaleString('en')} events), ` +
-        `checkpoint ${gen.checkpoint} s, ${gen.total} s in all; copying the file ${gen.copy} s.`,
+      `\nQuery results: ${EVENTS.toLocaleString('en')} events in a 2 h window (19 fields). DuckDB file ${(gen.bytes / 1e9).toFixed(2)} GB for ` +
+        `${gen.events.toLocaleString('en')} events in all: **${(gen.bytes / gen.events).toFixed(1)} bytes per event** (target ≤ 40). ` +
+        `Generation: ${gen.window} s for the window` +
+        (gen.week ? `, ${gen.week} s for the 7-day dataset (${(3 * EVENTS).toLocaleString('en')} events)` : '') +
+        (gen.sampled ? `, ${gen.sampled} s for the sampled copy` : '') +
+        `, checkpoint ${gen.checkpoint} s, ${gen.total} s in all; copying the file ${gen.copy} s.`,
     );
     console.log(
       `${ITERATIONS} iterations each after ${WARMUP} warm-up, interleaved; ms. Waggle HTTP: POST /1/query_results, then GET every ${POLL_MS} ms until complete ` +
@@ -569,8 +621,12 @@ export async function queryBench() {
     console.log('|---|---|---|---|---|---|---|---|---|');
     for (const { q, r } of results) {
       const ratio = p50(r.http) / p50(r.hand);
-      const ok = ratio <= 1.3 && (q.targetMs === undefined || p50(r.http) < q.targetMs);
-      const target = `≤ 1.3x${q.targetMs ? `, p50 < ${q.targetMs} ms` : ''}: ${ok ? 'met' : 'NOT met'}`;
+      // Issue 20: server CPU at most 1.1x the hand SQL's (1.2x of DuckDB's quantile_disc for the
+      // sampled P99); p50 under the query's budget at 10M events, under 1.5 s at 100M.
+      const cpuRatio = mean(r.httpCpu) / mean(r.handCpu);
+      const budget = EVENTS >= 100_000_000 ? 1500 : EVENTS <= 10_000_000 ? q.targetMs : undefined;
+      const ok = cpuRatio <= (q.targetRatio ?? 1.1) && (budget === undefined || p50(r.http) < budget);
+      const target = `CPU ≤ ${q.targetRatio ?? 1.1}x${budget ? `, p50 < ${budget} ms` : ''}: ${ok ? 'met' : 'NOT met'}`;
       console.log(
         `| ${q.title} | ${q.series ? 'results + series' : 'results only'} | ${ms(p50(r.http))} / ${ms(p95(r.http))} | ` +
           `${ms(p50(r.local))} / ${ms(p95(r.local))} (${r.statements}) | ${ms(p50(r.hand))} / ${ms(p95(r.hand))} | ${ratio.toFixed(2)}x | ${target} | ` +

@@ -687,3 +687,52 @@ describe('the expression language through /1/query_results (inline calculated fi
     );
   });
 });
+
+describe('sample-weighted percentiles over values of every magnitude and sign', { timeout: 60_000 }, () => {
+  // The weighted plan (src/query/plan.ts, weightedPercentileCtes) finds each group's bucket of the
+  // value first and sorts only that bucket's events: negative values, zeros, values from 1e-6 to
+  // 1e12, runs of equal values that straddle the target rank, a group key that is the value itself
+  // and a missing (null) group key must all give the exact nearest rank.
+  let t: TestApp;
+  let events: RefEvent[];
+
+  beforeAll(async () => {
+    t = await makeApp({ settings: { queryResultRateLimit: null } });
+    const nowS = setClock(t);
+    const r = rng(29);
+    const start = (floorTo(nowS - 7000, 60) + 5) * 1000;
+    events = Array.from({ length: 1200 }, (_, i) => {
+      const kind = i % 6;
+      const magnitude = 10 ** (Math.floor(r() * 19) - 6); // 1e-6 … 1e12
+      const v = kind === 0 ? 0 : kind === 1 ? -Math.round(r() * 1000) / 10 : kind === 2 ? 42.5 : kind === 3 ? magnitude * (1 + r()) : Math.round(r() * 5000) / 100;
+      const fields: Record<string, string | number> = { v, small: Math.floor(v) % 3 === 0 ? 1 : 2 };
+      if (i % 5 !== 0) fields.g = ['a', 'b', 'c'][i % 3];
+      return { timeMs: start + i * 5000, samplerate: [1, 1, 1, 3, 10, 100][Math.floor(r() * 6)], fields };
+    });
+    await ingest(t, 'mixed', events.map((e) => ({ time: new Date(e.timeMs).toISOString(), samplerate: e.samplerate, data: e.fields })));
+  });
+  afterAll(() => t.close());
+
+  it('every percentile, by a group with nulls, by the value itself and over time, equals the reference', async () => {
+    const ops = ['P001', 'P01', 'P05', 'P10', 'P20', 'P25', 'P50', 'P75', 'P80', 'P90', 'P95', 'P99', 'P999'];
+    const calculations = ops.map((op) => ({ op, column: 'v' }));
+    const byGroup = await runQuery(t, 'mixed', { calculations, breakdowns: ['g'], time_range: 7200, granularity: 1800 });
+    const groups = groupBy(events, (e) => String(e.fields.g ?? null));
+    expect(byGroup.data.results.length).toBe(4);
+    for (const row of byGroup.data.results) {
+      const evs = groups.get(String(row.data.g ?? null))!;
+      for (const op of ops) expect(row.data[`${op}(v)`], `${op} of ${row.data.g}`).toBe(aggregate(evs, op, 'v'));
+    }
+    // The series: each 30-minute bucket's groups.
+    for (const s of byGroup.data.series) {
+      const fromMs = Date.parse(s.time);
+      const evs = groups.get(String(s.data.g ?? null))!.filter((e) => e.timeMs >= fromMs && e.timeMs < fromMs + 1_800_000);
+      if (evs.length) expect(s.data['P99(v)'], `series P99 ${s.time} ${s.data.g}`).toBe(aggregate(evs, 'P99', 'v'));
+    }
+    // Grouped by the value's own field: each group's percentile is its value.
+    const byValue = await runQuery(t, 'mixed', { calculations: [{ op: 'P50', column: 'small' }], breakdowns: ['small'], time_range: 7200 }, { disable_series: true });
+    expect(byValue.data.results.map((x: any) => [x.data.small, x.data['P50(small)']]).sort()).toEqual([[1, 1], [2, 2]]);
+    const whole = await runQuery(t, 'mixed', { calculations, time_range: 7200 }, { disable_series: true });
+    for (const op of ops) expect(whole.data.results[0].data[`${op}(v)`], op).toBe(aggregate(events, op, 'v'));
+  });
+});

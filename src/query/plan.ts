@@ -475,6 +475,39 @@ export function numeric(d: SqlDialect, f: Pick<Field, 'alias' | 'type'>): string
   }
 }
 
+/**
+ * CTEs answering the sample-weighted nearest-rank percentile `p` of `value` over `from` per `keys`
+ * as column `alias` of CTE `name`: per group, the smallest value whose cumulative weight (`__w`)
+ * reaches p × the group's total weight. Sorting every event of the window with a window function
+ * cost 36x DuckDB's own quantile_disc on 10M events, so it takes two passes instead:
+ * 1. each group's weight per coarse bucket of the value (`name_h`), then, in that small table,
+ *    the bucket where the cumulative weight first reaches p × total and the weight below it
+ *    (`name_t`);
+ * 2. only the events of that bucket, sorted, their cumulative weight counted on from there.
+ * The bucket is exactly monotone (v ≤ v' ⇒ bucket(v) ≤ bucket(v'): sqrt is correctly rounded,
+ * × 16 and floor are exact), so every event of a lower bucket is smaller than every event of the
+ * chosen one and the answer is the exact one; its width, relative to the value, is 1/(4·v^¼)
+ * (6 % at 1, 2.5 % at 10,000). Infinite values and NaN fall into buckets of their own at the ends.
+ */
+function weightedPercentileCtes(name: string, alias: string, from: string, keys: string[], value: string, p: number): string[] {
+  const bucket = (v: string) => `CASE WHEN ${v} < 0 THEN -floor(sqrt(sqrt(-${v})) * 16) ELSE floor(sqrt(sqrt(${v})) * 16) END`;
+  const partition = keys.length ? `PARTITION BY ${keys.join(', ')} ` : '';
+  const groupBy = (extra: string[]) => (keys.length || extra.length ? ` GROUP BY ${[...keys, ...extra].join(', ')}` : '');
+  // The chosen buckets' keys under names of their own, so that the join below leaves the event's
+  // columns (a key may also be the value's field) unambiguous.
+  const picked = keys.map((k, i) => `${k} AS __qk${i}`);
+  const on = [...keys.map((k, i) => `__e.${k} IS NOT DISTINCT FROM __q.__qk${i}`), `${bucket(value)} = __q.__qb`].join(' AND ');
+  return [
+    `${name}_h AS (SELECT ${[...keys, `${bucket(value)} AS __qb`, 'sum(__w) AS __bw'].join(', ')} FROM ${from} WHERE ${value} IS NOT NULL${groupBy(['__qb'])})`,
+    `${name}_t AS (SELECT ${[...picked, '__qb', '__cum - __bw AS __before', '__tot'].join(', ')} FROM (` +
+      `SELECT *, sum(__bw) OVER (${partition}ORDER BY __qb ROWS UNBOUNDED PRECEDING) AS __cum, sum(__bw) OVER (${partition.trim()}) AS __tot FROM ${name}_h) ` +
+      `WHERE __cum >= ${p} * __tot AND __cum - __bw < ${p} * __tot)`,
+    `${name} AS (SELECT ${[...keys, `min(__v) FILTER (WHERE __before + __cum >= ${p} * __tot) AS ${alias}`].join(', ')} FROM (` +
+      `SELECT ${[...keys.map((k) => `__e.${k} AS ${k}`), `${value} AS __v`, '__q.__before', '__q.__tot', `sum(__e.__w) OVER (${keys.length ? `PARTITION BY ${keys.map((k) => `__e.${k}`).join(', ')} ` : ''}ORDER BY ${value} ROWS UNBOUNDED PRECEDING) AS __cum`].join(', ')} ` +
+      `FROM ${from} __e JOIN ${name}_t __q ON ${on} WHERE ${value} IS NOT NULL)${groupBy([])})`,
+  ];
+}
+
 /** The aggregates of one grouping level, as CTEs named `<name>` (and `<name>_…` helpers). */
 class LevelBuilder {
   constructor(
@@ -509,11 +542,7 @@ class LevelBuilder {
       else if (p !== undefined) {
         // Sample-weighted nearest rank: the smallest value whose cumulative weight reaches p × total.
         const cte = `${name}_${c.alias}`;
-        ctes.push(
-          `${cte} AS (SELECT ${select([`min(__v) FILTER (WHERE __cum >= ${p} * __tot) AS ${c.alias}`])} FROM (` +
-            `SELECT ${select([`${n} AS __v`, `sum(__w) OVER (${partition(keys)}ORDER BY ${n} ROWS UNBOUNDED PRECEDING) AS __cum`, `sum(__w) OVER (${partition(keys)}) AS __tot`])} ` +
-            `FROM ${from} WHERE ${n} IS NOT NULL)${keys.length ? ` GROUP BY ${keyList}` : ''})`,
-        );
+        ctes.push(...weightedPercentileCtes(cte, c.alias, from, keys, n!, p));
         joins.push({ cte, aliases: [c.alias] });
       } else if (c.op === 'HEATMAP') {
         const cte = `${name}_${c.alias}`;
