@@ -484,13 +484,11 @@ export function numeric(d: SqlDialect, f: Pick<Field, 'alias' | 'type'>): string
  *    the bucket where the cumulative weight first reaches p × total and the weight below it
  *    (`name_t`);
  * 2. only the events of that bucket, sorted, their cumulative weight counted on from there.
- * The bucket is exactly monotone (v ≤ v' ⇒ bucket(v) ≤ bucket(v'): sqrt is correctly rounded,
- * × 16 and floor are exact), so every event of a lower bucket is smaller than every event of the
- * chosen one and the answer is the exact one; its width, relative to the value, is 1/(4·v^¼)
- * (6 % at 1, 2.5 % at 10,000). Infinite values and NaN fall into buckets of their own at the ends.
+ * The dialect's bucket is exactly monotone (v ≤ v' ⇒ bucket(v) ≤ bucket(v')), so every event of
+ * a lower bucket is smaller than every event of the chosen one and the answer is the exact one.
  */
-function weightedPercentileCtes(name: string, alias: string, from: string, keys: string[], value: string, p: number): string[] {
-  const bucket = (v: string) => `CASE WHEN ${v} < 0 THEN -floor(sqrt(sqrt(-${v})) * 16) ELSE floor(sqrt(sqrt(${v})) * 16) END`;
+function weightedPercentileCtes(d: SqlDialect, name: string, alias: string, from: string, keys: string[], value: string, p: number): string[] {
+  const bucket = (v: string) => d.monotoneBucket(v);
   const partition = keys.length ? `PARTITION BY ${keys.join(', ')} ` : '';
   const groupBy = (extra: string[]) => (keys.length || extra.length ? ` GROUP BY ${[...keys, ...extra].join(', ')}` : '');
   // The chosen buckets' keys under names of their own, so that the join below leaves the event's
@@ -542,7 +540,7 @@ class LevelBuilder {
       else if (p !== undefined) {
         // Sample-weighted nearest rank: the smallest value whose cumulative weight reaches p × total.
         const cte = `${name}_${c.alias}`;
-        ctes.push(...weightedPercentileCtes(cte, c.alias, from, keys, n!, p));
+        ctes.push(...weightedPercentileCtes(d, cte, c.alias, from, keys, n!, p));
         joins.push({ cte, aliases: [c.alias] });
       } else if (c.op === 'HEATMAP') {
         const cte = `${name}_${c.alias}`;

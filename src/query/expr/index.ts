@@ -96,4 +96,5 @@ export const CHECK_ONLY_DIALECT: SqlDialect = {
   intDiv: (a, b) => `${a} / ${b}`,
   bool: (b) => (b ? 'true' : 'false'),
   nullTime: () => 'NULL',
+  monotoneBucket: (e) => `floor(${e})`,
 };

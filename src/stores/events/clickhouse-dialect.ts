@@ -48,6 +48,8 @@ export const clickhouseDialect: SqlDialect = {
   contains: (text, part) => `(position(${text}, ${part}) > 0)`,
   intDiv: (a, b) => `intDiv(${a}, ${b})`,
   bool: (b) => (b ? '1' : '0'),
+  // As DuckDB's (duckdb-dialect.ts); the nested plan ClickHouse runs does not use it today.
+  monotoneBucket: (v) => `if(${v} < 0, -floor(sqrt(sqrt(-${v})) * 16), floor(sqrt(sqrt(${v})) * 16))`,
   nullTime: () => 'CAST(NULL AS Nullable(Int64))',
   nested: {
     nullSafeEq: (a, b) => `((${a} IS NULL AND ${b} IS NULL) OR coalesce(${a} = ${b}, 0))`,
