@@ -392,6 +392,7 @@ async function inProcess(dataDir, eventsFile, envSlug) {
   const { openSqliteStore } = await import(join(ROOT, 'dist/stores/config/store.js'));
   const { querySources } = await import(join(ROOT, 'dist/query/sources.js'));
   const { runQuery } = await import(join(ROOT, 'dist/query/run.js'));
+  const { duckdbDialect } = await import(join(ROOT, 'dist/stores/events/duckdb-dialect.js'));
   const store = openSqliteStore(join(dataDir, 'config.sqlite'));
   const inst = await DuckDBInstance.create(eventsFile);
   const conn = await inst.connect();
@@ -399,6 +400,7 @@ async function inProcess(dataDir, eventsFile, envSlug) {
   let record = null;
   // The EventStore methods runQuery uses; `analyse` opens a connection per statement as the server's does.
   const events = {
+    dialect: duckdbDialect,
     async columns(datasetId) {
       const r = await conn.runAndReadAll(`SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ?`, [`ds_${datasetId.slice(6)}`]);
       return r.getRowObjectsJS().filter((x) => !String(x.column_name).startsWith('__')).map((x) => ({ physical: x.column_name, type: 'string' }));
@@ -497,7 +499,7 @@ export async function queryBench() {
       server = undefined;
       const datasets = readConfig(dataDir);
 
-      progress(`generating ${EVENTS.toLocaleString('en')} + ${(3 * EVENTS).toLocaleString('en')} events`);
+      progress(`generating ${datasets[DATASET_7D] ? `${EVENTS.toLocaleString('en')} + ${(3 * EVENTS).toLocaleString('en')}` : EVENTS.toLocaleString('en')} events${datasets[DATASET_SAMPLED] ? ' and a sampled copy' : ''}`);
       const tGen = performance.now();
       const gen = await generate(eventsFile, datasets, window);
       gen.total = secs(tGen);
