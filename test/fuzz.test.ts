@@ -56,7 +56,9 @@ async function send(r: BuiltRequest): Promise<Answer> {
 /** With FUZZ_STATS=1: the slowest cases, printed at the end (to keep the suite fast and find slow routes). */
 const slowest: { ms: number; what: string }[] = [];
 const byEndpoint = new Map<string, { n: number; ms: number }>();
-function record(name: string, what: string, ms: number) {
+const byStatus = new Map<number, number>();
+function record(name: string, what: string, ms: number, status: number) {
+  byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
   const e = byEndpoint.get(name) ?? { n: 0, ms: 0 };
   byEndpoint.set(name, { n: e.n + 1, ms: e.ms + ms });
   slowest.push({ ms, what });
@@ -65,6 +67,7 @@ function record(name: string, what: string, ms: number) {
 afterAll(() => {
   if (env.FUZZ_STATS !== '1') return;
   console.log([...byEndpoint].sort((a, b) => b[1].ms - a[1].ms).map(([k, v]) => `${k}: ${v.n} cases, ${v.ms.toFixed(0)} ms`).join('\n'));
+  console.log(`answers by status: ${[...byStatus].sort((a, b) => a[0] - b[0]).map(([k, v]) => `${k}: ${v}`).join(', ')}`);
   console.log(slowest.map((s) => `${s.ms.toFixed(0)} ms ${s.what}`).join('\n'));
 });
 
@@ -87,7 +90,7 @@ async function runCase(c: Case): Promise<void> {
   }
   const problems = answerProblems(request, answer);
   if (endpoint.changesColumns) problems.push(...(await storeDisagreements(t.store, t.events)));
-  if (env.FUZZ_STATS === '1') record(endpoint.name, `${describeRequest(request).slice(0, 300)} → ${answer.statusCode}`, performance.now() - started);
+  if (env.FUZZ_STATS === '1') record(endpoint.name, `${describeRequest(request).slice(0, 300)} → ${answer.statusCode}`, performance.now() - started, answer.statusCode);
   if (problems.length > 0) {
     throw new Error(`${endpoint.name}: ${describeRequest(request)} → ${answer.statusCode} ${answer.body.slice(0, 500)}\n  ${problems.join('\n  ')}`);
   }

@@ -93,6 +93,8 @@ const PATH_VALUES = [
 ];
 /** Path values that name the fixture dataset (`fuzz`) under another spelling. */
 const ALIASES = new Set(['Fuzz', 'FUZZ%20']);
+/** Path values the URL parser removes with the segment before them. */
+const DOT_SEGMENTS = new Set(['..', '.', '%2E%2E']);
 const QUERIES = [
   'detailed=true', 'detailed=maybe', 'limit=-1', 'limit=1e400', 'limit=99999999999', 'page[size]=0', 'page[size]=abc', 'page[after]=%ED%A0%80', 'key_name=%FF',
   'alias=' + 'a'.repeat(2000), 'slo_id=nope', 'include_board_annotations=2', 'filter[type]=nope', 'a=1&a=2', '%', 'x[y][z]=1', 'time_range=-5',
@@ -263,10 +265,13 @@ export function buildRequest(c: Case, t: TestApp, f: Fixtures, params: Record<st
   const names = [...endpoint.path.matchAll(PARAM)].map((m) => m[1]);
   const valueOf = (name: string) => params[name] ?? String((f as unknown as Record<string, unknown>)[name]);
   const mutatedParam = c.path && names.length > 0 ? names[c.path.param % names.length] : null;
-  // A DELETE never names the fixture dataset under another spelling (it would be gone for the rest of the run).
-  const mutated = endpoint.method === 'DELETE' && ALIASES.has(c.path?.value ?? '') ? 'nope' : c.path?.value;
+  // A DELETE never names a fixture: not the dataset under another spelling, nor a parent
+  // through a dot segment (`/1/boards/B/views/..` is `/1/boards/B`). Either would be gone for
+  // the rest of the run.
+  const deletes = endpoint.method === 'DELETE';
+  const mutated = deletes && (ALIASES.has(c.path?.value ?? '') || DOT_SEGMENTS.has(c.path?.value ?? '')) ? 'nope' : c.path?.value;
   let path = endpoint.path.replace(PARAM, (_, name: string) => (name === mutatedParam ? mutated! : encodeURIComponent(valueOf(name))));
-  path += c.suffix;
+  path += deletes && c.suffix.includes('..') ? '' : c.suffix;
   const query = [endpoint.query?.replace(PARAM, (_, name: string) => encodeURIComponent(valueOf(name))), c.query].filter(Boolean).join('&');
   const url = query ? `${path}?${query}` : path;
 
