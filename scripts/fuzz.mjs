@@ -1,12 +1,14 @@
 // `npm run fuzz`: the fuzz suite (test/fuzz.test.ts, docs/testing.md) at length, from a random
 // seed unless FUZZ_SEED is set. FUZZ_RUNS sets the number of cases (default 20,000); FUZZ_PATH
-// replays one failing case of a seed (the failure message prints both).
+// replays one failing case of a seed (the failure message prints both); FUZZ_PARALLEL=n sends up
+// to n cases at once (races; such a failure may not replay exactly).
 import { spawnSync } from 'node:child_process';
 
 const seed = process.env.FUZZ_SEED ?? String((Math.random() * 2 ** 31) | 0);
 const runs = process.env.FUZZ_RUNS ?? '20000';
 const path = process.env.FUZZ_PATH ?? '';
-console.log(`fuzz: seed ${seed}, ${path ? `path ${path}` : `${runs} runs`} (again: FUZZ_SEED=${seed} FUZZ_RUNS=${runs}${path ? ` FUZZ_PATH=${path}` : ''} npm run fuzz)`);
+const parallel = process.env.FUZZ_PARALLEL ? ` FUZZ_PARALLEL=${process.env.FUZZ_PARALLEL}` : '';
+console.log(`fuzz: seed ${seed}, ${path ? `path ${path}` : `${runs} runs`} (again: FUZZ_SEED=${seed} FUZZ_RUNS=${runs}${path ? ` FUZZ_PATH=${path}` : ''}${parallel} npm run fuzz)`);
 const env = {
   ...process.env,
   FUZZ_SEED: seed,
