@@ -9,7 +9,9 @@
 //    `query-bench`: EVENTS (10M) events evenly over a 2 h window ending a few minutes ago;
 //    `query-bench-7d`: 2 × EVENTS over the 7 days before that window (copies of the window's
 //    events with their times stretched), then the same EVENTS events in the window (all in time
-//    order).
+//    order), generated only when a pruning row is measured; `query-bench-sampled`: the window's
+//    events with sample rates 10 (9 %) and 100 (1 %), only for the sampled P99 query. The
+//    DuckDB file's size over the events in it is printed as bytes on disk per event.
 // 2. The events file is copied (the server holds the original; DuckDB allows one process per
 //    file), the server starts again on the data dir, and each query is measured ITERATIONS times,
 //    interleaved with two references in this process on the copy (same DuckDB thread count):
@@ -24,7 +26,7 @@
 // Besides latency, CPU time per query (the server's from /proc, this process's for the references):
 // on a shared machine it is steadier than wall time.
 //
-// BENCH_QUERY_EVENTS (default 10,000,000), BENCH_QUERY_ITERATIONS (15), BENCH_QUERY_POLL_MS (5),
+// BENCH_QUERY_EVENTS or BENCH_EVENTS (default 10,000,000), BENCH_QUERY_ITERATIONS (15), BENCH_QUERY_POLL_MS (5),
 // BENCH_QUERY_EXPLAIN=<dir>: writes each query's SQL (Waggle's statements and the hand-written
 // one) with EXPLAIN ANALYZE output there. BENCH_QUERY_DATA=<dir>: keeps the generated data there
 // and reuses it on the next run (the window is then the one of the first run; for development).
@@ -41,14 +43,15 @@ import { FIELD_TYPES, copySql, generateSql, seedEvents } from './query-data.mjs'
 import { serverNodeFlags } from './server-node.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const EVENTS = Number(process.env.BENCH_QUERY_EVENTS ?? 10_000_000);
+const EVENTS = Number(process.env.BENCH_QUERY_EVENTS ?? process.env.BENCH_EVENTS ?? 10_000_000);
 const ITERATIONS = Number(process.env.BENCH_QUERY_ITERATIONS ?? 15);
 const POLL_MS = Number(process.env.BENCH_QUERY_POLL_MS ?? 5);
 const EXPLAIN_DIR = process.env.BENCH_QUERY_EXPLAIN;
 const KEEP_DIR = process.env.BENCH_QUERY_DATA;
 const ONLY = process.env.BENCH_QUERY_ONLY?.split(',');
 const WARMUP = 2;
-const WATCHDOG_S = 1800;
+// Half an hour for 10M events, longer in proportion for more (100M: five hours).
+const WATCHDOG_S = 1800 * Math.max(1, EVENTS / 10_000_000);
 const HOUR = 3600;
 const DAY = 86400;
 const DATASET = 'query-bench';
