@@ -65,6 +65,40 @@ describe.skipIf(!clickhouseBinary)('the app on ClickHouse', { timeout: 60_000 },
     expect(json(await t.app.inject({ method: 'GET', url: `/1/triggers/orders/${trigger.id}`, headers: t.config })).triggered).toBe(true);
   });
 
+  it('the web UI scans: a trace across datasets and the newest raw events read from ClickHouse; BubbleUp is 501', async () => {
+    const tid = 'trace-on-clickhouse';
+    const at = (ms: number) => new Date(Date.now() - 120_000 + ms).toISOString();
+    await ingest(t, 'frontend', [
+      { time: at(0), data: { 'trace.trace_id': tid, 'trace.span_id': 'root', name: 'GET /cart', 'service.name': 'frontend', duration_ms: 120, cached: false } },
+      { time: at(10), data: { 'trace.trace_id': tid, 'trace.span_id': 'api', 'trace.parent_id': 'root', name: 'cart.load', 'service.name': 'cart', duration_ms: 80, cached: true } },
+    ]);
+    await ingest(t, 'database', [{ time: at(20), data: { 'trace.trace_id': tid, 'trace.span_id': 'db', 'trace.parent_id': 'api', name: 'SELECT', 'service.name': 'postgres', duration_ms: 55.5 } }]);
+    const trace = json(await t.app.inject({ method: 'GET', url: `/1/traces/__all__/${tid}`, headers: t.config }));
+    expect(trace.spans.map((x: { span_id: string; dataset: string; duration_ms: number }) => [x.span_id, x.dataset, x.duration_ms])).toEqual([
+      ['root', 'frontend', 120],
+      ['api', 'frontend', 80],
+      ['db', 'database', 55.5],
+    ]);
+    const raw = await t.app.inject({
+      method: 'POST',
+      url: '/1/raw_events/frontend',
+      headers: { ...t.config, 'content-type': 'application/json' },
+      payload: { query: { time_range: 600, filters: [{ column: 'cached', op: '=', value: true }] }, limit: 5 },
+    });
+    expect(raw.statusCode, raw.body).toBe(200);
+    expect(json(raw).events.map((e: { data: Record<string, unknown> }) => e.data)).toEqual([
+      expect.objectContaining({ 'trace.span_id': 'api', cached: true, duration_ms: 80 }),
+    ]);
+    const bubble = await t.app.inject({
+      method: 'POST',
+      url: '/1/bubbleup/frontend',
+      headers: { ...t.config, 'content-type': 'application/json' },
+      payload: { query: { time_range: 600 }, selection: { start_time: Math.floor(Date.now() / 1000) - 600, end_time: Math.floor(Date.now() / 1000) } },
+    });
+    expect(bubble.statusCode, bubble.body).toBe(501);
+    expect(json(bubble).error).toMatch(/BubbleUp is not supported on the clickhouse event store yet/);
+  });
+
   it('an op ClickHouse does not answer yet is an error that names it', async () => {
     const id = await saveQuery(t, 'shop', { calculations: [{ op: 'RATE_AVG', column: 'duration_ms' }], time_range: 600 });
     const res = await t.app.inject({ method: 'POST', url: '/1/query_results/shop', headers: t.config, payload: { query_id: id } });

@@ -16,7 +16,7 @@
 // does not grow with the window); the sizes of both sides are counted exactly by a second
 // statement. Both run under the query timeout.
 import type { EventStore } from '../stores/events/types.js';
-import { numeric, planScan, type Scan, type Source } from './plan.js';
+import { numeric, planScan, UnsupportedByEngine, type Scan, type Source } from './plan.js';
 import { withTables } from './run.js';
 import { columnNames } from './events.js';
 import type { QuerySpec } from './spec.js';
@@ -88,6 +88,7 @@ export async function bubbleUp(events: EventStore, allSources: Source[], spec: Q
     ...names,
     ...(sel.column ? [sel.column] : []),
   ]);
+  if (events.dialect.nested) throw new UnsupportedByEngine('BubbleUp', events.dialect.name);
   const deadline = Date.now() + opts.timeoutMs;
   const remaining = () => Math.max(1, deadline - Date.now());
   const counts = countsStatement(scan, sel);

@@ -47,13 +47,14 @@ export function columnNames(sources: Source[], max: number, include: (hidden: bo
 
 /** Runs `SELECT … FROM f` of a scan, newest or oldest first, and shapes each row as an event. */
 async function readScan(events: EventStore, scan: Scan, order: 'ASC' | 'DESC', limit: number, timeoutMs: number): Promise<RawEvent[]> {
-  const cols = ['epoch_us(__t) AS __us', ...scan.fields.map((f) => f.alias)];
-  const sql = `${scan.prelude}\nSELECT ${cols.join(', ')} FROM f ORDER BY __t ${order} LIMIT ${Math.trunc(limit)}`;
+  const cols = [`${scan.dialect.epochUs('__t')} AS __us`, ...scan.fields.map((f) => f.alias)];
+  const sql = `${scan.prelude}\nSELECT ${cols.join(', ')} FROM ${scan.f} ORDER BY __t ${order} LIMIT ${Math.trunc(limit)}`;
   const rows = await events.analyse(sql, scan.params, timeoutMs);
   return rows.map((r) => {
     const data: Record<string, FieldValue> = {};
     for (const f of scan.fields) {
-      const v = fieldValue(r[f.alias]);
+      // (An engine without a boolean type answers booleans as 1 and 0.)
+      const v = f.type === 'boolean' && typeof r[f.alias] === 'number' ? r[f.alias] !== 0 : fieldValue(r[f.alias]);
       if (v !== undefined) data[f.name] = v;
     }
     return { time: isoMicros(Number(r.__us)), data };

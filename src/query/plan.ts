@@ -97,13 +97,17 @@ export interface Plan {
 export interface Scan {
   dialect: SqlDialect;
   prelude: string;
+  /**
+   * What a statement reads the events from: `f` after the prelude, or (an engine without common
+   * table expressions, whose prelude is empty) the filtered events as a subquery named f.
+   */
+  f: string;
   params: unknown[];
   fields: { name: string; alias: string; type: Exclude<ValueType, 'null'> }[];
 }
 
 /** The filtered events of the window reading `fieldNames` as well as the spec's own fields. */
 export function planScan(input: Omit<PlanInput, 'granularity' | 'limit' | 'weighted' | 'extraFields'>, fieldNames: string[]): Scan {
-  if (input.dialect.nested) throw new UnsupportedByEngine(`scans (BubbleUp, raw events, traces)`, input.dialect.name);
   return build({ ...input, granularity: 1, limit: 1, weighted: false, extraFields: fieldNames }).scan();
 }
 
@@ -443,7 +447,7 @@ function build(input: PlanInput) {
     ofGroups,
     nestedPart,
     nestedOfGroups,
-    scan: (): Scan => ({ dialect: d, prelude, params: [...params.slice(0, paramsBeforeHavings)], fields: [...fields.values()] }),
+    scan: (): Scan => ({ dialect: d, prelude: d.nested ? '' : prelude, f: d.nested ? nestedF : 'f', params: [...params.slice(0, paramsBeforeHavings)], fields: [...fields.values()] }),
     part: (part: 'results' | 'totals' | 'totalSeries'): Plan => ({
       sql: statements[part](),
       // Havings bind their values only in the parts that use them.
