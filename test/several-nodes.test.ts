@@ -103,6 +103,16 @@ describe.skipIf(!postgresUrl)('several nodes on one PostgreSQL store', { timeout
       await sleep(LEASE_MS / 2);
       expect(leaders()).toHaveLength(1);
     }
+    // Each node's metrics say whether it leads, and how many nodes are alive.
+    const gauges = await Promise.all(
+      nodes.map(async (n) => {
+        const text = (await n.app.inject({ method: 'GET', url: '/metrics' })).body;
+        return [Number(/^waggle_leader (\d)/m.exec(text)?.[1]), Number(/^waggle_live_nodes (\d+)/m.exec(text)?.[1])];
+      }),
+    );
+    expect(gauges.map((g) => g[0]).sort()).toEqual([0, 0, 1]);
+    expect(gauges.map((g) => g[1])).toEqual([3, 3, 3]);
+    expect(gauges[nodes.indexOf(leaders()[0])][0]).toBe(1);
   });
 
   it('a query result created on one node is read through another', async () => {

@@ -195,3 +195,26 @@ export async function runClaimed<T>(
   }
   return undefined;
 }
+
+/**
+ * Runs `fn` holding the lease `name` (a lock across the nodes sharing the store): waits for
+ * another holder to finish, at most `waitMs`, then throws. `ttlMs` bounds how long a holder that
+ * died keeps everyone else waiting.
+ */
+export async function withLease<T>(
+  leadership: Pick<Leadership, 'claim' | 'release'>,
+  name: string,
+  fn: () => Promise<T>,
+  { ttlMs = 30_000, waitMs = 30_000 }: { ttlMs?: number; waitMs?: number } = {},
+): Promise<T> {
+  const until = performance.now() + waitMs;
+  while (!(await leadership.claim(name, ttlMs))) {
+    if (performance.now() > until) throw new Error(`${name} stayed locked by another node for ${Math.round(waitMs / 1000)} s`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  try {
+    return await fn();
+  } finally {
+    await leadership.release(name).catch(() => undefined);
+  }
+}

@@ -9,7 +9,7 @@ const engines = new WeakMap<ApiContext, SloEngine>();
 export function sloEngineFor(ctx: ApiContext): SloEngine {
   let engine = engines.get(ctx);
   if (!engine) {
-    engine = new SloEngine(ctx.store, ctx.events);
+    engine = new SloEngine(ctx.store, ctx.events, ctx.leadership.shared ? ctx.leadership : undefined);
     engines.set(ctx, engine);
     ctx.scheduler.register(burnAlertJob({ store: ctx.store, engine, notifier: ctx.notifier, intervalSeconds: ctx.settings.burnAlertIntervalSeconds }));
   }

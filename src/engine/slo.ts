@@ -19,6 +19,7 @@
 // answer counts every event committed before it was asked for. Refreshes of one SLO fly singly:
 // while one runs, every caller that comes waits for the next one, which starts when it ends, at
 // the latest `now` of those callers, and answers them all.
+import { withLease, type Leadership } from './leadership.js';
 import { createHash } from 'node:crypto';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../stores/config/types.js';
 import { tableName, type EventStore } from '../stores/events/types.js';
@@ -120,6 +121,11 @@ export class SloEngine {
   constructor(
     private readonly store: ConfigStore,
     private readonly events: EventStore,
+    /**
+     * Several nodes on one store: a refresh reads the rollup state and writes it back, so one node
+     * at a time refreshes an SLO (a lease, `slo_rollups:<id>`); alone, no lease.
+     */
+    private readonly shared?: Pick<Leadership, 'claim' | 'release'>,
   ) {
     this.rollups = new SloRollups(events);
   }
@@ -210,13 +216,15 @@ export class SloEngine {
     const minute = Math.floor(nowMs / 60_000);
     const startUs = this.windowStartUs(slo.body, nowMs);
     const windows = [...flight.windows];
-    const { counts } = await this.rollups.refresh({
-      sloId: slo.id,
-      source,
-      startUs,
-      nowUs: nowMs * 1000,
-      fromMinutes: [Math.floor(startUs / MINUTE_US), ...windows.map((n) => minute - n + 1)],
-    });
+    const refresh = () =>
+      this.rollups.refresh({
+        sloId: slo.id,
+        source,
+        startUs,
+        nowUs: nowMs * 1000,
+        fromMinutes: [Math.floor(startUs / MINUTE_US), ...windows.map((n) => minute - n + 1)],
+      });
+    const { counts } = await (this.shared ? withLease(this.shared, `slo_rollups:${slo.id}`, refresh) : refresh());
     return { nowMs, slo, source, window: counts[0], byWindow: new Map(windows.map((n, i) => [n, counts[i + 1]])) };
   }
 

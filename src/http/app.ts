@@ -234,6 +234,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
       );
       return { used: Number(m.used), spilled: Number(m.spilled), limit: parseBytes(String(m.lim).replace(/\s+/g, '').replace(/iB$/, 'B'), 'memory_limit', 0) };
     },
+    leadership,
   });
   app.decorate('metrics', metrics);
   app.addHook('onResponse', requestObserver(metrics));

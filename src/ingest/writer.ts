@@ -35,6 +35,7 @@
 // own event store), so types only ever widen, whichever node looks.
 import { performance } from 'node:perf_hooks';
 import { shortId } from '../domain/ids.js';
+import { withLease } from '../engine/leadership.js';
 import { datasetNotFound } from '../http/errors.js';
 import { allDatasets } from '../domain/datasets.js';
 import { UniqueViolation, type Column, type ColumnType, type ConfigStore, type Dataset } from '../stores/config/types.js';
@@ -299,19 +300,15 @@ export class IngestWriter {
       }
     }
     for (const plan of plans.values()) {
-      let unlock: (() => Promise<void>) | undefined;
       try {
-        if (this.opts.shared) {
-          unlock = await this.columnsLease(plan.dataset.id);
-          await this.replan(plan, outcomes, placed);
-        }
-        await this.applyPlan(plan);
+        await this.underColumnsLease(plan.dataset.id, async () => {
+          if (this.opts.shared) await this.replan(plan, outcomes, placed);
+          await this.applyPlan(plan);
+        });
         for (const w of plan.waiting) (placed[w.request] as (NormalisedEvent | undefined)[])[w.index] = w.event;
       } catch (error) {
         for (const w of plan.waiting) outcomes[w.request] = { ok: false, error };
         await this.repair(plan.dataset, error);
-      } finally {
-        await unlock?.();
       }
     }
     const batches = new Map<string, AppendBatch>();
@@ -379,19 +376,9 @@ export class IngestWriter {
     return undefined;
   }
 
-  /**
-   * Several nodes: holds the lease on a dataset's columns (waiting for another node's change to
-   * finish, at most 30 s); resolves to its release.
-   */
-  private async columnsLease(datasetId: string): Promise<() => Promise<void>> {
-    const shared = this.opts.shared!;
-    const name = `columns:${datasetId}`;
-    const until = Date.now() + 30_000;
-    while (!(await shared.claim(name, 30_000))) {
-      if (Date.now() > until) throw new Error(`the columns of dataset ${datasetId} stayed locked by another node for 30 s`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    return () => shared.release(name).catch(() => undefined);
+  /** Several nodes: runs a change of a dataset's columns holding its lease (alone: just runs it). */
+  private underColumnsLease<T>(datasetId: string, fn: () => Promise<T>): Promise<T> {
+    return this.opts.shared ? withLease(this.opts.shared, `columns:${datasetId}`, fn) : fn();
   }
 
   /**
@@ -583,18 +570,15 @@ export class IngestWriter {
 
   /** Creates a column before any event has it (Columns API). Throws UniqueViolation on a duplicate. */
   createColumn(dataset: Dataset, keyName: string, opts: { type: ColumnType; description: string; hidden: boolean }): Promise<Column> {
-    return this.lock.run(async () => {
-      const unlock = this.opts.shared ? await this.columnsLease(dataset.id) : undefined;
-      try {
-        if (unlock) this.registries.delete(dataset.id); // (reloaded under the lease)
+    return this.lock.run(() =>
+      this.underColumnsLease(dataset.id, async () => {
+        if (this.opts.shared) this.registries.delete(dataset.id); // (reloaded under the lease)
         const reg = await this.registry(dataset);
         if (reg.byName.size + 1 > this.opts.maxColumnsPerDataset) throw new Error(DATASET_TOO_MANY_COLUMNS);
         if (reg.byName.has(keyName)) throw new UniqueViolation('column');
-        return await this.addColumn(dataset, reg, keyName, opts.type, { description: opts.description, hidden: opts.hidden, apiType: opts.type });
-      } finally {
-        await unlock?.();
-      }
-    });
+        return this.addColumn(dataset, reg, keyName, opts.type, { description: opts.description, hidden: opts.hidden, apiType: opts.type });
+      }),
+    );
   }
 
   /**

@@ -20,6 +20,8 @@ export interface MetricsSources {
   dataDir?: string;
   /** The event store's memory: in use, its limit, and what it has spilled to disk (bytes). */
   eventStoreMemory?: () => Promise<{ used: number; limit: number; spilled: number }>;
+  /** Whether this node runs the background work, and how many nodes share the store (docs/several-nodes.md). */
+  leadership?: { isLeader(): boolean; liveNodes(): number };
 }
 
 export class Metrics {
@@ -122,6 +124,25 @@ export class Metrics {
       gauge('waggle_event_store_memory_bytes', 'Memory the event store (DuckDB) holds now', (m) => m.used);
       gauge('waggle_event_store_memory_limit_bytes', "The event store's memory limit (WAGGLE_EVENT_STORE_MEMORY) as DuckDB applies it", (m) => m.limit);
       gauge('waggle_event_store_spilled_bytes', 'What the event store has spilled to its temp directory now', (m) => m.spilled);
+    }
+    const leadership = sources.leadership;
+    if (leadership !== undefined) {
+      new Gauge({
+        name: 'waggle_leader',
+        help: '1 while this node is the leader (runs triggers, burn alerts, signals, retention, delivery takeover), else 0',
+        registers: [this.registry],
+        collect() {
+          this.set(leadership.isLeader() ? 1 : 0);
+        },
+      });
+      new Gauge({
+        name: 'waggle_live_nodes',
+        help: 'Nodes sharing the configuration store, this one included (heartbeat leases)',
+        registers: [this.registry],
+        collect() {
+          this.set(leadership.liveNodes());
+        },
+      });
     }
     const dataDir = sources.dataDir;
     if (dataDir !== undefined) {
