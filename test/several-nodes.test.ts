@@ -66,10 +66,10 @@ describe.skipIf(!postgresUrl)('several nodes on one PostgreSQL store', { timeout
     return { app, store, leadership };
   };
   const leaders = () => nodes.filter((n) => n.leadership.isLeader());
-  /** A dead node: it stops renewing its lease (without giving it up) and its notifier stops. */
+  /** A dead node: it stops renewing its lease (without giving it up) and loses the database (a crash or a partition). */
   const kill = async (n: Node) => {
     await n.leadership.stop(false);
-    await n.app.engine.notifier.close?.();
+    await n.store.close();
   };
 
   beforeAll(async () => {

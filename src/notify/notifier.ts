@@ -541,6 +541,8 @@ export class DeliveryNotifier implements Notifier {
         clearTimeout(timer);
       }
     }
+    // Nothing more is sent from here: another node may take the unfinished ones over at once.
+    for (const d of this.active.values()) this.release(d.id);
     await Promise.all([...this.writes]);
     this.abandoned = true;
     this.email.close();
