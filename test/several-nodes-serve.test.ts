@@ -1,35 +1,22 @@
-// Three `waggle serve` processes on one PostgreSQL configuration store, as a team runs them
-// behind a load balancer: ingest through all of them while a trigger and an SLO burn alert
-// evaluate on the leader; kill -9 the leader mid-run; another node takes over within two
-// evaluation intervals; a real webhook receiver counts every notification exactly once; no
-// acknowledged event is lost (the killed node, restarted on its data directory, still has every
-// event it acknowledged).
-//
-// Events: each node keeps its own DuckDB file here (the ClickHouse event store, issue 18, is not
-// on main yet), so every batch is sent to every node (as a fan-out would) and each node answers
-// from its own copy; what this test proves is the shared configuration store, the leader and
-// exactly-once evaluation and delivery. With one shared ClickHouse the batches would go
-// round-robin instead (docs/several-nodes.md).
-// Skipped, with a notice, when WAGGLE_TEST_POSTGRES names no server. Takes about 90 s (a trigger's
-// shortest frequency is 60 s).
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { call, killAll, removeTempDirs, serve, teamHeaders, tempDir, waggleOk, type Served } from './cli-helpers.js';
+// Three `waggle serve` processes on one PostgreSQL store, each with its own DuckDB event file:
+// the several-nodes scenario (test/several-nodes-scenario.ts) with a trigger and an SLO burn alert,
+// kill -9 of the leader, exactly-once delivery at a real webhook receiver, no acknowledged event
+// lost. The same on one ClickHouse cluster: test/several-nodes-clickhouse.test.ts.
+// Skipped, with a notice, when WAGGLE_TEST_POSTGRES names no server.
+import { afterAll, afterEach, beforeAll, describe, it } from 'vitest';
+import { killAll, removeTempDirs } from './cli-helpers.js';
 import { HttpReceiver } from './receivers.js';
 import { createTestSchema, postgresUrl, warnPostgresSkipped, type TestSchema } from './postgres.js';
+import { severalNodesScenario } from './several-nodes-scenario.js';
 
 if (!postgresUrl) warnPostgresSkipped('three waggle serve nodes on one PostgreSQL store (test/several-nodes-serve.test.ts)');
-
-const TICK_MS = 2000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const LEADER_LINE = /this node is now the leader/;
 
 afterEach(killAll);
 afterAll(removeTempDirs);
 
-describe.skipIf(!postgresUrl)('three waggle serve nodes on one PostgreSQL store', { timeout: 240_000 }, () => {
+describe.skipIf(!postgresUrl)('three waggle serve nodes on one PostgreSQL store, one DuckDB file each', { timeout: 300_000 }, () => {
   let schema: TestSchema;
   const receiver = new HttpReceiver();
-
   beforeAll(async () => {
     schema = await createTestSchema(postgresUrl!, 'serve');
     await receiver.start();
@@ -39,151 +26,7 @@ describe.skipIf(!postgresUrl)('three waggle serve nodes on one PostgreSQL store'
     await schema?.drop();
   });
 
-  it('ingest through all, equal answers through each, trigger and burn alert exactly once across a kill -9 of the leader', async () => {
-    const u = new URL(postgresUrl!);
-    u.searchParams.set('options', `-c search_path=${schema.name}`);
-    const env = (i: number) => ({
-      WAGGLE_CONFIG_STORE: u.toString(),
-      WAGGLE_NODE_ID: `node-${i}`,
-      WAGGLE_EVALUATION_TICK_MS: String(TICK_MS),
-      WAGGLE_BURN_ALERT_INTERVAL_SECONDS: '4',
-      WAGGLE_NOTIFY_TIMEOUT_MS: '2000',
-      WAGGLE_INGEST_THREADS: '0',
-    });
-    const dirs = [tempDir(), tempDir(), tempDir()];
-    // `waggle init` on the shared store (it reads WAGGLE_CONFIG_STORE, like serve).
-    const init = JSON.parse(await waggleOk(['init', '--data-dir', dirs[0], '--json'], { env: env(0) }));
-    const config = teamHeaders(init.keys.configuration);
-    const ingestKey = teamHeaders(init.keys.ingest);
-    const json = { 'content-type': 'application/json' };
-
-    const nodes: Served[] = [];
-    for (let i = 0; i < 3; i++) nodes.push(await serve(['--data-dir', dirs[i]], { env: env(i), timeout: 60_000 }));
-    const leaderOf = () => nodes.findIndex((n) => n.proc.exitCode === null && n.proc.signalCode === null && LEADER_LINE.test(n.stdout()));
-    for (const n of nodes) expect((await call(n.url, '/1/auth', { headers: config })).status).toBe(200);
-
-    // Ingest: every batch through every node (each has its own event file here); acknowledged counts per node.
-    const acked = [0, 0, 0];
-    let seq = 0;
-    let ingesting = true;
-    const sendBatch = async () => {
-      const now = Date.now();
-      // 10 events, all failing the SLI (status 500): the SLO's budget burns at once.
-      const batch = Array.from({ length: 10 }, (_, k) => ({ time: new Date(now - 1000 + k).toISOString(), data: { status: 500, seq: seq * 10 + k, service: k % 2 ? 'api' : 'web' } }));
-      seq++;
-      await Promise.all(
-        nodes.map(async (n, i) => {
-          if (n.proc.exitCode !== null || n.proc.signalCode !== null) return;
-          try {
-            const r = await call(n.url, '/1/batch/checkout', { method: 'POST', headers: { ...ingestKey, ...json }, body: batch });
-            if (r.status === 200) acked[i] += r.body.filter((x: { status: number }) => x.status === 202).length;
-          } catch {
-            // (the node was killed mid-request: nothing acknowledged)
-          }
-        }),
-      );
-    };
-    await sendBatch();
-    const ingestLoop = (async () => {
-      while (ingesting) {
-        await sendBatch();
-        await sleep(300);
-      }
-    })();
-
-    // A webhook, a trigger (on_true: one notification per 60 s slot while it breaches) and an SLO burn alert, each through another node.
-    const hook = await call(nodes[0].url, '/1/recipients', { method: 'POST', headers: { ...config, ...json }, body: { type: 'webhook', details: { webhook_name: 'count', webhook_url: `${receiver.url}/hook` } } });
-    expect(hook.status, hook.text).toBe(201);
-    const trig = await call(nodes[1].url, '/1/triggers/checkout', {
-      method: 'POST',
-      headers: { ...config, ...json },
-      body: { name: 'errors', query: { calculations: [{ op: 'COUNT' }], time_range: 60 }, frequency: 60, threshold: { op: '>', value: 0 }, alert_type: 'on_true', recipients: [{ id: hook.body.id }] },
-    });
-    expect(trig.status, trig.text).toBe(201);
-    expect((await call(nodes[2].url, '/1/derived_columns/checkout', { method: 'POST', headers: { ...config, ...json }, body: { alias: 'ok', expression: 'LT($status, 500)' } })).status).toBe(201);
-    const slo = await call(nodes[2].url, '/1/slos/checkout', { method: 'POST', headers: { ...config, ...json }, body: { name: 'Checkout', sli: { alias: 'ok' }, time_period_days: 1, target_per_million: 990000 } });
-    expect(slo.status, slo.text).toBe(201);
-    const burn = await call(nodes[0].url, '/1/burn_alerts/checkout', { method: 'POST', headers: { ...config, ...json }, body: { slo: { id: slo.body.id }, exhaustion_minutes: 240, recipients: [{ id: hook.body.id }] } });
-    expect(burn.status, burn.text).toBe(201);
-    const created = Date.now();
-
-    // Both fire on the leader: the trigger's first slot (at creation) and the burn alert.
-    const hooks = () => receiver.at('/hook').map((r) => JSON.parse(r.body));
-    const byType = (type: string) => hooks().filter((p) => p.type === type);
-    await until('the first trigger and burn alert notifications', () => byType('trigger').length >= 1 && byType('burn_alert').length >= 1, 30_000);
-    const first = leaderOf();
-    expect(first).toBeGreaterThanOrEqual(0);
-    // Exactly one node ever said it leads.
-    expect(nodes.filter((n) => LEADER_LINE.test(n.stdout()))).toHaveLength(1);
-
-    // kill -9 the leader mid-run (ingest goes on through the others).
-    await sleep(3000);
-    const killedAt = Date.now();
-    nodes[first].proc.kill('SIGKILL');
-    await nodes[first].exited();
-    const next = await until('a new leader', () => {
-      const i = leaderOf();
-      return i >= 0 && i !== first ? i : undefined;
-    }, 20_000);
-    const failoverMs = Date.now() - killedAt;
-    console.log(`failover: node-${next} leads ${failoverMs} ms after the kill -9 of node-${first} (evaluation interval ${TICK_MS} ms)`);
-    expect(failoverMs).toBeLessThan(2 * TICK_MS);
-
-    // The trigger's next slot (60 s after creation) is evaluated by the new leader, once.
-    await until('the second trigger slot', () => byType('trigger').length >= 2, Math.max(5000, created + 75_000 - Date.now()));
-    await sleep(2 * TICK_MS); // (time for any duplicate to show up)
-    ingesting = false;
-    await ingestLoop;
-
-    // Exactly once: one trigger notification per slot, one burn alert, no request twice.
-    const all = hooks();
-    expect(new Set(all.map((p) => p.notification_id)).size).toBe(all.length);
-    const triggerSlots = byType('trigger').map((p) => p.timestamp);
-    expect(new Set(triggerSlots).size).toBe(triggerSlots.length);
-    expect(triggerSlots).toHaveLength(2);
-    // (the notification's time is its evaluation's: the slot, 60 s on, at the first tick at or after it)
-    expect(Math.abs(Date.parse(triggerSlots[1]) - Date.parse(triggerSlots[0]) - 60_000)).toBeLessThan(2 * TICK_MS);
-    expect(byType('burn_alert')).toHaveLength(1);
-    expect(byType('burn_alert')[0]).toMatchObject({ status: 'TRIGGERED', id: burn.body.id });
-    // The delivery log (in PostgreSQL) agrees, read through a surviving node.
-    const log = await call(nodes[next].url, `/1/deliveries?limit=100`, { headers: config });
-    expect(log.status, log.text).toBe(200);
-    const entries = log.body as { state: string }[];
-    expect(entries.length).toBe(all.length);
-    expect(entries.every((e) => e.state === 'delivered')).toBe(true);
-
-    // Equal answers through each surviving node (each from its own copy of the events) …
-    const alive = [0, 1, 2].filter((i) => i !== first);
-    const q = await call(nodes[alive[0]].url, '/1/queries/checkout', { method: 'POST', headers: { ...config, ...json }, body: { calculations: [{ op: 'COUNT' }, { op: 'SUM', column: 'seq' }], breakdowns: ['service'], time_range: 3600 } });
-    expect(q.status, q.text).toBe(200);
-    const answer = async (n: Served) => {
-      const r = await call(n.url, '/1/query_results/checkout', { method: 'POST', headers: { ...config, ...json }, body: { query_id: q.body.id } });
-      expect(r.status, r.text).toBe(201);
-      return until('a complete result', async () => {
-        const g = await call(n.url, `/1/query_results/checkout/${r.body.id}`, { headers: config });
-        return g.body?.complete ? (g.body.data.results as { data: Record<string, number> }[]) : undefined;
-      }, 20_000);
-    };
-    const counted = (results: { data: Record<string, number> }[]) => results.reduce((s, r) => s + r.data.COUNT, 0);
-    const answers: { data: Record<string, number> }[][] = [];
-    for (const i of alive) answers.push(await answer(nodes[i]));
-    // … no acknowledged event lost: each node holds exactly the events it acknowledged.
-    alive.forEach((i, k) => expect(counted(answers[k]), `node-${i}`).toBe(acked[i]));
-    if (acked[alive[0]] === acked[alive[1]]) expect(answers[0]).toEqual(answers[1]);
-    // The killed node, restarted on its data directory, has every event it acknowledged before the kill -9.
-    const again = await serve(['--data-dir', dirs[first]], { env: env(first), timeout: 60_000 });
-    nodes[first] = again;
-    expect(counted(await answer(again))).toBe(acked[first]);
-    expect(acked[first]).toBeGreaterThan(0);
+  it('ingest through all, trigger and burn alert exactly once across a kill -9 of the leader, each node holds what it acknowledged', async () => {
+    await severalNodesScenario({ postgresUrl: postgresUrl!, schemaName: schema.name, receiver, burnAlert: true });
   });
 });
-
-async function until<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v as T;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
