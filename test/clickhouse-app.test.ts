@@ -99,6 +99,21 @@ describe.skipIf(!clickhouseBinary)('the app on ClickHouse', { timeout: 60_000 },
     expect(json(bubble).error).toMatch(/BubbleUp is not supported on the clickhouse event store yet/);
   });
 
+  it('the service map of those spans is computed on ClickHouse', async () => {
+    const create = await t.app.inject({ method: 'POST', url: '/1/maps/dependencies/requests', headers: { ...t.config, 'content-type': 'application/json' }, payload: '{}' });
+    expect([200, 201], create.body).toContain(create.statusCode);
+    const id = json(create).request_id;
+    let body: { status: string; dependencies: { parent_node: { name: string }; child_node: { name: string }; call_count: number }[] };
+    do {
+      body = json(await t.app.inject({ method: 'GET', url: `/1/maps/dependencies/requests/${id}`, headers: t.config }));
+    } while (body.status === 'pending' && (await new Promise((r) => setTimeout(r, 10)), true));
+    expect(body.status).toBe('ready');
+    expect(body.dependencies.map((e) => [e.parent_node.name, e.child_node.name, e.call_count])).toEqual([
+      ['cart', 'postgres', 1],
+      ['frontend', 'cart', 1],
+    ]);
+  });
+
   it('an op ClickHouse does not answer yet is an error that names it', async () => {
     const id = await saveQuery(t, 'shop', { calculations: [{ op: 'RATE_AVG', column: 'duration_ms' }], time_range: 600 });
     const res = await t.app.inject({ method: 'POST', url: '/1/query_results/shop', headers: t.config, payload: { query_id: id } });

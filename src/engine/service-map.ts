@@ -86,9 +86,9 @@ export async function spanSources(store: ConfigStore, events: EventStore, env: E
 }
 
 /** SQL of one timestamp computed here (never user text). */
-function timestampSql(unixSeconds: number): string {
+function timestampSql(d: SqlDialect, unixSeconds: number): string {
   if (!Number.isFinite(unixSeconds)) throw new Error(`not a time: ${String(unixSeconds)}`);
-  return `make_timestamp(${Math.trunc(unixSeconds * 1_000_000)}::BIGINT)`;
+  return d.timestamp(unixSeconds * 1_000_000);
 }
 
 /** The statement computing the edges, ordered by call count (descending), then parent and child name. */
@@ -102,7 +102,7 @@ export function dependencySql(d: SqlDialect, sources: SpanSource[], opts: Depend
   const text = (physical: string) => d.cast(quoteIdent(physical), 'string');
   const time = quoteIdent(TIME_COLUMN);
   const selects = sources.map((s) => {
-    const where = [`${time} >= ${timestampSql(opts.start)}`, `${time} < ${timestampSql(opts.end)}`];
+    const where = [`${time} >= ${timestampSql(d, opts.start)}`, `${time} < ${timestampSql(d, opts.end)}`];
     if (s.annotationType) where.push(`coalesce(${text(s.annotationType)}, '') = ''`);
     return (
       `SELECT ${text(s.traceId)} AS trace_id, ${text(s.spanId)} AS span_id, ${text(s.parentId)} AS parent_id, ` +
@@ -113,8 +113,8 @@ export function dependencySql(d: SqlDialect, sources: SpanSource[], opts: Depend
   const spans =
     selects.length > 0
       ? selects.join('\nUNION ALL\n')
-      : `SELECT CAST(NULL AS VARCHAR) AS trace_id, CAST(NULL AS VARCHAR) AS span_id, CAST(NULL AS VARCHAR) AS parent_id, ` +
-        `CAST(NULL AS VARCHAR) AS service, CAST(NULL AS BIGINT) AS w WHERE false`;
+      : `SELECT ${d.nullOf('string')} AS trace_id, ${d.nullOf('string')} AS span_id, ${d.nullOf('string')} AS parent_id, ` +
+        `${d.nullOf('string')} AS service, ${d.nullOf('integer')} AS w WHERE ${d.bool(false)}`;
   const services = [...new Set(opts.services)];
   const filter =
     services.length > 0
@@ -123,6 +123,23 @@ export function dependencySql(d: SqlDialect, sources: SpanSource[], opts: Depend
           return `WHERE p.service IN (${list}) OR c.service IN (${list})`;
         })()
       : '';
+  if (d.nested) {
+    // The same statement as nested subqueries (an engine without common table expressions);
+    // the two sides' columns are renamed apart for the join.
+    const children =
+      `SELECT assumeNotNull(trace_id) AS c_trace, assumeNotNull(parent_id) AS c_parent, service AS c_service, w AS c_w FROM (${spans}) AS s ` +
+      `WHERE trace_id IS NOT NULL AND parent_id IS NOT NULL AND parent_id <> '' AND service IS NOT NULL AND service <> ''`;
+    const parents =
+      `SELECT assumeNotNull(trace_id) AS p_trace, assumeNotNull(span_id) AS p_span, min(service) AS p_service FROM (${spans}) AS s ` +
+      `WHERE trace_id IS NOT NULL AND span_id IS NOT NULL AND service IS NOT NULL AND service <> '' GROUP BY trace_id, span_id`;
+    const where = filter.replace(/\bp\.service\b/g, 'p_service').replace(/\bc\.service\b/g, 'c_service');
+    const nestedSql =
+      `SELECT parent, child, ${d.cast('calls', 'float')} AS calls FROM (` +
+      `SELECT p_service AS parent, c_service AS child, sum(c_w) AS calls FROM (${children}) AS c ` +
+      `ALL INNER JOIN (${parents}) AS p ON c_trace = p_trace AND c_parent = p_span ${where} GROUP BY p_service, c_service` +
+      `) AS edges ORDER BY calls DESC, parent ASC, child ASC LIMIT ${bind(opts.limit)}`;
+    return { sql: nestedSql, params };
+  }
   const sql = `WITH spans AS (
 ${spans}
 ),
