@@ -1,9 +1,11 @@
-// Bounded memory: the event store takes WAGGLE_EVENT_STORE_MEMORY, and a query that needs more
+// Bounded memory: ingest's buffers are bounded (events waiting for their commit, requests in
+// progress: past either, 503 with Retry-After); the event store takes WAGGLE_EVENT_STORE_MEMORY, and a query that needs more
 // than a low limit spills or fails with an error saying so, never taking the process down.
 // `waggle serve` ingests 150,000 events with distinct 70-character ids (and ten "hot" ids of
 // known counts) with the default memory, then restarts with 16 MB and breaks them down by id.
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { call, initJson, killAll, removeTempDirs, serve, tempDir } from './cli-helpers.js';
+import { json, makeApp, type TestApp } from './helpers.js';
 import { postBatch, serverCount, serverQuery } from './ops-helpers.js';
 
 afterEach(killAll);
@@ -57,5 +59,62 @@ describe('a low event-store memory limit', { timeout: 300_000 }, () => {
     expect((await postBatch(low.url, init.keys.ingest, 'wide', [{ data: { id: 'after', n: 0 } }])).status).toBe(200);
     expect(low.proc.exitCode).toBeNull();
     expect(await low.stop()).toEqual({ code: 0, signal: null });
+  });
+});
+
+describe('bounded ingest buffers', () => {
+  const batch = (t: TestApp, n: number) =>
+    t.app.inject({ method: 'POST', url: '/1/batch/bounded', headers: { ...t.ingest, 'content-type': 'application/json' }, payload: JSON.stringify(Array.from({ length: n }, (_, i) => ({ data: { i } }))) });
+
+  /** Holds every commit (the writer's lock) until `release()`. */
+  function hold(t: TestApp) {
+    let release!: () => void;
+    const held = t.app.writer.editColumn('none', () => new Promise<void>((r) => (release = r)));
+    return { release: () => release(), held };
+  }
+
+  it('/1/batch gets 503 with Retry-After while the events waiting for their commit reach WAGGLE_INGEST_QUEUE_LIMIT', async () => {
+    const t = await makeApp({ settings: { ingestQueueLimit: 10 } });
+    try {
+      expect((await batch(t, 1)).statusCode).toBe(200); // the dataset exists
+      const h = hold(t);
+      const first = batch(t, 10);
+      while (t.app.writer.backlog === 0) await new Promise((r) => setTimeout(r, 5));
+      const full = await batch(t, 1);
+      expect(full.statusCode).toBe(503);
+      expect(json(full)).toEqual({ error: 'the ingest queue is full; retry later' });
+      expect(full.headers['retry-after']).toBeTruthy();
+      h.release();
+      await h.held;
+      expect((await first).statusCode).toBe(200);
+      expect((await batch(t, 1)).statusCode).toBe(200);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('ingest requests in progress are bounded by WAGGLE_INGEST_MAX_IN_FLIGHT, and each frees its place when answered', async () => {
+    const t = await makeApp({ settings: { ingestMaxInFlight: 2 } });
+    try {
+      expect((await batch(t, 1)).statusCode).toBe(200);
+      const h = hold(t);
+      const waiting = [batch(t, 1), batch(t, 1)];
+      while (t.app.writer.backlog < 2) await new Promise((r) => setTimeout(r, 5));
+      const third = await batch(t, 1);
+      expect(third.statusCode).toBe(503);
+      expect(json(third).error).toBe('2 ingest requests are in progress (WAGGLE_INGEST_MAX_IN_FLIGHT); retry later');
+      expect(third.headers['retry-after']).toBeTruthy();
+      h.release();
+      await h.held;
+      for (const w of await Promise.all(waiting)) expect(w.statusCode).toBe(200);
+      // Places are given back: many more, one after another, all pass.
+      for (let i = 0; i < 10; i++) expect((await batch(t, 1)).statusCode).toBe(200);
+      // A refused request gives its place back too.
+      expect((await t.app.inject({ method: 'POST', url: '/1/batch/bounded', headers: { 'x-honeycomb-team': 'nope' }, payload: [] })).statusCode).toBe(401);
+      expect((await batch(t, 1)).statusCode).toBe(200);
+      expect((await batch(t, 1)).statusCode).toBe(200);
+    } finally {
+      await t.close();
+    }
   });
 });

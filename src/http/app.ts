@@ -36,6 +36,8 @@ const INGEST_ROUTE = /^\/1\/(batch|events|kinesis_events)\//;
 /** Writes that only read events, and signing in: they go on while the disk is full (the space kept back takes their small writes). */
 const READ_LIKE_ROUTE = /^\/1\/(queries|query_results|bubbleup|raw_events|maps\/dependencies\/requests|ui\/session)(\/|$)/;
 const CHANGES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** OTLP over HTTP: its export checks the queue and the disk (for gRPC too); here only the requests in progress. */
+const OTLP_ROUTE = /^\/v1\/(traces|logs|metrics)$/;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -254,11 +256,22 @@ export async function createApp(deps: AppDeps): Promise<App> {
     else app.log.info(figures, 'disk space is back: ingest and changes are accepted again');
   });
   const diskFullError = () => new ApiError(503, 'the data directory is out of disk space: changes are refused until space is freed (queries still work)');
-  app.addHook('preHandler', async (request) => {
+  // Admission, before a body is read (after the key is checked): ingest requests in progress are
+  // bounded (so are the bodies they hold), and refused while the queue or the disk is full.
+  let ingestInFlight = 0;
+  app.addHook('onRequest', async (request, reply) => {
     const route = request.routeOptions.url ?? '';
-    if (INGEST_ROUTE.test(route)) {
-      disk.refuseIngest();
-      if (writer.backlog >= settings.ingestQueueLimit) throw new ApiError(503, 'the ingest queue is full; retry later', { retryAfter: 1 });
+    const otlp = OTLP_ROUTE.test(route);
+    if (INGEST_ROUTE.test(route) || otlp) {
+      if (!otlp) {
+        disk.refuseIngest();
+        if (writer.backlog >= settings.ingestQueueLimit) throw new ApiError(503, 'the ingest queue is full; retry later', { retryAfter: 1 });
+      }
+      if (ingestInFlight >= settings.ingestMaxInFlight) {
+        throw new ApiError(503, `${settings.ingestMaxInFlight} ingest requests are in progress (WAGGLE_INGEST_MAX_IN_FLIGHT); retry later`, { retryAfter: 1 });
+      }
+      ingestInFlight++;
+      reply.raw.once('close', () => ingestInFlight--);
     } else if (CHANGES.has(request.method) && /^\/[12]\//.test(route) && !READ_LIKE_ROUTE.test(route) && disk.isFull()) {
       throw diskFullError();
     }
