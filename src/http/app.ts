@@ -8,7 +8,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ConfigStore } from '../stores/config/types.js';
 import type { EventStore } from '../stores/events/types.js';
 import { IngestWriter } from '../ingest/writer.js';
-import { DEFAULTS, leaderLeaseMsOf, nodeIdOf, parseBytes, type Settings } from '../settings.js';
+import { DEFAULTS, leaderLeaseMsOf, nodeIdOf, type Settings } from '../settings.js';
 import { authHook, authenticate, type AuthDeps } from './auth.js';
 import { errorResponses } from './error-schemas.js';
 import { ApiError, JSONAPI, payloadTooLarge, renderError, validationError, type TypeDetail } from './errors.js';
@@ -230,12 +230,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     queueDepth: () => writer.backlog,
     connections: () => new Promise((resolve) => app.server.getConnections((err, n) => resolve(err ? 0 : n))),
     dataDir: settings.dataDir,
-    eventStoreMemory: async () => {
-      const [m] = await deps.eventStore.query(
-        `SELECT (SELECT sum(memory_usage_bytes) FROM duckdb_memory()) AS used, (SELECT sum(temporary_storage_bytes) FROM duckdb_memory()) AS spilled, current_setting('memory_limit') AS lim`,
-      );
-      return { used: Number(m.used), spilled: Number(m.spilled), limit: parseBytes(String(m.lim).replace(/\s+/g, '').replace(/iB$/, 'B'), 'memory_limit', 0) };
-    },
+    eventStoreMemory: deps.eventStore.memory ? () => deps.eventStore.memory!() : undefined,
     leadership,
   });
   app.decorate('metrics', metrics);

@@ -415,6 +415,16 @@ export class DuckDbEventStore implements EventStore {
     return run;
   }
 
+  async memory(): Promise<{ used: number; limit: number; spilled: number }> {
+    const [m] = await this.query(
+      `SELECT (SELECT sum(memory_usage_bytes) FROM duckdb_memory()) AS used, (SELECT sum(temporary_storage_bytes) FROM duckdb_memory()) AS spilled, current_setting('memory_limit') AS lim`,
+    );
+    // The limit as DuckDB reports it: '16.0 MiB'.
+    const lim = /^([\d.]+)\s*([KMGT]?)i?B$/.exec(String(m.lim));
+    const limit = lim ? Math.round(Number(lim[1]) * 1024 ** ' KMGT'.indexOf(lim[2] || ' ')) : NaN;
+    return { used: Number(m.used), spilled: Number(m.spilled), limit };
+  }
+
   backup(file: string): Promise<Record<string, number>> {
     return this.op(async () => {
       const conn = await this.instance!.connect();

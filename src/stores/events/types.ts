@@ -79,6 +79,8 @@ export interface EventStore {
    * the rows copied per table. Absent for stores backed up with their own tools.
    */
   backup?(file: string): Promise<Record<string, number>>;
+  /** The store's memory (bytes): in use, its limit, spilled to disk now (metrics); absent where the store is a server of its own. */
+  memory?(): Promise<{ used: number; limit: number; spilled: number }>;
 }
 
 export class QueryTimeout extends Error {
