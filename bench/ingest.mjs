@@ -185,7 +185,7 @@ export async function serverRun(tmp, bodies, send = batchSender('bench'), name =
         const r = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) });
         if (r.ok) break;
       } catch {
-        if (i > 200) throw new Error('waggle serve did not come up');
+        if (i > 1200) throw new Error('waggle serve did not come up'); // (a loaded machine starts slowly)
         await sleep(50);
       }
     }

@@ -21,7 +21,9 @@
 // granularity, percentiles), and identifiers are quoted by quoteIdent or are planner aliases.
 import type { Column, Dataset } from '../stores/config/types.js';
 import { tableName } from '../stores/events/types.js';
-import { INGESTED_COLUMN, SAMPLERATE_COLUMN, TIME_COLUMN, type SqlDialect } from '../stores/events/engine.js';
+import { INGESTED_COLUMN, SAMPLERATE_COLUMN, TIME_COLUMN, UnsupportedByEngine, type SqlDialect } from '../stores/events/engine.js';
+
+export { UnsupportedByEngine };
 import type { ValueType } from './expr/index.js';
 import { FieldScope, columnSources, type CalculatedSource } from './fields.js';
 import { calculationKey, type Calculation, type Filter, type Having, type QueryOp, type QuerySpec } from './spec.js';
@@ -456,14 +458,6 @@ function build(input: PlanInput) {
     }),
     combined,
   };
-}
-
-/** A query needs what the event engine does not offer yet (named in the message). */
-export class UnsupportedByEngine extends Error {
-  constructor(what: string, engine: string) {
-    super(`${what} is not supported on the ${engine} event store yet`);
-    this.name = 'UnsupportedByEngine';
-  }
 }
 
 /** SQL reading a field as a number (text that is not a number reads as null). */

@@ -61,6 +61,14 @@ export interface SqlDialect {
   nested?: NestedAggregates;
 }
 
+/** Something the event engine does not offer yet (named in the message). */
+export class UnsupportedByEngine extends Error {
+  constructor(what: string, engine: string) {
+    super(`${what} is not supported on the ${engine} event store yet`);
+    this.name = 'UnsupportedByEngine';
+  }
+}
+
 export interface NestedAggregates {
   /** Whether two values are equal or both NULL (never NULL itself). */
   nullSafeEq(a: string, b: string): string;

@@ -26,7 +26,7 @@
 // window. The changes of one refresh (the upsert of the changed minutes, the pruning, the state
 // row) are one transaction, so rollups and state never disagree.
 import type { EventStore } from './types.js';
-import { INGESTED_COLUMN, SAMPLERATE_COLUMN, TIME_COLUMN } from './engine.js';
+import { INGESTED_COLUMN, SAMPLERATE_COLUMN, TIME_COLUMN, UnsupportedByEngine } from './engine.js';
 // The rollup statements are DuckDB's for now (derived tables are not yet part of the dialect).
 import { duckdbDialect } from './duckdb-dialect.js';
 
@@ -157,6 +157,7 @@ export class SloRollups {
 
   /** Brings the SLO's rollups to the request's span (see the header) and answers its counts. */
   async refresh(req: RefreshRequest): Promise<Refreshed> {
+    if (this.events.dialect !== duckdbDialect) throw new UnsupportedByEngine('SLOs', this.events.dialect.name);
     await this.ensureState();
     const { sloId, source, startUs, nowUs } = req;
     const table = rollupTable(sloId);
@@ -272,6 +273,8 @@ export class SloRollups {
 
   /** Drops rollups of SLOs that no longer exist (deleted with their dataset or environment). */
   async collectGarbage(liveIds: Set<string>): Promise<void> {
+    // (Rollup tables exist only where rollups run: DuckDB.)
+    if (this.events.dialect !== duckdbDialect) return;
     // Nothing to collect (and no table to create) in an event store that never had an SLO.
     const exists = await this.events.query(`SELECT 1 FROM information_schema.tables WHERE table_name = '${STATE_TABLE}'`);
     if (exists.length === 0) return;
