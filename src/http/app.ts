@@ -1,5 +1,6 @@
 // The app factory: builds a Fastify server from its parts. No module-level state, so tests
 // build as many apps as they like, each with its own stores and clock.
+import { UnsupportedByEngine } from '../stores/events/engine.js';
 import { randomUUID } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
@@ -396,6 +397,8 @@ function asIngestError(e: ApiError): ApiError {
 /** Maps what Fastify and our code throw to one ApiError. */
 function toApiError(err: FastifyError | ApiError, request: FastifyRequest, settings: Settings): ApiError {
   if (err instanceof ApiError) return err;
+  // A feature the configured event engine does not offer yet (SLOs, BubbleUp on ClickHouse).
+  if (err instanceof UnsupportedByEngine) return new ApiError(501, err.message);
   const fe = err as FastifyError;
   if (fe.validation && fe.validationContext === 'body' && request.body === undefined) return unparseable();
   if (fe.validation) {

@@ -8,7 +8,6 @@
 // time range inside that window, and optionally a range of one field's values (a heatmap region).
 // Same permissions as query results (Manage Queries and Columns, Run Queries). Another
 // environment's dataset → 404. A comparison longer than the query timeout → 503; an event engine without BubbleUp → 501.
-import { UnsupportedByEngine } from '../../query/plan.js';
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
@@ -129,7 +128,6 @@ export function registerBubbleUp(app: App, ctx: ApiContext): void {
           timeoutMs: settings.queryTimeoutMs,
         });
       } catch (err) {
-        if (err instanceof UnsupportedByEngine) throw new ApiError(501, err.message);
         if (err instanceof QueryTimeout) throw new ApiError(503, `BubbleUp exceeded the ${settings.queryTimeoutMs / 1000} s run time; narrow the query's time range or filters`);
         throw err;
       }
