@@ -3,7 +3,9 @@
 // calculated-field compiler, service maps, SLO rollups and signals write their statements in.
 // Each engine lives in `<engine>-store.ts` and `<engine>-dialect.ts` in this folder; nothing
 // outside this folder names an engine. Code elsewhere reaches the dialect through
-// `events.dialect`.
+// `events.dialect`. (Not yet behind the dialect: the calculated-field compiler's functions, SLO
+// rollups' derived tables, signals' statistics and BubbleUp's statements are still DuckDB SQL;
+// on another engine those features answer UnsupportedByEngine or fail. docs/clickhouse.md.)
 import type { ColumnType } from '../config/types.js';
 
 /** Columns every dataset table has, before the field columns. */
