@@ -444,23 +444,34 @@ export class DeliveryNotifier implements Notifier {
     }
     const pending = list.filter((o) => !isFinal(o.body.state) && o.body.notification);
     const byLane = new Map<string, Delivery[]>();
+    let resumed = 0;
     for (const o of pending) {
       const n = o.body.notification;
       const key = deliveryKey(n);
       if (this.active.has(key)) continue;
-      if (claimed && !(await this.claim(o.id).catch(() => false))) continue;
+      if (claimed) {
+        if (!(await this.claim(o.id).catch(() => false))) continue;
+        // Read again under the claim: the node that held it may have finished it since the list.
+        const now = await this.store.getObject<DeliveryRecord>(DELIVERY_KIND, o.id).catch(() => undefined);
+        if (!now || isFinal(now.body.state)) {
+          this.release(o.id);
+          continue;
+        }
+        o.body = now.body;
+      }
       const due = o.body.nextAttemptAt ? Date.parse(o.body.nextAttemptAt) : this.clock();
       const d: Delivery = { id: o.id, key, lane: n.recipient.id, n, record: o.body, dueAt: Number.isNaN(due) ? this.clock() : due, phase: 'idle', persisted: Promise.resolve(true) };
       this.active.set(key, d);
+      resumed++;
       const l = byLane.get(d.lane) ?? [];
       l.push(d);
       byLane.set(d.lane, l);
     }
-    for (const [laneKey, resumed] of byLane) {
+    for (const [laneKey, taken] of byLane) {
       // Older than anything enqueued since construction: they go first.
-      this.lanes.set(laneKey, [...resumed, ...(this.lanes.get(laneKey) ?? [])]);
+      this.lanes.set(laneKey, [...taken, ...(this.lanes.get(laneKey) ?? [])]);
     }
-    if (pending.length) this.deps.log.info({ deliveries: pending.length }, 'resuming unfinished notification deliveries');
+    if (resumed) this.deps.log.info({ deliveries: resumed }, 'resuming unfinished notification deliveries');
   }
 
   // --- idle and close
