@@ -150,7 +150,7 @@ export const DEFAULTS: Settings = {
   ingestDecompressedLimit: 100_000_000,
   ingestThreads: Math.max(1, Math.min(4, availableParallelism() - 1)),
   ingestQueueLimit: 250_000,
-  ingestMaxInFlight: 256,
+  ingestMaxInFlight: 1000,
   otlpGrpcPort: 4317,
   maxColumnsPerDataset: 10_000,
   retentionDays: 60,
