@@ -57,6 +57,7 @@ describe('data directory format', { timeout: 120_000 }, () => {
       body: [{ data: { service: 'api', duration_ms: 7.5, status: 200 } }],
     });
     expect(ingest.status).toBe(200);
+    expect(ingest.body).toEqual([{ status: 202 }]);
     // (Query results read at most the last 7 days: the fixture's events are older, so they are
     // counted in the store below; the new event through the query API.)
     const result = await serverQuery(s.url, KEYS.keys.configuration, 'checkout', {
@@ -64,7 +65,7 @@ describe('data directory format', { timeout: 120_000 }, () => {
       breakdowns: ['service'],
       time_range: 3600,
     });
-    expect(result.data.results.map((r: { data: Record<string, unknown> }) => r.data)).toEqual([{ service: 'api', COUNT: 1, 'MAX(duration_ms)': 7.5 }]);
+    expect(result.data.results.map((r: { data: Record<string, unknown> }) => r.data), JSON.stringify(result)).toEqual([{ service: 'api', COUNT: 1, 'MAX(duration_ms)': 7.5 }]);
     expect(await s.stop()).toEqual({ code: 0, signal: null });
 
     // The fixture's 120 events are in the migrated event store, under the registered columns.

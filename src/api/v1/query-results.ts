@@ -261,7 +261,9 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
         if (!d.allowed) throw new ApiError(429, 'You have exceeded your rate limit.');
       }
 
-      const nowSeconds = Math.floor(now().getTime() / 1000);
+      // Rounded up: the window's end is exclusive, so an event received earlier in this second
+      // (which may be a minute boundary, where the window is not widened) is still inside it.
+      const nowSeconds = Math.ceil(now().getTime() / 1000);
       const { start: windowStart, end: windowEnd } = resultWindow(query, nowSeconds);
       const limit = b.disable_series && b.limit !== undefined ? b.limit : (query.limit ?? DEFAULT_LIMIT);
       const id = shortId();
