@@ -14,14 +14,13 @@
 //    the three engines are compared (equal, floats within a relative 1e-9).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { clickhouseBinary, startClickHouse } from '../scripts/clickhouse-servers.mjs';
 import { makeEvents } from './events.mjs';
-import { batchSender, serverRun } from './ingest.mjs';
+import { batchSender, freePort, serverRun } from './ingest.mjs';
 import { serverNodeFlags } from './server-node.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -59,16 +58,6 @@ const QUERIES = [
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const p50 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 function runNode(args) {
   return new Promise((resolve, reject) => {

@@ -44,7 +44,7 @@ function cpuSeconds(pid, thread) {
   return (Number(fields[11]) + Number(fields[12])) / TICKS; // utime + stime (all threads, or one)
 }
 
-function freePort() {
+export function freePort() {
   return new Promise((resolve, reject) => {
     const s = net.createServer().listen(0, '127.0.0.1', () => {
       const { port } = s.address();
