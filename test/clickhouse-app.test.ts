@@ -1,7 +1,8 @@
 // The whole app on ClickHouse (single node), through the HTTP interface: events sent to /1/batch
 // land in ClickHouse's table for the dataset (partitioned by day, ordered by time); a trigger
 // fires on them; a query with an op ClickHouse does not answer yet says so; deleting the dataset
-// drops its table; retention runs there.
+// drops its table; retention runs there. (SLOs, burn alerts and signals on ClickHouse:
+// test/clickhouse-slo.test.ts.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, makeApp, type TestApp } from './helpers.js';
 import { ingest, pollResult, runQuery, saveQuery } from './query-helpers.js';
@@ -112,16 +113,6 @@ describe.skipIf(!clickhouseBinary)('the app on ClickHouse', { timeout: 60_000 },
       ['cart', 'postgres', 1],
       ['frontend', 'cart', 1],
     ]);
-  });
-
-  it('an SLO can be stored, and its figures answer 501 saying SLOs do not run on ClickHouse yet', async () => {
-    const post = (url: string, payload: unknown) => t.app.inject({ method: 'POST', url, headers: { ...t.config, 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
-    expect((await post('/1/derived_columns/shop', { alias: 'fast', expression: 'LT($duration_ms, 100)' })).statusCode).toBe(201);
-    const created = await post('/1/slos/shop', { name: 'fast', sli: { alias: 'fast' }, time_period_days: 1, target_per_million: 990000 });
-    expect(created.statusCode, created.body).toBe(201);
-    const res = await t.app.inject({ method: 'GET', url: `/1/slos/shop/${json(created).id}?detailed=true`, headers: t.config });
-    expect(res.statusCode, res.body).toBe(501);
-    expect(json(res).error).toBe('SLOs is not supported on the clickhouse event store yet');
   });
 
   it('an op ClickHouse does not answer yet is an error that names it', async () => {

@@ -1,8 +1,8 @@
 // Three `waggle serve` processes on one PostgreSQL store and one ClickHouse cluster (two shards,
 // started here): the several-nodes scenario (test/several-nodes-scenario.ts) with events going
-// round robin through the nodes, equal answers through each, a trigger evaluated exactly once across
-// a kill -9 of the leader, and every event any node acknowledged in ClickHouse. No burn alert here:
-// SLOs are not on ClickHouse yet (docs/clickhouse.md); test/several-nodes-serve.test.ts has one.
+// round robin through the nodes, equal answers through each, a trigger and an SLO burn alert each
+// evaluated and delivered exactly once across a kill -9 of the leader, and every event any node
+// acknowledged in ClickHouse.
 // Skipped, with a notice, without PostgreSQL or clickhouse-server.
 import { afterAll, afterEach, beforeAll, describe, it } from 'vitest';
 import { killAll, removeTempDirs } from './cli-helpers.js';
@@ -32,7 +32,7 @@ describe.skipIf(!postgresUrl || !clickhouseBinary)('three waggle serve nodes on 
     await schema?.drop();
   });
 
-  it('ingest through all, equal answers through each, the trigger exactly once across a kill -9 of the leader, no acknowledged event lost', async () => {
-    await severalNodesScenario({ postgresUrl: postgresUrl!, schemaName: schema.name, receiver, eventStore: clickhouse.setting(), burnAlert: false });
+  it('ingest through all, equal answers through each, the trigger and the burn alert exactly once across a kill -9 of the leader, no acknowledged event lost', async () => {
+    await severalNodesScenario({ postgresUrl: postgresUrl!, schemaName: schema.name, receiver, eventStore: clickhouse.setting() });
   });
 });

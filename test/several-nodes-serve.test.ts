@@ -27,6 +27,6 @@ describe.skipIf(!postgresUrl)('three waggle serve nodes on one PostgreSQL store,
   });
 
   it('ingest through all, trigger and burn alert exactly once across a kill -9 of the leader, each node holds what it acknowledged', async () => {
-    await severalNodesScenario({ postgresUrl: postgresUrl!, schemaName: schema.name, receiver, burnAlert: true });
+    await severalNodesScenario({ postgresUrl: postgresUrl!, schemaName: schema.name, receiver });
   });
 });

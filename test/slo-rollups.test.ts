@@ -1,6 +1,6 @@
 // The detailed SLO answer and the SLO history come from rollups that are brought up to date
-// incrementally (src/stores/events/slo-rollups.ts). Checked here through HTTP against figures the
-// test works out itself from the events it sent (a model of the SLO maths over raw events, as
+// incrementally (src/stores/events/duckdb-slo-rollups.ts). Checked here through HTTP against figures the
+// test works out itself from the events it sent (test/slo-model.ts: the SLO maths over raw events, as
 // docs/slos.md states it), after each change the rollups must follow: the first call on an SLO
 // without rollups, new events between calls, late events inside the period, events after now
 // that become due, the window moving on, a clock that goes back, target and period changes, an
@@ -12,82 +12,9 @@ import { createApp } from '../src/http/app.js';
 import { DuckDbEventStore } from '../src/stores/events/duckdb-store.js';
 import { makeApp, json, type TestApp } from './helpers.js';
 import { ingest } from './query-helpers.js';
+import { MIN, detailedModel, historyModel, lt, random, type Ev, type SloModel } from './slo-model.js';
 
 const T0 = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3_600_000;
-const MIN = 60_000;
-
-interface Ev {
-  ms: number;
-  status?: number;
-  samplerate: number;
-}
-interface SloModel {
-  days: number;
-  tpm: number;
-  resetMs?: number;
-  /** The SLI: good, bad, or not counted (undefined). */
-  sli: (e: Ev) => boolean | undefined;
-}
-const lt = (limit: number) => (e: Ev) => (e.status === undefined ? undefined : e.status < limit);
-
-/** Weighted good and bad counts of the events with `from ≤ time < to` (ms). */
-function count(evs: Ev[], sli: SloModel['sli'], from: number, to: number) {
-  let good = 0;
-  let bad = 0;
-  for (const e of evs) {
-    if (e.ms < from || e.ms >= to) continue;
-    const s = sli(e);
-    if (s === true) good += e.samplerate;
-    else if (s === false) bad += e.samplerate;
-  }
-  return { good, bad };
-}
-
-function maths(s: SloModel, w: { good: number; bad: number }, last4h: { good: number; bad: number }) {
-  const t = s.tpm / 1e6;
-  const e = w.good + w.bad;
-  const allowed = (1 - t) * e;
-  const e4 = last4h.good + last4h.bad;
-  return {
-    eligible: e,
-    compliance: e > 0 ? (100 * w.good) / e : 100,
-    budget_remaining: allowed > 0 ? 100 * (1 - w.bad / allowed) : 100,
-    burn_rate: e4 > 0 ? last4h.bad / e4 / (1 - t) : 0,
-  };
-}
-
-/** The detailed figures at `nowMs`: the window is [its first minute or the reset, now). */
-function detailedModel(evs: Ev[], s: SloModel, nowMs: number) {
-  const c = Math.floor(nowMs / MIN);
-  const start = Math.max((c - s.days * 1440 + 1) * MIN, s.resetMs ?? -Infinity, 0);
-  return maths(s, count(evs, s.sli, start, nowMs), count(evs, s.sli, Math.max(start, (c - 239) * MIN), nowMs));
-}
-
-/** History entries over [startS, endS) in hourly intervals (ranges up to 7 days), as docs/slos.md says. */
-function historyModel(evs: Ev[], s: SloModel, startS: number, endS: number) {
-  const out: { timestamp: number; compliance: number; budget_remaining: number }[] = [];
-  for (let from = Math.floor(startS / 3600) * 3600; from < endS; from += 3600) {
-    const end = Math.min(from + 3600, endS);
-    const hi = Math.floor(end / 60);
-    let lo = hi - s.days * 1440;
-    if (s.resetMs !== undefined && end * 1000 > s.resetMs) lo = Math.max(lo, Math.floor(s.resetMs / MIN));
-    const w = count(evs, s.sli, lo * MIN, hi * MIN);
-    if (w.good + w.bad === 0) continue;
-    const m = maths(s, w, { good: 0, bad: 0 });
-    out.push({ timestamp: from, compliance: m.compliance, budget_remaining: m.budget_remaining });
-  }
-  return out;
-}
-
-/** A seeded generator (mulberry32), so a failure can be replayed. */
-function random(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('SLO rollups stay exact', () => {
   let t: TestApp;

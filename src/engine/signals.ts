@@ -29,13 +29,15 @@
 // opens and a `resolved` one when it closes. While an anomaly is open the band is frozen, so an
 // outage never becomes the new normal.
 //
-// SQL: every figure comes from the event store over the stored spans. The service and error fields are
-// resolved through the dataset's definitions by the query module's FieldScope (columns read as
-// their API type, calculated fields compiled), identifiers quoted by quoteIdent/tableName, and
-// every value (service name, time bounds, sizes) is a bound parameter. The time window is a
-// `__time` range, so DuckDB skips row groups outside it. Span events and links (a non-empty
-// `annotation_type` field) are not spans and are left out, as in service maps. Counts are
-// weighted by the sample rate, as COUNT is.
+// SQL: every figure comes from the event store over the stored spans, in the store's dialect: plain
+// nested subqueries and aggregates (no common table expressions, FILTER or lists) that every event
+// engine runs. The service and error fields are resolved through the dataset's definitions by the
+// query module's FieldScope (columns read as their API type, calculated fields compiled),
+// identifiers quoted by quoteIdent/tableName; the service name is a bound parameter, and the
+// numbers written into the SQL (time bounds, sizes, excluded windows) are the engine's own. The
+// time window is a `__time` range, so the engine reads only what lies in it. Span events and
+// links (a non-empty `annotation_type` field) are not spans and are left out, as in service maps.
+// Counts are weighted by the sample rate, as COUNT is.
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../stores/config/types.js';
 import { tableName, type EventStore } from '../stores/events/types.js';
 import { INGESTED_COLUMN, SAMPLERATE_COLUMN, TIME_COLUMN, type SqlDialect } from '../stores/events/engine.js';
@@ -287,18 +289,19 @@ async function resolveFields(store: ConfigStore, events: EventStore, env: Enviro
 }
 
 /** SQL that is true for an erroring span, by the error field's type. */
-function isErrorSql(f: FieldInfo | undefined): string {
-  if (!f) return 'false';
+function isErrorSql(d: SqlDialect, f: FieldInfo | undefined): string {
+  const no = d.bool(false);
+  if (!f) return no;
   switch (f.type) {
     case 'boolean':
-      return `coalesce(${f.sql}, false)`;
+      return `coalesce(${f.sql}, ${no})`;
     case 'integer':
     case 'float':
-      return `coalesce(${f.sql} <> 0, false)`;
+      return `coalesce(${f.sql} <> 0, ${no})`;
     case 'string':
-      return `coalesce(lower(trim(${f.sql})) NOT IN ('', 'false', '0'), false)`;
+      return `coalesce(lower(${d.trimSpaces(f.sql)}) NOT IN ('', 'false', '0'), ${no})`;
     default:
-      return 'false';
+      return no;
   }
 }
 
@@ -316,13 +319,13 @@ function spansSql(d: SqlDialect, st: Statement, resolve: (bind: (v: string | num
   const quoteIdent = d.quoteIdent;
   const time = quoteIdent(TIME_COLUMN);
   const where = [
-    `${time} >= make_timestamp(CAST(${st.bind(Math.trunc(fromUs))} AS BIGINT))`,
-    `${time} < make_timestamp(CAST(${st.bind(Math.trunc(toUs))} AS BIGINT))`,
-    `CAST(${f.service.sql} AS VARCHAR) = CAST(${st.bind(service)} AS VARCHAR)`,
+    `${time} >= ${d.timestamp(fromUs)}`,
+    `${time} < ${d.timestamp(toUs)}`,
+    `${d.cast(f.service.sql, 'string')} = ${d.cast(st.bind(service), 'string')}`,
   ];
-  if (f.annotationType && f.annotationType.type !== 'null') where.push(`coalesce(CAST(${f.annotationType.sql} AS VARCHAR), '') = ''`);
+  if (f.annotationType && f.annotationType.type !== 'null') where.push(`coalesce(${d.cast(f.annotationType.sql, 'string')}, '') = ''`);
   return (
-    `SELECT ${d.epochUs(time)} AS ts, ${quoteIdent(SAMPLERATE_COLUMN)} AS w, ${isErrorSql(f.error)} AS e ` +
+    `SELECT ${d.epochUs(time)} AS ts, ${quoteIdent(SAMPLERATE_COLUMN)} AS w, ${isErrorSql(d, f.error)} AS e ` +
     `FROM ${quoteIdent(tableName(f.dataset.id))} WHERE ${where.join(' AND ')}`
   );
 }
@@ -340,7 +343,9 @@ interface EvalDeps {
 
 async function firstSeen(d: EvalDeps, resolve: Exclude<Resolution, { status: SignalStatus }>['fields'], service: string, t: number): Promise<number | null> {
   const st = new Statement();
-  const sql = `SELECT CAST(min(ts) AS DOUBLE) AS first FROM (${spansSql(d.events.dialect, st, resolve, service, 0, t * US)})`;
+  const dialect = d.events.dialect;
+  // (The count: an engine may answer min() of no rows with 0 rather than NULL.)
+  const sql = `SELECT CASE WHEN count(*) = 0 THEN NULL ELSE ${dialect.cast('min(ts)', 'float')} END AS first FROM (${spansSql(dialect, st, resolve, service, 0, t * US)})`;
   const rows = await d.events.analyse(sql, st.params, d.timeoutMs);
   const first = num(rows[0]?.first);
   return first === null ? null : first / US;
@@ -349,9 +354,10 @@ async function firstSeen(d: EvalDeps, resolve: Exclude<Resolution, { status: Sig
 /** Spans and errors (sample-weighted) in [t − seconds, t). */
 async function observe(d: EvalDeps, resolve: Exclude<Resolution, { status: SignalStatus }>['fields'], service: string, t: number, seconds: number) {
   const st = new Statement();
+  const dialect = d.events.dialect;
   const sql =
-    `SELECT CAST(coalesce(sum(w), 0) AS DOUBLE) AS total, CAST(coalesce(sum(CASE WHEN e THEN w ELSE 0 END), 0) AS DOUBLE) AS errors ` +
-    `FROM (${spansSql(d.events.dialect, st, resolve, service, (t - seconds) * US, t * US)})`;
+    `SELECT ${dialect.cast('coalesce(sum(w), 0)', 'float')} AS total, ${dialect.cast('coalesce(sum(CASE WHEN e THEN w ELSE 0 END), 0)', 'float')} AS errors ` +
+    `FROM (${spansSql(dialect, st, resolve, service, (t - seconds) * US, t * US)})`;
   const rows = await d.events.analyse(sql, st.params, d.timeoutMs);
   return { total: num(rows[0]?.total) ?? 0, errors: num(rows[0]?.errors) ?? 0 };
 }
@@ -363,7 +369,8 @@ export const judgedSeconds = (signal: StoredSignal) =>
 /**
  * The baseline: the `hours` before the judged window (so what is being judged never trains the
  * band), cut into 5-minute windows counted from its start (window k covers [start + k·W,
- * start + (k+1)·W)), aggregated per window and then over the windows, all in one statement.
+ * start + (k+1)·W)), aggregated per window by the event store (one statement; at most 2,016
+ * windows come back, a week of five minutes), then over the windows here.
  * Windows that end before the service's first span, and windows overlapping an anomaly of the
  * signal (from its window start to its end), do not count: anomalies never train the band.
  */
@@ -391,33 +398,28 @@ async function computeBaseline(
   }
   const windows = n - excluded.length;
   const st = new Statement();
-  const spans = spansSql(d.events.dialect, st, resolve, signal.service_name, start * US, end * US);
-  const w = st.bind(WINDOW_SECONDS * US);
-  const from = st.bind(start * US);
-  // The excluded window numbers as text ("-1" when none), split back into a list in SQL.
-  const skip = st.bind(excluded.length ? excluded.join(',') : '-1');
-  const min = st.bind(MIN_WINDOW_SPANS);
-  const sql = `WITH spans AS (${spans}),
-numbered AS (
-  SELECT CAST(floor((ts - CAST(${from} AS BIGINT)) / CAST(${w} AS BIGINT)) AS BIGINT) AS k, w, e FROM spans
-),
-windows AS (
-  SELECT k, CAST(sum(w) AS DOUBLE) AS total, CAST(sum(CASE WHEN e THEN w ELSE 0 END) AS DOUBLE) AS errors
-  FROM numbered
-  WHERE NOT list_contains(CAST(string_split(CAST(${skip} AS VARCHAR), ',') AS BIGINT[]), k)
-  GROUP BY k
-)
-SELECT CAST(count(*) AS DOUBLE) AS present,
-       CAST(coalesce(sum(total), 0) AS DOUBLE) AS total,
-       CAST(count(*) FILTER (WHERE total >= CAST(${min} AS DOUBLE)) AS DOUBLE) AS qualified,
-       avg(errors / total) FILTER (WHERE total >= CAST(${min} AS DOUBLE)) AS mean,
-       stddev_pop(errors / total) FILTER (WHERE total >= CAST(${min} AS DOUBLE)) AS sd
-FROM windows`;
-  const r = (await d.events.analyse(sql, st.params, d.timeoutMs))[0] ?? {};
-  const stats: ErrorRateStats | PresenceStats =
-    signal.kind === 'error_rate'
-      ? { kind: 'error_rate', windows, qualified: num(r.qualified) ?? 0, mean: num(r.mean), stddev: num(r.sd) }
-      : { kind: 'presence', windows, present: num(r.present) ?? 0, meanCount: windows > 0 ? (num(r.total) ?? 0) / windows : 0 };
+  const dialect = d.events.dialect;
+  const spans = spansSql(dialect, st, resolve, signal.service_name, start * US, end * US);
+  const float = (x: string) => dialect.cast(x, 'float');
+  const k = dialect.intDiv(`(ts - ${Math.trunc(start * US)})`, String(WINDOW_SECONDS * US));
+  // The excluded windows as a list of numbers ("-1" when none).
+  const skip = excluded.length ? excluded.join(', ') : '-1';
+  const sql =
+    `SELECT k, ${float('sum(w)')} AS n, ${float('sum(CASE WHEN e THEN w ELSE 0 END)')} AS errs ` +
+    `FROM (SELECT ${k} AS k, w, e FROM (${spans})) WHERE k NOT IN (${skip}) GROUP BY k`;
+  const perWindow = (await d.events.analyse(sql, st.params, d.timeoutMs)).map((r) => ({ n: Number(r.n), errs: Number(r.errs) }));
+  let stats: ErrorRateStats | PresenceStats;
+  if (signal.kind === 'error_rate') {
+    const rates = perWindow.filter((x) => x.n >= MIN_WINDOW_SPANS).map((x) => x.errs / x.n);
+    const mean = rates.length > 0 ? rates.reduce((a, b) => a + b, 0) / rates.length : null;
+    // Two passes (stable: windows all at one rate give 0, where one pass over sums of squares
+    // leaves rounding noise, and an engine's stddev may be either).
+    const stddev = mean === null ? null : Math.sqrt(rates.reduce((a, r) => a + (r - mean) ** 2, 0) / rates.length);
+    stats = { kind: 'error_rate', windows, qualified: rates.length, mean, stddev };
+  } else {
+    const total = perWindow.reduce((a, x) => a + x.n, 0);
+    stats = { kind: 'presence', windows, present: perWindow.length, meanCount: windows > 0 ? total / windows : 0 };
+  }
   return { computedAt: t, hours, windowSeconds: judged, stats };
 }
 

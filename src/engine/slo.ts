@@ -14,17 +14,18 @@
 // (to the microsecond): a reset starts the budget afresh.
 //
 // Every answer comes from the SLO's rollups (src/stores/events/slo-rollups.ts: counts per minute,
-// brought up to date incrementally, at a cost that follows the events that are new since the last
-// refresh, not those in the window). Each evaluation refreshes them to its `now` first, so an
-// answer counts every event committed before it was asked for. Refreshes of one SLO fly singly:
-// while one runs, every caller that comes waits for the next one, which starts when it ends, at
-// the latest `now` of those callers, and answers them all.
+// kept as the event engine keeps them: on DuckDB brought up to date incrementally, at a cost that
+// follows the events new since the last refresh; on ClickHouse aggregated per minute of the window
+// at each refresh). Each evaluation refreshes them to its `now` first, so an answer counts every
+// event committed before it was asked for. Refreshes of one SLO fly singly: while one runs, every
+// caller that comes waits for the next one, which starts when it ends, at the latest `now` of
+// those callers, and answers them all.
 import { withLease, type Leadership } from './leadership.js';
 import { createHash } from 'node:crypto';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../stores/config/types.js';
 import { tableName, type EventStore } from '../stores/events/types.js';
 import { INGESTED_COLUMN, TIME_COLUMN } from '../stores/events/engine.js';
-import { MINUTE_US, SloRollups, type Counts, type RollupSource } from '../stores/events/slo-rollups.js';
+import { MINUTE_US, sloRollups, type Counts, type RollupSource, type SloRollups } from '../stores/events/slo-rollups.js';
 import { FieldScope, columnSources } from '../query/fields.js';
 import { calculatedFieldsOf } from '../query/sources.js';
 import type { Tag } from '../domain/tags.js';
@@ -123,11 +124,12 @@ export class SloEngine {
     private readonly events: EventStore,
     /**
      * Several nodes on one store: a refresh reads the rollup state and writes it back, so one node
-     * at a time refreshes an SLO (a lease, `slo_rollups:<id>`); alone, no lease.
+     * at a time refreshes an SLO (a lease, `slo_rollups:<id>`); alone, or where rollups keep no
+     * state (ClickHouse), no lease.
      */
     private readonly shared?: Pick<Leadership, 'claim' | 'release'>,
   ) {
-    this.rollups = new SloRollups(events);
+    this.rollups = sloRollups(events);
   }
 
   /** The SLI compiled against each dataset's columns and calculated fields as they are now. */
@@ -224,7 +226,7 @@ export class SloEngine {
         nowUs: nowMs * 1000,
         fromMinutes: [Math.floor(startUs / MINUTE_US), ...windows.map((n) => minute - n + 1)],
       });
-    const { counts } = await (this.shared ? withLease(this.shared, `slo_rollups:${slo.id}`, refresh) : refresh());
+    const { counts } = await (this.shared && this.rollups.stateful ? withLease(this.shared, `slo_rollups:${slo.id}`, refresh) : refresh());
     return { nowMs, slo, source, window: counts[0], byWindow: new Map(windows.map((n, i) => [n, counts[i + 1]])) };
   }
 

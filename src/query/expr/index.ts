@@ -97,4 +97,5 @@ export const CHECK_ONLY_DIALECT: SqlDialect = {
   bool: (b) => (b ? 'true' : 'false'),
   nullTime: () => 'NULL',
   monotoneBucket: (e) => `floor(${e})`,
+  trimSpaces: (e) => `trim(${e})`,
 };

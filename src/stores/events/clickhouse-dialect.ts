@@ -51,6 +51,8 @@ export const clickhouseDialect: SqlDialect = {
   // As DuckDB's (duckdb-dialect.ts); the nested plan ClickHouse runs does not use it today.
   monotoneBucket: (v) => `if(${v} < 0, -floor(sqrt(sqrt(-${v})) * 16), floor(sqrt(sqrt(${v})) * 16))`,
   nullTime: () => 'CAST(NULL AS Nullable(Int64))',
+  // (18.16 has no trim.)
+  trimSpaces: (text) => `replaceRegexpAll(${text}, '^ +| +$', '')`,
   nested: {
     nullSafeEq: (a, b) => `((${a} IS NULL AND ${b} IS NULL) OR coalesce(${a} = ${b}, 0))`,
     countDistinct: (expr) => `uniqExact(${expr})`,

@@ -279,7 +279,7 @@ export class DuckDbEventStore implements EventStore {
    * give two transactions the same or a falling ingest time). Transactions commit in the order
    * they are staged, so whoever reads the tables sees every transaction up to the newest ingest
    * time it sees, and none after: SLO rollups rely on it to count each event exactly once
-   * (src/stores/events/slo-rollups.ts).
+   * (src/stores/events/duckdb-slo-rollups.ts).
    */
   private async nextIngestedUs(requestedUs: number): Promise<number> {
     if (this.lastIngestedUs === undefined) {

@@ -1,17 +1,20 @@
 // The event-engine seam. An event engine is a storage (EventStore: tables per dataset, append,
 // durable commit, drop, retention, read-only SQL) and the SQL dialect the planner, the
 // calculated-field compiler, service maps, SLO rollups and signals write their statements in.
-// Each engine lives in `<engine>-store.ts` and `<engine>-dialect.ts` in this folder; nothing
-// outside this folder names an engine. Code elsewhere reaches the dialect through
-// `events.dialect`. (Not yet behind the dialect: the calculated-field compiler's functions, SLO
-// rollups' derived tables, signals' statistics and BubbleUp's statements are still DuckDB SQL;
-// on another engine those features answer UnsupportedByEngine or fail. docs/clickhouse.md.)
+// Each engine lives in `<engine>-store.ts`, `<engine>-dialect.ts` and `<engine>-slo-rollups.ts`
+// (how it keeps SLOs' per-minute counts, behind slo-rollups.ts) in this folder; nothing outside
+// this folder names an engine. Code elsewhere reaches the dialect through `events.dialect`.
+// Signals' statistics are plain SQL in the dialect. (Not yet behind the dialect: the
+// calculated-field compiler's functions and BubbleUp's statements are still DuckDB SQL; on
+// another engine those features answer UnsupportedByEngine or fail. docs/clickhouse.md.)
 import type { ColumnType } from '../config/types.js';
 
 /** Columns every dataset table has, before the field columns. */
 export const TIME_COLUMN = '__time';
 export const SAMPLERATE_COLUMN = '__samplerate';
 export const INGESTED_COLUMN = '__ingested';
+/** A minute in microseconds (SLO rollups count per minute of event time). */
+export const MINUTE_US = 60_000_000;
 
 /**
  * The SQL an engine speaks. Every method returns a SQL fragment; arguments named `expr` are SQL
@@ -61,6 +64,10 @@ export interface SqlDialect {
    * come from these.
    */
   nested?: NestedAggregates;
+
+  // --- For anomaly signals (src/engine/signals.ts); their statistics are otherwise plain SQL both engines run.
+  /** Text without its leading and trailing spaces (spaces only, as DuckDB's trim). */
+  trimSpaces(text: string): string;
 }
 
 /** Something the event engine does not offer yet (named in the message). */
