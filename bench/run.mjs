@@ -40,7 +40,8 @@ async function measure(name, server, headers) {
   return { name, reqPerSec: ok / DURATION, cpuMicrosPerReq: (cpu / ok) * 1e6, p99ms: r.latency.p99 };
 }
 
-// BENCH_ONLY=auth, BENCH_ONLY=ingest, BENCH_ONLY=slo or BENCH_ONLY=query runs one part.
+// BENCH_ONLY=auth, BENCH_ONLY=ingest, BENCH_ONLY=slo, BENCH_ONLY=query, BENCH_ONLY=clickhouse,
+// BENCH_ONLY=slo-engines or BENCH_ONLY=web runs one part.
 const ONLY = process.env.BENCH_ONLY ?? '';
 
 async function authBench() {
@@ -87,5 +88,7 @@ if (ONLY === '' || ONLY === 'slo') await (await import('./slo.mjs')).sloBench();
 if (ONLY === '' || ONLY === 'query') await (await import('./query.mjs')).queryBench();
 // ClickHouse behind the event-engine seam: ingest and queries on DuckDB, ClickHouse single node and 2 shards.
 if (ONLY === '' || ONLY === 'clickhouse') await (await import('./clickhouse.mjs')).clickhouseBench();
+// SLO detailed GETs on DuckDB (incremental rollups), ClickHouse and 2 shards (counted at every refresh).
+if (ONLY === '' || ONLY === 'slo-engines') await (await import('./slo-engines.mjs')).sloEnginesBench();
 // The web UI's budgets in Chromium: first-load JavaScript, drawing 50 groups × 120 points and 10,000 points against bare uPlot.
 if (ONLY === '' || ONLY === 'web') await (await import('./web-ui.mjs')).webBench();

@@ -47,38 +47,50 @@ export class ClickHouseSloRollups implements SloRollups {
     return new Set(rows.map((r) => String(r.name)));
   }
 
-  /** Weighted good and bad counts per minute of the events with times in [fromUs, toUs), as running sums. */
-  private async minuteCounts(source: RollupSource, fromUs: number, toUs: number): Promise<MinuteCounts> {
-    const out: MinuteCounts = { minutes: [], good: [], bad: [] };
-    if (source.parts.length === 0 || fromUs >= toUs) return out;
+  /** Per part of the source, its events with times in [fromUs, toUs) that count: t (time), g and b (weighted good and bad). */
+  private eventsSql(source: RollupSource, fromUs: number, toUs: number): string {
     const d = this.events.dialect;
     const T = d.quoteIdent(TIME_COLUMN);
     const selects = source.parts.map(
       (p) =>
-        `SELECT ${d.intDiv(T, String(MINUTE_US))} AS minute, sum(CASE WHEN s THEN w ELSE 0 END) AS g, sum(CASE WHEN s THEN 0 ELSE w END) AS b ` +
+        `SELECT ${T} AS t, CASE WHEN s THEN w ELSE 0 END AS g, CASE WHEN s THEN 0 ELSE w END AS b ` +
         `FROM (SELECT ${T}, ${d.quoteIdent(SAMPLERATE_COLUMN)} AS w, (${p.sql}) AS s FROM ${d.quoteIdent(p.table)} ` +
-        `WHERE ${T} >= ${d.timestamp(fromUs)} AND ${T} < ${d.timestamp(toUs)}) WHERE s IS NOT NULL GROUP BY minute`,
+        `WHERE ${T} >= ${d.timestamp(fromUs)} AND ${T} < ${d.timestamp(toUs)}) WHERE s IS NOT NULL`,
     );
+    return selects.join('\nUNION ALL\n');
+  }
+
+  /** Weighted good and bad counts per minute of the events with times in [fromUs, toUs), as running sums. */
+  private async minuteCounts(source: RollupSource, fromUs: number, toUs: number): Promise<MinuteCounts> {
+    const out: MinuteCounts = { minutes: [], good: [], bad: [] };
+    if (source.parts.length === 0 || fromUs >= toUs) return out;
+    const minute = this.events.dialect.intDiv('t', String(MINUTE_US));
     // (Outer names differ from the inner ones: ClickHouse resolves a SELECT's aliases before its columns.)
     const rows = await this.events.query(
-      `SELECT minute, sum(g) AS good, sum(b) AS bad FROM (\n${selects.join('\nUNION ALL\n')}\n) GROUP BY minute ORDER BY minute`,
+      `SELECT ${minute} AS m, sum(g) AS good, sum(b) AS bad FROM (\n${this.eventsSql(source, fromUs, toUs)}\n) GROUP BY m ORDER BY m`,
       source.params,
     );
     let good = 0;
     let bad = 0;
     for (const r of rows) {
-      out.minutes.push(Number(r.minute));
+      out.minutes.push(Number(r.m));
       out.good.push((good += Number(r.good)));
       out.bad.push((bad += Number(r.bad)));
     }
     return out;
   }
 
+  /** The window's counts from each of the request's minutes, summed in one pass over its events (no per-minute rows come back). */
   async refresh(req: RefreshRequest): Promise<Refreshed> {
     const first = Math.floor(req.startUs / MINUTE_US);
-    const m = await this.minuteCounts(req.source, req.startUs, req.nowUs);
+    const froms = req.fromMinutes.map((m) => Math.max(Math.trunc(m), first) * MINUTE_US);
+    if (req.source.parts.length === 0 || req.startUs >= req.nowUs) return { rebuilt: true, counts: froms.map(() => ({ good: 0, bad: 0 })) };
+    const d = this.events.dialect;
     // Events are in [start, now): every minute counted is ≤ the current one.
-    return { rebuilt: true, counts: req.fromMinutes.map((from) => between(m, Math.max(Math.trunc(from), first), Infinity)) };
+    const cols = froms.map((from, i) => `sum(CASE WHEN t >= ${d.timestamp(from)} THEN g ELSE 0 END) AS g${i}, sum(CASE WHEN t >= ${d.timestamp(from)} THEN b ELSE 0 END) AS b${i}`);
+    const rows = await this.events.query(`SELECT ${cols.join(', ')} FROM (\n${this.eventsSql(req.source, req.startUs, req.nowUs)}\n)`, req.source.params);
+    const r = rows[0] ?? {};
+    return { rebuilt: true, counts: froms.map((_, i) => ({ good: Number(r[`g${i}`] ?? 0), bad: Number(r[`b${i}`] ?? 0) })) };
   }
 
   async windowCounts(_sloId: string, source: RollupSource, windows: { lo: number; hi: number }[]): Promise<Counts[]> {
