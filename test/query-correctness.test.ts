@@ -4,8 +4,7 @@
 // generated deterministically and sent through /1/batch; the answers come from /1/query_results.
 // The same specs and expected answers run against every event engine: DuckDB, ClickHouse single
 // node and ClickHouse with 2 shards. Floats compare within a relative 1e-9 (summation order
-// differs between engines and shards). On ClickHouse the ops it does not answer yet (CONCURRENCY,
-// RATE_*) are skipped, named in the test list.
+// differs between engines and shards). Every op runs on every engine.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, type TestApp } from './helpers.js';
 import { clickhouseBinary, startClickHouse, warnClickHouseSkipped, type ClickHouseCluster } from './clickhouse.js';
@@ -66,13 +65,9 @@ interface Engine {
   name: string;
   /** WAGGLE_EVENT_STORE for a fresh store (undefined: DuckDB). */
   setting(): string | undefined;
-  /** Whether CONCURRENCY and RATE_* are answered. */
-  allOps: boolean;
 }
 
 function correctness(engine: Engine) {
-  /** A test of an op this engine answers; skipped (and so named in the run) otherwise. */
-  const itAll = engine.allOps ? it : it.skip;
   let t: TestApp;
   let sampled: RefEvent[];
   let plain: RefEvent[];
@@ -331,7 +326,7 @@ function correctness(engine: Engine) {
     expect(body.data.other_by_aggregate).toEqual({ data: {} });
   });
 
-  itAll('RATE_AVG, RATE_SUM and RATE_MAX per group', async () => {
+  it('RATE_AVG, RATE_SUM and RATE_MAX per group', async () => {
     const spec = {
       calculations: [{ op: 'RATE_AVG', column: 'counter' }, { op: 'RATE_SUM', column: 'counter' }, { op: 'RATE_MAX', column: 'counter' }],
       breakdowns: ['service'],
@@ -400,7 +395,7 @@ function correctness(engine: Engine) {
     check(body.data.other_by_aggregate.data['HEATMAP(duration_ms)'], sampled.filter((e) => !shown.has(e.fields.service)), 'other');
   });
 
-  itAll('CONCURRENCY: spans overlapping each bucket, and the busiest bucket per group', async () => {
+  it('CONCURRENCY: spans overlapping each bucket, and the busiest bucket per group', async () => {
     const body = await runQuery(t, 'plain', { calculations: [{ op: 'CONCURRENCY' }], breakdowns: ['endpoint'], time_range: 7200, granularity: 10 });
     for (const r of body.data.results) {
       const per = concurrency(plain.filter((e) => e.fields.endpoint === r.data.endpoint), 'duration_ms', 10, windowEndS);
@@ -497,7 +492,7 @@ function correctness(engine: Engine) {
   });
 }
 
-describe('query results match the reference: DuckDB', { timeout: 120_000 }, () => correctness({ name: 'DuckDB', setting: () => undefined, allOps: true }));
+describe('query results match the reference: DuckDB', { timeout: 120_000 }, () => correctness({ name: 'DuckDB', setting: () => undefined }));
 
 for (const shards of [1, 2] as const) {
   let cluster: ClickHouseCluster | undefined;
@@ -507,7 +502,7 @@ for (const shards of [1, 2] as const) {
       cluster = await startClickHouse(shards);
     }, 60_000);
     afterAll(() => cluster?.stop());
-    correctness({ name, setting: () => cluster!.setting(), allOps: false });
+    correctness({ name, setting: () => cluster!.setting() });
   });
 }
 if (!clickhouseBinary) warnClickHouseSkipped('the query-correctness suite on ClickHouse');

@@ -384,19 +384,66 @@ function build(input: PlanInput) {
   // (dialect.nested): the same rows as the statements above, from nested subqueries. Plain
   // aggregates and percentiles (nearest rank over the sorted values and weights of a group).
   const nestedF = `(SELECT *, ${d.intDiv(d.epochUs('__t'), String(gUs))} AS __b FROM (\n${base}\n) AS base${whereSql}) AS f`;
-  const nestedLevel = (from: string, keys: string[]): string => {
+  // CONCURRENCY and RATE_* without window functions: beside the level's events (__k = 0) come
+  // rows of their own, carrying the breakdown keys: one per rate between consecutive events of a
+  // group (__k = 1, __r the rate, __b the later event's bucket) and one per bucket a span covers
+  // (__k = 2, __cw its weight). The level aggregates over all of them; the other calculations
+  // read only the events' values (NULL in the extra rows; a field that is also a breakdown key is
+  // read as __v_<alias>), so their answers are unchanged, and a series bucket only running spans
+  // cover gets a row, as in the other plan.
+  const extraOps = calcs.some((c) => c.op === 'CONCURRENCY' || c.op === 'RATE_AVG' || c.op === 'RATE_SUM' || c.op === 'RATE_MAX');
+  /** The columns of RATE_* calculations; column i's rate rows have __k = 3 + i. */
+  const rateColumns = [...new Set(calcs.filter((c) => c.op.startsWith('RATE_')).map((c) => c.field!.alias))];
+  const lastOfWindow = Math.floor((Math.trunc(input.end * 1_000_000) - 1) / gUs);
+  const withExtraRows = (from: string): string => {
     const agg = d.nested!;
+    const fs = [...fields.values()];
+    const num = (k: number) => d.cast(String(k), 'integer');
+    const row = (k: number, b: string, w: string, values: (f: Field) => string, r: string, cw: string) =>
+      [
+        `${num(k)} AS __k`,
+        `${d.cast(b, 'integer')} AS __b`,
+        `${w} AS __w`,
+        ...keyAliases.map((a) => `${d.cast(a, fs.find((f) => f.alias === a)!.type)} AS ${a}`),
+        ...fs.filter((f) => !keyAliases.includes(f.alias)).map((f) => `${values(f)} AS ${f.alias}`),
+        ...fs.filter((f) => keyAliases.includes(f.alias)).map((f) => `${values(f)} AS __v_${f.alias}`),
+        `${r} AS __r`,
+        `${cw} AS __cw`,
+      ].join(', ');
+    const none = (f: Field) => d.nullOf(f.type);
+    const branches = [`SELECT ${row(0, '__b', d.cast('__w', 'integer'), (f) => d.cast(f.alias, f.type), d.nullOf('float'), d.nullOf('integer'))} FROM ${from}`];
+    const groupBy = keyAliases.length ? ` GROUP BY ${keyAliases.join(', ')}` : '';
+    for (const [i, alias] of rateColumns.entries()) {
+      // One set of rate rows per column (__k = 3 + its index), shared by its RATE_* calculations.
+      const n = numeric(d, fs.find((f) => f.alias === alias)!);
+      const perGroup = `SELECT ${[...keyAliases, `${agg.rates(d.epochUs('__t'), n, '__b')} AS __rs`].join(', ')} FROM ${from} WHERE ${n} IS NOT NULL${groupBy}`;
+      const pairs = `SELECT ${[...keyAliases, `${agg.unnest('__rs')} AS __x`].join(', ')} FROM (${perGroup}) AS rg`;
+      branches.push(`SELECT ${row(3 + i, agg.element('__x', 1), d.nullOf('integer'), none, d.cast(agg.element('__x', 2), 'float'), d.nullOf('integer'))} FROM (${pairs}) AS rp`);
+    }
+    if (calcs.some((c) => c.op === 'CONCURRENCY')) {
+      // Each span counts (weighted) in every bucket its [start, start + duration) overlaps, up to the window's last.
+      const last = d.cast(`floor((${d.epochUs('__t')} + greatest(coalesce(__dur, 0), 0) * 1000 - 1) / ${gUs})`, 'integer');
+      // (__w under another name: ClickHouse would read the branch's own NULL __w alias instead)
+      const spans = `SELECT ${[...keyAliases, '__w AS __sw', `${agg.unnest(agg.range('__b', `least(greatest(${last}, __b), ${lastOfWindow})`))} AS __cb`].join(', ')} FROM ${from}`;
+      branches.push(`SELECT ${row(2, '__cb', d.nullOf('integer'), none, d.nullOf('float'), d.cast('__sw', 'integer'))} FROM (${spans}) AS cs`);
+    }
+    return `(${branches.join('\nUNION ALL\n')}) AS x`;
+  };
+  const nestedLevel = (rawFrom: string, keys: string[]): string => {
+    const agg = d.nested!;
+    const from = extraOps ? withExtraRows(rawFrom) : rawFrom;
     const inner = [...keys, 'count(*) AS __rows'];
     const outer = [...keys, '__rows'];
     const w = input.weighted;
     for (const c of calcs) {
-      const n = c.field && numeric(d, c.field);
+      // (With extra rows, a breakdown key's own values are read from __v_<alias>.)
+      const n = c.field && numeric(d, extraOps && keyAliases.includes(c.field.alias) ? { ...c.field, alias: `__v_${c.field.alias}` } : c.field);
       const p = PERCENTILES[c.op];
       const plain = (expr: string) => {
         inner.push(`${expr} AS ${c.alias}`);
         outer.push(c.alias);
       };
-      if (c.op === 'COUNT') plain(w ? 'coalesce(sum(__w), 0)' : 'count(*)');
+      if (c.op === 'COUNT') plain(w ? 'coalesce(sum(__w), 0)' : extraOps ? 'sum(CASE WHEN __k = 0 THEN 1 ELSE 0 END)' : 'count(*)');
       else if (c.op === 'SUM') plain(`coalesce(sum(${w ? `${n} * __w` : n}), 0)`);
       else if (c.op === 'AVG') plain(w ? `sum(${n} * __w) / sum(CASE WHEN ${n} IS NOT NULL THEN __w END)` : `avg(${n})`);
       else if (c.op === 'MAX') plain(`max(${n})`);
@@ -414,6 +461,10 @@ function build(input: PlanInput) {
           `(SELECT greatest((max(${n}) - min(${n})) / ${HEATMAP_BUCKETS}, 1e-9) ${all}) AS __width_${c.alias}`,
           `${agg.heatmapCells(`__q_${c.alias}`, `__lo_${c.alias}`, `__width_${c.alias}`, HEATMAP_BUCKETS)} AS ${c.alias}`,
         );
+      } else if (c.op === 'CONCURRENCY') plain(keys.includes('__b') ? 'sum(__cw)' : agg.busiestBucket('__b', '__cw', '__k = 2'));
+      else if (c.op === 'RATE_AVG' || c.op === 'RATE_SUM' || c.op === 'RATE_MAX') {
+        const f = { RATE_AVG: 'avg', RATE_SUM: 'sum', RATE_MAX: 'max' }[c.op];
+        plain(`${f}(CASE WHEN __k = ${3 + rateColumns.indexOf(c.field!.alias)} THEN __r END)`);
       } else throw new UnsupportedByEngine(c.op, d.name);
     }
     return `SELECT ${outer.join(', ')} FROM (SELECT ${inner.join(', ')} FROM ${from}${keys.length ? ` GROUP BY ${keys.join(', ')}` : ''}) AS l WHERE __rows > 0`;

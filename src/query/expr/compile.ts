@@ -1,10 +1,13 @@
 // Type checker and compiler: syntax tree → one SQL expression (ctx.dialect) with its value type.
 //
+// - Every engine-specific piece is the dialect's (ctx.dialect.expr, src/stores/events/engine.ts);
+//   the compiler decides types, coercions and NULL rules, the same on every engine.
 // - Literals never reach the SQL text: each goes through ctx.bind() and is wrapped in a CAST to
 //   its type (`CAST($3 AS VARCHAR)`). The SQL text holds only the caller's column SQL, bound
 //   placeholders, and the compiler's own fixed fragments (function names, 0, '', 'true', …).
 // - A value that a function needs more than once is computed once: when its SQL is not trivially
-//   small it is bound to a lambda variable (`list_transform([<sql>], lambda __w1: <body>)[1]`),
+//   small it is bound to a lambda variable (dialect.expr.share: in DuckDB
+//   `list_transform([<sql>], lambda __w1: <body>)[1]`),
 //   so the SQL grows linearly with the expression, never exponentially.
 // - Sizes are bounded: the compiled SQL (calculated fields inlined) may not exceed
 //   MAX_SQL_LENGTH characters nor MAX_SQL_NESTING levels of parentheses.
@@ -33,7 +36,6 @@ type Cls = 'num' | 'str' | 'bool' | 'null';
 const cls = (t: ValueType): Cls => (t === 'integer' || t === 'float' ? 'num' : t === 'string' ? 'str' : t === 'boolean' ? 'bool' : 'null');
 
 const v = (sql: string, type: ValueType, simple = false): Val => ({ sql, type, simple });
-const constant = (b: boolean): Val => v(b ? 'true' : 'false', 'boolean', true);
 
 /**
  * strftime conversions FORMAT_TIME accepts (all supported by DuckDB's strftime; the test suite
@@ -76,6 +78,18 @@ const stored = (t: ValueType): Exclude<ValueType, 'null'> => (t === 'null' ? 'st
 class Compiler {
   private lambdaVars = 0;
   constructor(private readonly ctx: CompileContext) {}
+
+  private get d() {
+    return this.ctx.dialect;
+  }
+
+  private get x() {
+    return this.ctx.dialect.expr;
+  }
+
+  private constant(b: boolean): Val {
+    return v(this.d.bool(b), 'boolean', true);
+  }
 
   private nullOf(type: ValueType): Val {
     return v(this.ctx.dialect.nullOf(stored(type)), type, true);
@@ -144,28 +158,28 @@ class Compiler {
     const names = vals.map((x) => (x.simple ? x.sql : `__w${++this.lambdaVars}`));
     let sql = body(names);
     for (let i = vals.length - 1; i >= 0; i--) {
-      if (!vals[i].simple) sql = `list_transform([${vals[i].sql}], lambda ${names[i]}: ${sql})[1]`;
+      if (!vals[i].simple) sql = this.x.share(names[i], vals[i].sql, sql);
     }
     return sql;
   }
 
   /** The value, or NULL when it is zero (NULLIF repeats its argument inside DuckDB: shared). */
   private nonZero(x: Val): string {
-    return this.share([x], ([s]) => `NULLIF(${s}, 0)`);
+    return this.share([x], ([s]) => this.x.nullIf(s, '0'));
   }
 
   /** Truthiness: booleans as they are, numbers when non-zero, the string "true"; null is false. */
   private truth(x: Val): string {
     switch (x.type) {
       case 'boolean':
-        return `COALESCE(${x.sql}, false)`;
+        return `COALESCE(${x.sql}, ${this.d.bool(false)})`;
       case 'integer':
       case 'float':
-        return `COALESCE(${x.sql} <> 0, false)`;
+        return `COALESCE(${x.sql} <> 0, ${this.d.bool(false)})`;
       case 'string':
-        return `COALESCE(${x.sql} = 'true', false)`;
+        return `COALESCE(${x.sql} = 'true', ${this.d.bool(false)})`;
       case 'null':
-        return 'false';
+        return this.d.bool(false);
     }
   }
 
@@ -176,19 +190,19 @@ class Compiler {
       case 'float':
         return x;
       case 'string':
-        return v(this.share([x], ([s]) => `CASE WHEN ${s} IS NULL THEN NULL ELSE COALESCE(TRY_CAST(${s} AS DOUBLE), 0) END`), 'float');
+        return v(this.share([x], ([s]) => `CASE WHEN ${s} IS NULL THEN NULL ELSE COALESCE(${this.x.parseFloat(s)}, 0) END`), 'float');
       case 'boolean':
-        return v(`(CAST(${x.sql} AS BIGINT) * 0)`, 'integer');
+        return v(`(${this.d.cast(x.sql, 'integer')} * 0)`, 'integer');
       case 'null':
         return this.nullOf('integer');
     }
   }
 
-  /** String form; null stays null. Floats use DuckDB's shortest round-trip form ("2.5", "3.0", "1e+20"). */
+  /** String form; null stays null. Floats in shortest round-trip form ("2.5", "3.0"). */
   private str(x: Val): string {
     if (x.type === 'string') return x.sql;
-    if (x.type === 'null') return 'CAST(NULL AS VARCHAR)';
-    return `CAST(${x.sql} AS VARCHAR)`;
+    if (x.type === 'null') return this.d.nullOf('string');
+    return this.x.text(x.sql, x.type);
   }
 
   /** The common type of values that may each be the result: one type, float for int+float, else string. */
@@ -203,7 +217,7 @@ class Compiler {
   private convert(x: Val, to: ValueType): string {
     if (x.type === to) return x.sql;
     if (x.type === 'null') return this.nullOf(to).sql;
-    if (to === 'float') return `CAST(${x.sql} AS DOUBLE)`;
+    if (to === 'float') return this.d.cast(x.sql, 'float');
     if (to === 'string') return this.str(x);
     return this.ctx.dialect.cast(x.sql, stored(to));
   }
@@ -212,10 +226,10 @@ class Compiler {
   private equals(a: Val, b: Val, sa = a.sql, sb = b.sql): string {
     const ca = cls(a.type);
     const cb = cls(b.type);
-    if (ca === 'null' && cb === 'null') return 'true';
+    if (ca === 'null' && cb === 'null') return this.d.bool(true);
     if (ca === 'null') return `(${sb} IS NULL)`;
     if (cb === 'null') return `(${sa} IS NULL)`;
-    if (ca === cb) return `(${sa} IS NOT DISTINCT FROM ${sb})`;
+    if (ca === cb) return this.x.notDistinct(sa, sb);
     return `(${sa} IS NULL AND ${sb} IS NULL)`;
   }
 
@@ -282,7 +296,7 @@ class Compiler {
         const type = this.unify(args);
         if (type === 'null') return this.nullOf('null');
         // NULLIF is expanded by DuckDB into a CASE that repeats its argument: share it.
-        const parts = args.filter((a) => a.type !== 'null').map((a) => (a.type === 'string' ? this.share([a], ([x]) => `NULLIF(${x}, '')`) : a.sql));
+        const parts = args.filter((a) => a.type !== 'null').map((a) => (a.type === 'string' ? this.share([a], ([x]) => this.x.nullIf(x, "''")) : a.sql));
         const typed = args.filter((a) => a.type !== 'null').map((a, i) => (a.type === type ? parts[i] : this.convert(v(parts[i], a.type), type)));
         return v(`COALESCE(${typed.join(', ')})`, type);
       }
@@ -294,9 +308,9 @@ class Compiler {
       case 'GTE': {
         const [a, b] = args;
         const ca = cls(a.type);
-        if (ca === 'null' || ca === 'bool' || ca !== cls(b.type)) return constant(false);
+        if (ca === 'null' || ca === 'bool' || ca !== cls(b.type)) return this.constant(false);
         const op = { LT: '<', LTE: '<=', GT: '>', GTE: '>=' }[spec.name];
-        return v(`COALESCE(${a.sql} ${op} ${b.sql}, false)`, 'boolean');
+        return v(`COALESCE(${a.sql} ${op} ${b.sql}, ${this.d.bool(false)})`, 'boolean');
       }
       case 'EQUALS':
         return v(this.equals(args[0], args[1]), 'boolean');
@@ -311,7 +325,7 @@ class Compiler {
 
       // -- boolean
       case 'EXISTS':
-        return args[0].type === 'null' ? constant(false) : v(`(${args[0].sql} IS NOT NULL)`, 'boolean');
+        return args[0].type === 'null' ? this.constant(false) : v(`(${args[0].sql} IS NOT NULL)`, 'boolean');
       case 'NOT':
         return v(`(NOT ${this.truth(args[0])})`, 'boolean');
       case 'AND':
@@ -327,36 +341,39 @@ class Compiler {
         if (nums.some((n) => n.type === 'null') || args.some((a) => a.type === 'null')) return this.nullOf(type);
         const op = { SUM: '+', SUB: '-', MUL: '*' }[spec.name];
         if (type === 'float') return v(`(${nums.map((n) => this.convert(n, 'float')).join(` ${op} `)})`, 'float');
-        // Integers: computed in 128 bits; a result outside the 64-bit range is null.
+        // Integers: a result outside the 64-bit range is null.
         if (spec.name === 'MUL') {
           let acc = nums[0].sql;
-          for (const n of nums.slice(1)) acc = `TRY_CAST(CAST(${acc} AS HUGEINT) * ${n.sql} AS BIGINT)`;
+          for (const n of nums.slice(1)) acc = this.x.intArith('*', acc, n.sql);
           return v(acc, 'integer');
         }
-        return v(`TRY_CAST(CAST(${nums[0].sql} AS HUGEINT) ${op} ${nums.slice(1).map((n) => n.sql).join(` ${op} `) || '0'} AS BIGINT)`, 'integer');
+        if (nums.length === 1) return v(this.x.intArith('+', nums[0].sql, '0'), 'integer');
+        let acc = nums[0].sql;
+        for (const n of nums.slice(1)) acc = this.x.intArith(op as '+' | '-', acc, n.sql);
+        return v(acc, 'integer');
       }
       case 'DIV': {
         const [a, b] = args.map((x) => this.num(x));
         if (a.type === 'null' || b.type === 'null' || args[0].type === 'null' || args[1].type === 'null') return this.nullOf('float');
         // Division by zero → NULL (DOUBLE division alone would give ±inf).
-        return v(`(CAST(${a.sql} AS DOUBLE) / ${this.nonZero(v(this.convert(b, 'float'), 'float', b.simple))})`, 'float');
+        return v(`(${this.d.cast(a.sql, 'float')} / ${this.nonZero(v(this.convert(b, 'float'), 'float', b.simple))})`, 'float');
       }
       case 'MOD': {
         const [a, b] = args.map((x) => this.num(x));
         const type: ValueType = a.type === 'integer' && b.type === 'integer' ? 'integer' : 'float';
         if (args[0].type === 'null' || args[1].type === 'null') return this.nullOf(type);
         // Sign of the dividend (truncated division), like Go's % and math.Mod; modulo zero → NULL.
-        if (type === 'integer') return v(`TRY_CAST(CAST(${a.sql} AS HUGEINT) % ${this.nonZero(b)} AS BIGINT)`, 'integer');
-        return v(`(CAST(${a.sql} AS DOUBLE) % ${this.nonZero(v(this.convert(b, 'float'), 'float', b.simple))})`, 'float');
+        if (type === 'integer') return v(this.share([b], ([y]) => this.x.intArith('%', a.sql, y)), 'integer');
+        return v(this.share([v(this.convert(b, 'float'), 'float', b.simple)], ([y]) => this.x.floatMod(a.sql, y)), 'float');
       }
       case 'MIN':
       case 'MAX':
-        return this.minMax(spec.name === 'MIN' ? 'LEAST' : 'GREATEST', args);
+        return this.minMax(spec.name === 'MIN' ? 'least' : 'greatest', args);
       case 'LOG10': {
         const x = this.num(args[0]);
         if (x.type === 'null') return this.nullOf('float');
         // Zero and negative numbers have no logarithm: null.
-        return v(this.share([x], ([s]) => `CASE WHEN ${s} > 0 THEN log10(${s}) ELSE NULL END`), 'float');
+        return v(this.share([x], ([s]) => `CASE WHEN ${s} > 0 THEN ${this.x.log10(s)} ELSE NULL END`), 'float');
       }
       case 'BUCKET':
         return this.bucket(args, argPos);
@@ -368,7 +385,7 @@ class Compiler {
         if (x.type === 'null') return this.nullOf('integer');
         const n = this.num(x);
         if (n.type === 'integer') return n;
-        return v(`TRY_CAST(trunc(${n.sql}) AS BIGINT)`, 'integer');
+        return v(this.x.truncToInt(n.sql), 'integer');
       }
       case 'FLOAT': {
         const x = args[0];
@@ -382,18 +399,18 @@ class Compiler {
 
       // -- strings
       case 'CONCAT':
-        // DuckDB's concat skips NULLs: empty arguments are ignored; all empty gives "".
-        return v(`concat(${args.map((a) => this.str(a)).join(', ')})`, 'string');
+        // NULLs are skipped: empty arguments are ignored; all empty gives "".
+        return v(this.x.concat(args.map((a) => this.str(a))), 'string');
       case 'STARTS_WITH':
       case 'ENDS_WITH':
       case 'CONTAINS': {
         const [s, p] = args;
-        if (s.type !== 'string' || p.type !== 'string') return constant(false);
-        const f = { STARTS_WITH: 'starts_with', ENDS_WITH: 'suffix', CONTAINS: 'contains' }[spec.name];
-        return v(`COALESCE(${f}(${s.sql}, ${p.sql}), false)`, 'boolean');
+        if (s.type !== 'string' || p.type !== 'string') return this.constant(false);
+        const f = { STARTS_WITH: this.d.startsWith, ENDS_WITH: this.d.endsWith, CONTAINS: this.d.contains }[spec.name];
+        return v(`COALESCE(${f(s.sql, p.sql)}, ${this.d.bool(false)})`, 'boolean');
       }
       case 'TO_LOWER':
-        return args[0].type === 'null' ? this.nullOf('string') : v(`lower(${this.str(args[0])})`, 'string');
+        return args[0].type === 'null' ? this.nullOf('string') : v(this.x.lower(this.str(args[0])), 'string');
       case 'LENGTH': {
         let unit = 'chars';
         if (args.length === 2) {
@@ -403,8 +420,8 @@ class Compiler {
         const s = args[0];
         if (s.type === 'null') return this.nullOf('integer');
         // Not a string: 0 (null stays null).
-        if (s.type !== 'string') return v(`(length(CAST(${s.sql} AS VARCHAR)) * 0)`, 'integer');
-        return v(`${unit === 'bytes' ? 'strlen' : 'length'}(${s.sql})`, 'integer');
+        if (s.type !== 'string') return v(`(${this.x.length(this.str(s), 'chars')} * 0)`, 'integer');
+        return v(this.x.length(s.sql, unit as 'chars' | 'bytes'), 'integer');
       }
 
       // -- regular expressions
@@ -415,14 +432,15 @@ class Compiler {
         const { groups } = checkRegex(pattern, argPos(1));
         const s = args[0];
         // Not a string: false / null / 0, and the pattern is not bound.
-        if (s.type !== 'string') return spec.name === 'REG_MATCH' ? constant(false) : spec.name === 'REG_VALUE' ? this.nullOf('string') : v('0', 'integer', true);
-        const re = args[1].sql;
-        if (spec.name === 'REG_MATCH') return v(`COALESCE(regexp_matches(${s.sql}, ${re}), false)`, 'boolean');
+        if (s.type !== 'string') return spec.name === 'REG_MATCH' ? this.constant(false) : spec.name === 'REG_VALUE' ? this.nullOf('string') : v('0', 'integer', true);
+        // (The pattern is bound as it is: an engine may need it to be a constant of its text type.)
+        const re = this.ctx.bind(pattern);
+        if (spec.name === 'REG_MATCH') return v(`COALESCE(${this.x.regexMatches(s.sql, re)}, ${this.d.bool(false)})`, 'boolean');
         if (spec.name === 'REG_VALUE') {
-          const extracted = v(`regexp_extract(${s.sql}, ${re}, ${groups > 0 ? 1 : 0})`, 'string');
-          return v(this.share([extracted], ([x]) => `NULLIF(${x}, '')`), 'string');
+          const extracted = v(this.x.regexExtract(s.sql, re, groups > 0 ? 1 : 0), 'string');
+          return v(this.share([extracted], ([x]) => this.x.nullIf(x, "''")), 'string');
         }
-        return v(`COALESCE(len(regexp_extract_all(${s.sql}, ${re})), 0)`, 'integer');
+        return v(`COALESCE(${this.x.regexCount(s.sql, re)}, 0)`, 'integer');
       }
 
       // -- time
@@ -431,14 +449,7 @@ class Compiler {
         if (s.type === 'integer' || s.type === 'float') return v(this.convert(s, 'float'), 'float');
         if (s.type !== 'string') return this.nullOf('float');
         // With a zone (Z or ±hh:mm) the instant is exact; without one it is read as UTC.
-        return v(
-          this.share(
-            [s],
-            ([x]) =>
-              `CASE WHEN regexp_matches(${x}, '(?i)[0-9]:[0-9][0-9](:[0-9][0-9](\\.[0-9]+)?)? *(z|[+-][0-9][0-9](:?[0-9][0-9])?)$') THEN epoch(TRY_CAST(${x} AS TIMESTAMPTZ)) ELSE epoch(TRY_CAST(${x} AS TIMESTAMP)) END`,
-          ),
-          'float',
-        );
+        return v(this.share([s], ([x]) => this.x.parseTime(x)), 'float');
       }
       case 'EVENT_TIMESTAMP':
         return v(this.ctx.dialect.epochSeconds(this.ctx.eventTimeSql), 'float');
@@ -450,36 +461,32 @@ class Compiler {
         const t = args[1];
         let secs: Val;
         if (t.type === 'integer' || t.type === 'float') secs = t;
-        else if (t.type === 'string') secs = v(`TRY_CAST(${t.sql} AS DOUBLE)`, 'float');
+        else if (t.type === 'string') secs = v(this.x.parseFloat(t.sql), 'float');
         else return this.nullOf('string');
-        // Seconds → microseconds → TIMESTAMP (UTC, independent of the session's time zone);
-        // outside ±10^11 s (about year −1200 to 5100) → null.
+        // UTC; outside ±10^11 s (about year −1200 to 5100) → null.
         const sql = this.share(
           [secs],
-          ([x]) => `CASE WHEN ${x} BETWEEN -100000000000 AND 100000000000 THEN strftime(make_timestamp(CAST(round(${x} * 1000000) AS BIGINT)), ${args[0].sql}) ELSE NULL END`,
+          ([x]) => `CASE WHEN ${x} BETWEEN -100000000000 AND 100000000000 THEN ${this.x.formatTime(x, fmt, (t) => this.ctx.bind(t))} ELSE NULL END`,
         );
         return v(sql, 'string');
       }
 
       // -- other
       case 'RAND':
-        return v('random()', 'float');
+        return v(this.x.random(), 'float');
       case 'METRO_HASH': {
         const s = args[0];
         if (s.type === 'null') return this.nullOf('integer');
         // Not MetroHash itself: the low 64 bits of the MD5 of the value's string form, as a signed
-        // 64-bit integer. Stable across DuckDB versions and platforms.
-        return v(
-          `CAST(((CAST(md5_number_lower(${this.str(s)}) AS HUGEINT) + CAST('9223372036854775808' AS HUGEINT)) % CAST('18446744073709551616' AS HUGEINT)) - CAST('9223372036854775808' AS HUGEINT) AS BIGINT)`,
-          'integer',
-        );
+        // 64-bit integer. Stable across engines, versions and platforms.
+        return v(this.x.md5Low64(this.str(s)), 'integer');
       }
     }
     throw new ExpressionError(e.pos, `function ${spec.name} is not implemented`);
   }
 
   /** MIN/MAX: among the arguments of the same kind as the first non-null one; nulls ignored. */
-  private minMax(f: 'LEAST' | 'GREATEST', args: Val[]): Val {
+  private minMax(f: 'least' | 'greatest', args: Val[]): Val {
     const present = args.filter((a) => a.type !== 'null');
     if (present.length === 0) return this.nullOf('null');
     const kinds = [...new Set(present.map((a) => cls(a.type)))];
@@ -488,7 +495,7 @@ class Compiler {
       const members = present.map((a, i) => [a, sqls[i]] as const).filter(([a]) => cls(a.type) === k);
       const t = this.unify(members.map(([a]) => a));
       const parts = members.map(([a, s]) => this.convert(v(s, a.type), t));
-      return this.convert(v(parts.length === 1 ? parts[0] : `${f}(${parts.join(', ')})`, t), type);
+      return this.convert(v(parts.length === 1 ? parts[0] : this.x[f](parts), t), type);
     };
     if (kinds.length === 1) return v(group(kinds[0], present.map((a) => a.sql)), type);
     const sql = this.share(present, (sqls) => {
@@ -516,16 +523,16 @@ class Compiler {
     const x = this.num(args[0]);
     if (x.type === 'null' || args[0].type === 'null') return this.nullOf('string');
     const integer = x.type === 'integer' && size.integer && (!bounds || (bounds.min.integer && bounds.max.integer));
-    const T = integer ? 'HUGEINT' : 'DOUBLE';
-    const lit = (i: number) => `CAST(${args[i].sql} AS ${T})`;
+    const wide = (sql: string) => (integer ? this.x.wideInt(sql) : this.d.cast(sql, 'float'));
+    const lit = (i: number) => wide(args[i].sql);
     const s = lit(1);
-    const origin = bounds ? lit(2) : `CAST(0 AS ${T})`;
-    const text = (sql: string) => `CAST(${sql} AS VARCHAR)`;
+    const origin = bounds ? lit(2) : wide('0');
+    const text = (sql: string) => this.x.text(sql, integer ? 'integer' : 'float');
     const sql = this.share([x], ([raw]) => {
-      const val = `CAST(${raw} AS ${T})`;
+      const val = wide(raw);
       const off = `(${val} - ${origin})`;
       const lo = integer ? `(${val} - (((${off} % ${s}) + ${s}) % ${s}))` : `(${origin} + floor(${off} / ${s}) * ${s})`;
-      const hi = bounds ? `LEAST(${lo} + ${s}, ${lit(3)})` : `(${lo} + ${s})`;
+      const hi = bounds ? this.x.least([`${lo} + ${s}`, lit(3)]) : `(${lo} + ${s})`;
       const label = `'[' || ${text(lo)} || ', ' || ${text(hi)} || ')'`;
       if (!bounds) return `CASE WHEN ${raw} IS NULL THEN NULL ELSE ${label} END`;
       return (

@@ -3,7 +3,7 @@
 // (UInt8 1/0), every field column Nullable.
 import type { ColumnType } from '../config/types.js';
 import { clickhouseIdent } from './clickhouse-sql.js';
-import type { SqlDialect } from './engine.js';
+import type { ExprFunctions, SqlDialect } from './engine.js';
 
 const SQL_TYPE: Record<ColumnType, string> = { string: 'String', integer: 'Int64', float: 'Float64', boolean: 'UInt8' };
 const nullable = (t: ColumnType) => `Nullable(${SQL_TYPE[t]})`;
@@ -18,6 +18,139 @@ export function fieldTypeOf(sqlType: string): ColumnType {
   const inner = /^Nullable\((.*)\)$/.exec(sqlType)?.[1] ?? sqlType;
   return (Object.entries(SQL_TYPE).find(([, v]) => v === inner)?.[0] as ColumnType | undefined) ?? 'string';
 }
+
+// ---- The calculated-field functions: the values DuckDB's give (duckdb-dialect.ts). 18.16 has
+// no 128-bit integers (overflow is checked on the 64-bit result), no fmod, no trimBoth, and
+// evaluates both branches of if() on every row (so no branch may throw, e.g. intDiv by 0).
+const MIN_INT64 = "toInt64('-9223372036854775808')";
+/** `body(x, y)` over the values of a and b, each computed once (a lambda over one-element arrays). */
+const let2 = (a: string, b: string, body: (x: string, y: string) => string) => `arrayMap((__x, __y) -> ${body('__x', '__y')}, [${a}], [${b}])[1]`;
+const pad = (n: string, width: number) => `substring(toString(${10 ** width} + ${n}), 2)`;
+const DAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const names = (list: string[], len?: number) => `[${list.map((x) => `'${len ? x.slice(0, len) : x}'`).join(', ')}]`;
+
+/** strftime (DuckDB's conversions, docs/calculated-fields.md) over a DateTime `t` (UTC) and its microseconds `us`. */
+function strftime(t: string, us: string, format: string, bind: (v: string) => string): string {
+  const hour12 = `((toHour(${t}) + 11) % 12 + 1)`;
+  const yday0 = `(toDayOfYear(${t}) - 1)`;
+  const wday = `(toDayOfWeek(${t}) % 7)`; // Sunday 0
+  const conv: Record<string, string> = {
+    a: `${names(DAYS, 3)}[toDayOfWeek(${t})]`,
+    A: `${names(DAYS)}[toDayOfWeek(${t})]`,
+    w: `toString(${wday})`,
+    d: pad(`toDayOfMonth(${t})`, 2),
+    b: `${names(MONTHS, 3)}[toMonth(${t})]`,
+    B: `${names(MONTHS)}[toMonth(${t})]`,
+    m: pad(`toMonth(${t})`, 2),
+    y: pad(`(toYear(${t}) % 100)`, 2),
+    Y: `toString(toYear(${t}))`,
+    H: pad(`toHour(${t})`, 2),
+    I: pad(hour12, 2),
+    p: `if(toHour(${t}) < 12, 'AM', 'PM')`,
+    M: pad(`toMinute(${t})`, 2),
+    S: pad(`toSecond(${t})`, 2),
+    f: pad(us, 6),
+    g: pad(`intDiv(${us}, 1000)`, 3),
+    n: `concat(${pad(us, 6)}, '000')`,
+    z: "'+00'",
+    Z: "''",
+    j: pad(`toDayOfYear(${t})`, 3),
+    U: pad(`intDiv(${yday0} + 7 - ${wday}, 7)`, 2),
+    W: pad(`intDiv(${yday0} + 7 - (${wday} + 6) % 7, 7)`, 2),
+    '%': "'%'",
+  };
+  conv.x = `concat(${conv.Y}, '-', ${conv.m}, '-', ${conv.d})`;
+  conv.X = `concat(${conv.H}, ':', ${conv.M}, ':', ${conv.S})`;
+  conv.c = `concat(${conv.x}, ' ', ${conv.X})`;
+  const unpadded: Record<string, string> = {
+    d: `toDayOfMonth(${t})`, m: `toMonth(${t})`, y: `(toYear(${t}) % 100)`, H: `toHour(${t})`,
+    I: hour12, M: `toMinute(${t})`, S: `toSecond(${t})`, j: `toDayOfYear(${t})`,
+  };
+  const parts: string[] = [];
+  let text = '';
+  const flush = () => {
+    if (text) parts.push(bind(text));
+    text = '';
+  };
+  for (let i = 0; i < format.length; i++) {
+    if (format[i] !== '%') {
+      text += format[i];
+      continue;
+    }
+    const c = format[++i];
+    if (c === '-') {
+      flush();
+      parts.push(`toString(${unpadded[format[++i]]})`);
+    } else if (c === '%') text += '%';
+    else {
+      flush();
+      parts.push(conv[c]);
+    }
+  }
+  flush();
+  return `concat(${[...parts, "''", "''"].join(', ')})`;
+}
+
+const expr: ExprFunctions = {
+  share: (name, value, body) => `arrayMap(${name} -> ${body}, [${value}])[1]`,
+  nullIf: (a, b) => `nullIf(${a}, ${b})`,
+  // (toFloat64OrNull refuses surrounding spaces, which DuckDB's cast allows)
+  parseFloat: (text) => `toFloat64OrNull(replaceRegexpAll(${text}, '^\\s+|\\s+$', ''))`,
+  text: (e, t) => {
+    switch (t) {
+      case 'string':
+        return e;
+      case 'integer':
+        return `toString(${e})`;
+      case 'boolean':
+        return `CASE WHEN ${e} IS NULL THEN NULL WHEN ${e} = 1 THEN 'true' ELSE 'false' END`;
+      case 'float':
+        // DuckDB writes a whole float below 1e16 with ".0"; above, the forms differ (1e+16 / 10000000000000000).
+        return `arrayMap(__f -> if(isFinite(__f) AND __f = floor(__f) AND abs(__f) < 1e16, concat(toString(__f), '.0'), toString(__f)), [${e}])[1]`;
+    }
+  },
+  notDistinct: (a, b) => `((${a} IS NULL AND ${b} IS NULL) OR coalesce(${a} = ${b}, 0))`,
+  intArith: (op, a, b) =>
+    let2(a, b, (x, y) => {
+      switch (op) {
+        case '+':
+          return `if((${x} >= 0) = (${y} >= 0) AND ((${x} + ${y}) >= 0) != (${x} >= 0), NULL, ${x} + ${y})`;
+        case '-':
+          return `if((${x} >= 0) != (${y} >= 0) AND ((${x} - ${y}) >= 0) != (${x} >= 0), NULL, ${x} - ${y})`;
+        case '*':
+          return `if(${x} != 0 AND (intDiv(${x} * ${y}, if(${x} = -1, 1, ${x})) != if(${x} = -1, -${y}, ${y}) OR (${x} = -1 AND ${y} = ${MIN_INT64})), NULL, ${x} * ${y})`;
+        case '%':
+          return `if(${x} IS NULL OR ${y} = 0, NULL, if(${y} = -1, toInt64(0), ${x} % if(${y} IN (0, -1), toInt64(1), ${y})))`;
+      }
+    }),
+  floatMod: (a, b) => let2(`toFloat64(${a})`, `toFloat64(${b})`, (x, y) => `if(${y} = 0, NULL, ${x} - ${y} * trunc(${x} / ${y}))`),
+  // (least()/greatest() are NULL when an argument is; the aggregates skip NULLs)
+  least: (parts) => `arrayReduce('min', [${parts.join(', ')}])`,
+  greatest: (parts) => `arrayReduce('max', [${parts.join(', ')}])`,
+  log10: (x) => `log10(${x})`,
+  truncToInt: (x) => `toInt64OrNull(toString(trunc(${x})))`,
+  wideInt: (x) => `CAST(${x} AS Nullable(Int64))`,
+  concat: (parts) => `concat(${[...parts.map((p) => `coalesce(${p}, '')`), "''"].join(', ')})`,
+  lower: (t) => `lowerUTF8(${t})`,
+  length: (t, unit) => `${unit === 'bytes' ? 'length' : 'lengthUTF8'}(${t})`,
+  regexMatches: (t, re) => `match(${t}, ${re})`,
+  // (extract gives the first group when the pattern has one, else the whole match)
+  regexExtract: (t, re) => `extract(${t}, ${re})`,
+  regexCount: (t, re) => `length(extractAll(${t}, ${re}))`,
+  // Dates from 1970 to 2105 (DateTime); fractions of a second read from the text.
+  parseTime: (x) =>
+    `if(match(${x}, '^\\s*[0-9]{4}-[0-9][0-9]-[0-9][0-9]'), toFloat64(toUInt32(parseDateTimeBestEffortOrNull(${x}, 'UTC'))) + ` +
+    `toFloat64OrZero(concat('0', extract(${x}, '[0-9]:[0-9][0-9]:[0-9][0-9](\\.[0-9]+)'))), NULL)`,
+  formatTime: (secs, format, bind) => {
+    // Microseconds rounded as DuckDB's make_timestamp; 1970 to 2105 only (DateTime), else NULL.
+    const us = `toInt64(round(${secs} * 1000000))`;
+    const t = `toDateTime(toUInt32(intDiv(${us}, 1000000)), 'UTC')`;
+    return `if(${secs} >= 0 AND ${secs} < 4294967296, ${strftime(t, `(${us} % 1000000)`, format, bind)}, NULL)`;
+  },
+  random: () => '(rand() / 4294967296)',
+  md5Low64: (t) => `reinterpretAsInt64(substring(MD5(${t}), 9, 8))`,
+};
 
 export const clickhouseDialect: SqlDialect = {
   name: 'clickhouse',
@@ -53,6 +186,7 @@ export const clickhouseDialect: SqlDialect = {
   nullTime: () => 'CAST(NULL AS Nullable(Int64))',
   // (18.16 has no trim.)
   trimSpaces: (text) => `replaceRegexpAll(${text}, '^ +| +$', '')`,
+  expr,
   nested: {
     nullSafeEq: (a, b) => `((${a} IS NULL AND ${b} IS NULL) OR coalesce(${a} = ${b}, 0))`,
     countDistinct: (expr) => `uniqExact(${expr})`,
@@ -72,5 +206,21 @@ export const clickhouseDialect: SqlDialect = {
       const present = `arrayFilter(i -> arrayExists(x -> ${cell('x.1')} = i, ${c}), range(${buckets}))`;
       return `if(length(${c}) = 0, NULL, concat('[', arrayStringConcat(arrayMap(i -> ${json}, ${present}), ','), ']'))`;
     },
+
+    // -- CONCURRENCY and RATE_* (18.16 has no neighbor(): consecutive elements of a sorted array)
+    rates: (t, value, bucket) => {
+      // (time, value, bucket) sorted by time then value; pairs (i + 1, i + 2) of the 1-based array.
+      const s = `arraySort(groupArray((toInt64(${t}), toFloat64(assumeNotNull(${value})), toInt64(${bucket}))))`;
+      const pairs = `arrayMap(i -> (s[i + 2].3, (s[i + 2].2 - s[i + 1].2) / ((s[i + 2].1 - s[i + 1].1) / 1000000)), range(toUInt64(greatest(length(s), 1) - 1)))`;
+      return `arrayFilter(x -> isFinite(x.2), arrayMap(s -> ${pairs}, [${s}])[1])`;
+    },
+    unnest: (c) => `arrayJoin(${c})`,
+    element: (pair, i) => `tupleElement(${pair}, ${Math.trunc(i)})`,
+    range: (first, last) =>
+      `arrayMap(i -> assumeNotNull(${first}) + i, range(toUInt64(greatest(assumeNotNull(${last}) - assumeNotNull(${first}) + 1, 0))))`,
+    // (an array may not be Nullable: the condition is made non-NULL)
+    busiestBucket: (bucket, weight, cond) =>
+      `arrayReduce('max', tupleElement(sumMap(if(coalesce(${cond}, 0), [toInt64(assumeNotNull(${bucket}))], emptyArrayInt64()), ` +
+      `if(coalesce(${cond}, 0), [toInt64(assumeNotNull(${weight}))], emptyArrayInt64())), 2))`,
   },
 };

@@ -58,6 +58,8 @@ export interface SqlDialect {
    * sort only that bucket's events. About 150 buckets cover 0.1 to 20,000.
    */
   monotoneBucket(expr: string): string;
+  /** The calculated-field compiler's functions (src/query/expr/compile.ts). */
+  expr: ExprFunctions;
   /**
    * Present when the engine has no common table expressions nor window functions (ClickHouse
    * 18.16): the planner then writes nested subqueries, and the aggregates that need ordering
@@ -96,4 +98,76 @@ export interface NestedAggregates {
    * everything above), counts the sum of weights; NULL when the collection is empty.
    */
   heatmapCells(collection: string, lo: string, width: string, buckets: number): string;
+
+  // -- CONCURRENCY and RATE_* (the planner's nestedLevel: extra rows beside a level's events)
+  /**
+   * An aggregate: the group's per-second changes of `value` between consecutive events ordered
+   * by `timeUs` (microseconds) then value, each with the later event's `bucket`, as a collection
+   * of (bucket, rate) pairs; only finite rates (two events at one instant give none).
+   */
+  rates(timeUs: string, value: string, bucket: string): string;
+  /** A SELECT-list expression giving one row per element of a collection (no row when empty). */
+  unnest(collection: string): string;
+  /** The `i`-th (1-based) member of a pair. */
+  element(pair: string, i: number): string;
+  /** The integers first, first + 1, …, last as a collection (empty when last < first). */
+  range(first: string, last: string): string;
+  /**
+   * An aggregate: over the rows where `cond`, the largest per-`bucket` sum of `weight` (the
+   * busiest bucket); 0 when no row matches.
+   */
+  busiestBucket(bucket: string, weight: string, cond: string): string;
+}
+
+/**
+ * What the calculated-field compiler writes in the engine's own SQL: each method gives the same
+ * value on every engine (docs/calculated-fields.md has the semantics), NULL in, NULL out unless
+ * said otherwise. Arguments are SQL the compiler built; `pattern` and `format` pieces are bound
+ * placeholders or compile-time checked literals handed to `bind`.
+ */
+export interface ExprFunctions {
+  /** `body`, in which `name` stands for the value of `value` (computed once). */
+  share(name: string, value: string, body: string): string;
+  /** NULL when `a` equals `b`, else `a`. */
+  nullIf(a: string, b: string): string;
+  /** Text read as a float, surrounding spaces allowed; NULL when it is not a number. */
+  parseFloat(text: string): string;
+  /**
+   * A value as text: integers in decimal, floats in shortest round-trip form with ".0" when whole
+   * ("2.5", "3.0"), booleans "true"/"false".
+   */
+  text(expr: string, t: ColumnType): string;
+  /** Whether two values are equal or both NULL (never NULL). */
+  notDistinct(a: string, b: string): string;
+  /** 64-bit integer `a op b`; NULL outside the 64-bit range (and for `%` by 0). */
+  intArith(op: '+' | '-' | '*' | '%', a: string, b: string): string;
+  /** Float remainder with the dividend's sign; NULL for a zero divisor. */
+  floatMod(a: string, b: string): string;
+  /** Smallest / largest of values of one kind, NULLs skipped (NULL when all are). */
+  least(parts: string[]): string;
+  greatest(parts: string[]): string;
+  log10(x: string): string;
+  /** A float truncated toward zero, as an integer; NULL outside the 64-bit range. */
+  truncToInt(x: string): string;
+  /** Cast to the integer type BUCKET computes in (wider than 64 bits where the engine has one). */
+  wideInt(x: string): string;
+  /** Text concatenation skipping NULLs ("" when all are NULL). */
+  concat(parts: string[]): string;
+  /** Unicode lower case. */
+  lower(text: string): string;
+  /** Length in code points, or in UTF-8 bytes. */
+  length(text: string, unit: 'chars' | 'bytes'): string;
+  /** RE2 regular expressions; `pattern` is a bound placeholder of a checked pattern. */
+  regexMatches(text: string, pattern: string): string;
+  /** The first match's first group (the whole match without groups); '' when none. */
+  regexExtract(text: string, pattern: string, group: 0 | 1): string;
+  regexCount(text: string, pattern: string): string;
+  /** Seconds since the epoch (a float) of an ISO-8601-like text; with no zone it is UTC; NULL when unreadable. */
+  parseTime(text: string): string;
+  /** strftime of seconds since the epoch, UTC (`format` checked by the compiler; bind binds text). */
+  formatTime(seconds: string, format: string, bind: (v: string) => string): string;
+  /** A float in [0, 1), per row. */
+  random(): string;
+  /** The low 64 bits of the MD5 of the text, as a signed 64-bit integer. */
+  md5Low64(text: string): string;
 }
