@@ -114,7 +114,7 @@ class Compiler {
       let sql: string | undefined;
       return {
         get sql() {
-          return (sql ??= ctx.dialect.cast(ctx.bind(value), stored(type)));
+          return (sql ??= ctx.dialect.expr.literal(ctx.bind(value), stored(type)));
         },
         type,
         simple: true,

@@ -99,6 +99,7 @@ export const CHECK_ONLY_DIALECT: SqlDialect = {
   monotoneBucket: (e) => `floor(${e})`,
   trimSpaces: (e) => `trim(${e})`,
   expr: {
+    literal: (p, t) => `CAST(${p} AS ${t})`,
     share: (name, value, body) => `share(${name}, ${value}, ${body})`,
     nullIf: (a, b) => `nullif(${a}, ${b})`,
     parseFloat: (t) => `float(${t})`,

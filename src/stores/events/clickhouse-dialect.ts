@@ -24,7 +24,14 @@ export function fieldTypeOf(sqlType: string): ColumnType {
 // evaluates both branches of if() on every row (so no branch may throw, e.g. intDiv by 0).
 const MIN_INT64 = "toInt64('-9223372036854775808')";
 /** `body(x, y)` over the values of a and b, each computed once (a lambda over one-element arrays). */
-const let2 = (a: string, b: string, body: (x: string, y: string) => string) => `arrayMap((__x, __y) -> ${body('__x', '__y')}, [${a}], [${b}])[1]`;
+let lambdas = 0;
+/** A divisor that never throws: 1 where the value is 0, -1 or NULL (functions run on NULL rows' default 0 too). */
+const divisor = (x: string) => `if(isNull(${x}) OR ${x} = 0 OR ${x} = -1, toInt64(1), assumeNotNull(${x}))`;
+const let2 = (a: string, b: string, body: (x: string, y: string) => string) => {
+  // (each lambda's own names: 18.16 mixes up nested lambdas sharing parameter names)
+  const [x, y] = [`__x${++lambdas}`, `__y${lambdas}`];
+  return `arrayMap((${x}, ${y}) -> ${body(x, y)}, [${a}], [${b}])[1]`;
+};
 const pad = (n: string, width: number) => `substring(toString(${10 ** width} + ${n}), 2)`;
 const DAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
@@ -93,10 +100,12 @@ function strftime(t: string, us: string, format: string, bind: (v: string) => st
 }
 
 const expr: ExprFunctions = {
+  // Not Nullable: 18.16's coalesce() answers NULL (or crashes) with a constant Nullable argument.
+  literal: (p, t) => `CAST(${p} AS ${SQL_TYPE[t]})`,
   share: (name, value, body) => `arrayMap(${name} -> ${body}, [${value}])[1]`,
   nullIf: (a, b) => `nullIf(${a}, ${b})`,
   // (toFloat64OrNull refuses surrounding spaces, which DuckDB's cast allows)
-  parseFloat: (text) => `toFloat64OrNull(replaceRegexpAll(${text}, '^\\s+|\\s+$', ''))`,
+  parseFloat: (text) => `toFloat64OrNull(replaceRegexpAll(${text}, '^[[:space:]]+|[[:space:]]+$', ''))`,
   text: (e, t) => {
     switch (t) {
       case 'string':
@@ -119,9 +128,9 @@ const expr: ExprFunctions = {
         case '-':
           return `if((${x} >= 0) != (${y} >= 0) AND ((${x} - ${y}) >= 0) != (${x} >= 0), NULL, ${x} - ${y})`;
         case '*':
-          return `if(${x} != 0 AND (intDiv(${x} * ${y}, if(${x} = -1, 1, ${x})) != if(${x} = -1, -${y}, ${y}) OR (${x} = -1 AND ${y} = ${MIN_INT64})), NULL, ${x} * ${y})`;
+          return `if(${x} != 0 AND (intDiv(${x} * ${y}, ${divisor(x)}) != if(${x} = -1, -${y}, ${y}) OR (${x} = -1 AND ${y} = ${MIN_INT64})), NULL, ${x} * ${y})`;
         case '%':
-          return `if(${x} IS NULL OR ${y} = 0, NULL, if(${y} = -1, toInt64(0), ${x} % if(${y} IN (0, -1), toInt64(1), ${y})))`;
+          return `if(${x} IS NULL OR ${y} = 0, NULL, if(${y} = -1, toInt64(0), ${x} % ${divisor(y)}))`;
       }
     }),
   floatMod: (a, b) => let2(`toFloat64(${a})`, `toFloat64(${b})`, (x, y) => `if(${y} = 0, NULL, ${x} - ${y} * trunc(${x} / ${y}))`),
@@ -137,11 +146,15 @@ const expr: ExprFunctions = {
   regexMatches: (t, re) => `match(${t}, ${re})`,
   // (extract gives the first group when the pattern has one, else the whole match)
   regexExtract: (t, re) => `extract(${t}, ${re})`,
-  regexCount: (t, re) => `length(extractAll(${t}, ${re}))`,
+  // (an array may not be Nullable)
+  regexCount: (t, re) => `if(isNull(${t}), NULL, length(extractAll(assumeNotNull(${t}), ${re})))`,
   // Dates from 1970 to 2105 (DateTime); fractions of a second read from the text.
-  parseTime: (x) =>
-    `if(match(${x}, '^\\s*[0-9]{4}-[0-9][0-9]-[0-9][0-9]'), toFloat64(toUInt32(parseDateTimeBestEffortOrNull(${x}, 'UTC'))) + ` +
-    `toFloat64OrZero(concat('0', extract(${x}, '[0-9]:[0-9][0-9]:[0-9][0-9](\\.[0-9]+)'))), NULL)`,
+  parseTime: (x) => {
+    const text = `assumeNotNull(${x})`;
+    const dt = `parseDateTimeBestEffortOrNull(${text}, 'UTC')`;
+    const fraction = `toFloat64OrZero(concat('0', extract(${text}, '[0-9]:[0-9][0-9]:[0-9][0-9]([.][0-9]+)')))`;
+    return `if(isNull(${x}) OR NOT match(${text}, '^[[:space:]]*[0-9]{4}-[0-9][0-9]-[0-9][0-9]') OR isNull(${dt}), NULL, toFloat64(toUInt32(assumeNotNull(${dt}))) + ${fraction})`;
+  },
   formatTime: (secs, format, bind) => {
     // Microseconds rounded as DuckDB's make_timestamp; 1970 to 2105 only (DateTime), else NULL.
     const us = `toInt64(round(${secs} * 1000000))`;

@@ -6,6 +6,7 @@ const SQL_TYPE: Record<ColumnType, string> = { string: 'VARCHAR', integer: 'BIGI
 
 // The calculated-field functions (the compiler's SQL before the seam, unchanged).
 const expr: ExprFunctions = {
+  literal: (p, t) => `CAST(${p} AS ${SQL_TYPE[t]})`,
   share: (name, value, body) => `list_transform([${value}], lambda ${name}: ${body})[1]`,
   nullIf: (a, b) => `NULLIF(${a}, ${b})`,
   parseFloat: (text) => `TRY_CAST(${text} AS DOUBLE)`,

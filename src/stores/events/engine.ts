@@ -126,6 +126,8 @@ export interface NestedAggregates {
  * placeholders or compile-time checked literals handed to `bind`.
  */
 export interface ExprFunctions {
+  /** A bound literal (a placeholder) as a value of the type. */
+  literal(placeholder: string, t: ColumnType): string;
   /** `body`, in which `name` stands for the value of `value` (computed once). */
   share(name: string, value: string, body: string): string;
   /** NULL when `a` equals `b`, else `a`. */
