@@ -67,7 +67,7 @@ describe.skipIf(!clickhouseBinary)('the app on ClickHouse', { timeout: 60_000 },
     expect(json(await t.app.inject({ method: 'GET', url: `/1/triggers/orders/${trigger.id}`, headers: t.config })).triggered).toBe(true);
   });
 
-  it('the web UI scans: a trace across datasets and the newest raw events read from ClickHouse; BubbleUp is 501', async () => {
+  it('the web UI scans: a trace across datasets, the newest raw events and BubbleUp read from ClickHouse', async () => {
     const tid = 'trace-on-clickhouse';
     const at = (ms: number) => new Date(Date.now() - 120_000 + ms).toISOString();
     await ingest(t, 'frontend', [
@@ -97,8 +97,8 @@ describe.skipIf(!clickhouseBinary)('the app on ClickHouse', { timeout: 60_000 },
       headers: { ...t.config, 'content-type': 'application/json' },
       payload: { query: { time_range: 600 }, selection: { start_time: Math.floor(Date.now() / 1000) - 600, end_time: Math.floor(Date.now() / 1000) } },
     });
-    expect(bubble.statusCode, bubble.body).toBe(501);
-    expect(json(bubble).error).toMatch(/BubbleUp is not supported on the clickhouse event store yet/);
+    expect(bubble.statusCode, bubble.body).toBe(200);
+    expect(json(bubble).selection.events).toBe(2);
   });
 
   it('the service map of those spans is computed on ClickHouse', async () => {

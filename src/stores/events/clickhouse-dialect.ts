@@ -235,5 +235,12 @@ export const clickhouseDialect: SqlDialect = {
     busiestBucket: (bucket, weight, cond) =>
       `arrayReduce('max', tupleElement(sumMap(if(coalesce(${cond}, 0), [toInt64(assumeNotNull(${bucket}))], emptyArrayInt64()), ` +
       `if(coalesce(${cond}, 0), [toInt64(assumeNotNull(${weight}))], emptyArrayInt64())), 2))`,
+
+    // -- BubbleUp: no TABLESAMPLE without a sampling key; a hash of time and weight orders the sample
+    sample: (from, where, rows) => `SELECT * FROM ${from} WHERE ${where} ORDER BY cityHash64(__t, __w) LIMIT ${Math.trunc(rows)}`,
+    approxDistinct: (e) => `uniq(${e})`,
+    approxQuantile: (e, p) => `quantile(${Number(p)})(${e})`,
+    unpivot: (tuples) => `arrayJoin([${tuples.map((t) => `tuple(${t.join(', ')})`).join(', ')}])`,
+    limitBy: (n, keys) => `LIMIT ${Math.trunc(n)} BY ${keys.join(', ')}`,
   },
 };

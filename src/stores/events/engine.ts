@@ -117,6 +117,17 @@ export interface NestedAggregates {
    * busiest bucket); 0 when no row matches.
    */
   busiestBucket(bucket: string, weight: string, cond: string): string;
+
+  // -- BubbleUp (src/query/bubbleup.ts)
+  /** Up to `rows` rows of `from` (a subquery with __t, __w) where `where`: a pseudo-random sample, the same each time. */
+  sample(from: string, where: string, rows: number): string;
+  /** Approximate distinct count and quantile (aggregates). */
+  approxDistinct(expr: string): string;
+  approxQuantile(expr: string, p: number): string;
+  /** A SELECT-list expression giving one row per tuple of values (read each with element()). */
+  unpivot(tuples: string[][]): string;
+  /** The clause keeping the first `n` rows of each `keys` group (after ORDER BY). */
+  limitBy(n: number, keys: string[]): string;
 }
 
 /**
