@@ -347,10 +347,8 @@ class Compiler {
           for (const n of nums.slice(1)) acc = this.x.intArith('*', acc, n.sql);
           return v(acc, 'integer');
         }
-        if (nums.length === 1) return v(this.x.intArith('+', nums[0].sql, '0'), 'integer');
-        let acc = nums[0].sql;
-        for (const n of nums.slice(1)) acc = this.x.intArith(op as '+' | '-', acc, n.sql);
-        return v(acc, 'integer');
+        if (spec.name === 'SUM') return v(this.x.intSum(nums.map((n) => n.sql)), 'integer');
+        return v(this.x.intArith('-', nums[0].sql, nums[1].sql), 'integer');
       }
       case 'DIV': {
         const [a, b] = args.map((x) => this.num(x));

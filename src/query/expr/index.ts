@@ -106,6 +106,7 @@ export const CHECK_ONLY_DIALECT: SqlDialect = {
     text: (e) => `text(${e})`,
     notDistinct: (a, b) => `(${a} IS NOT DISTINCT FROM ${b})`,
     intArith: (op, a, b) => `(${a} ${op} ${b})`,
+    intSum: (parts) => `(${parts.join(' + ')})`,
     floatMod: (a, b) => `(${a} % ${b})`,
     least: (parts) => `least(${parts.join(', ')})`,
     greatest: (parts) => `greatest(${parts.join(', ')})`,

@@ -120,11 +120,18 @@ const expr: ExprFunctions = {
     }
   },
   notDistinct: (a, b) => `((${a} IS NULL AND ${b} IS NULL) OR coalesce(${a} = ${b}, 0))`,
+  // The wrapped 64-bit sum, NULL when it is further than 2^62 from the float sum (it wrapped:
+  // they then differ by about 2^64; the float sum's rounding error is far below 2^62).
+  intSum: (parts) => {
+    const a = `__a${++lambdas}`;
+    const values = `arrayMap(x -> assumeNotNull(x), ${a})`;
+    const wrapped = `arraySum(${values})`;
+    const float = `arraySum(arrayMap(x -> toFloat64(x), ${values}))`;
+    return `arrayMap(${a} -> if(arrayExists(x -> isNull(x), ${a}) OR abs(${float} - toFloat64(${wrapped})) > 4611686018427387904, NULL, ${wrapped}), [[${parts.join(', ')}]])[1]`;
+  },
   intArith: (op, a, b) =>
     let2(a, b, (x, y) => {
       switch (op) {
-        case '+':
-          return `if((${x} >= 0) = (${y} >= 0) AND ((${x} + ${y}) >= 0) != (${x} >= 0), NULL, ${x} + ${y})`;
         case '-':
           return `if((${x} >= 0) != (${y} >= 0) AND ((${x} - ${y}) >= 0) != (${x} >= 0), NULL, ${x} - ${y})`;
         case '*':

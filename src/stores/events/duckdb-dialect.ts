@@ -13,6 +13,7 @@ const expr: ExprFunctions = {
   text: (e) => `CAST(${e} AS VARCHAR)`,
   notDistinct: (a, b) => `(${a} IS NOT DISTINCT FROM ${b})`,
   // Computed in 128 bits; a result outside the 64-bit range is NULL.
+  intSum: (parts) => `TRY_CAST(CAST(${parts[0]} AS HUGEINT) + ${parts.slice(1).join(' + ') || '0'} AS BIGINT)`,
   intArith: (op, a, b) =>
     op === '%' ? `TRY_CAST(CAST(${a} AS HUGEINT) % NULLIF(${b}, 0) AS BIGINT)` : `TRY_CAST(CAST(${a} AS HUGEINT) ${op} ${b} AS BIGINT)`,
   floatMod: (a, b) => `(CAST(${a} AS DOUBLE) % NULLIF(${b}, 0))`,

@@ -153,7 +153,9 @@ export interface ExprFunctions {
   /** Whether two values are equal or both NULL (never NULL). */
   notDistinct(a: string, b: string): string;
   /** 64-bit integer `a op b`; NULL outside the 64-bit range (and for `%` by 0). */
-  intArith(op: '+' | '-' | '*' | '%', a: string, b: string): string;
+  intArith(op: '-' | '*' | '%', a: string, b: string): string;
+  /** The 64-bit integer sum of the parts; NULL when the sum (not a partial sum) is outside the range. */
+  intSum(parts: string[]): string;
   /** Float remainder with the dividend's sign; NULL for a zero divisor. */
   floatMod(a: string, b: string): string;
   /** Smallest / largest of values of one kind, NULLs skipped (NULL when all are). */
