@@ -4,9 +4,10 @@
 // Each engine lives in `<engine>-store.ts`, `<engine>-dialect.ts` and `<engine>-slo-rollups.ts`
 // (how it keeps SLOs' per-minute counts, behind slo-rollups.ts) in this folder; nothing outside
 // this folder names an engine. Code elsewhere reaches the dialect through `events.dialect`.
-// Signals' statistics are plain SQL in the dialect. (Not yet behind the dialect: the
-// calculated-field compiler's functions and BubbleUp's statements are still DuckDB SQL; on
-// another engine those features answer UnsupportedByEngine or fail. docs/clickhouse.md.)
+// Signals' statistics are plain SQL in the dialect; the calculated-field compiler's functions are
+// `dialect.expr`; an engine without CTEs or window functions gives `dialect.nested` (the
+// planner's nested plan with its CONCURRENCY and RATE_* rows, BubbleUp's statements).
+// docs/clickhouse.md.
 import type { ColumnType } from '../config/types.js';
 
 /** Columns every dataset table has, before the field columns. */
