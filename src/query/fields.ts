@@ -23,15 +23,13 @@ export interface CalculatedSource {
 }
 
 /**
- * The SQL that reads each column as its API type: the quoted physical column in a TRY_CAST to
- * that type (a value that does not convert is null). Always, not only when the API type differs
- * from the registered stored type: the table's type is the truth, and the registry may lag it
- * for a moment (ingest/writer.ts widens the table first), so the SQL must not depend on the
- * registry's copy. (DuckDB drops a cast to the type a column already has when it binds the
- * query, so this costs nothing and filters are still pushed into the scan.)
+ * The SQL that reads each column as its API type (a value that does not convert is null): the
+ * dialect's readColumn, which knows what a cast costs on its engine and how it may rely on the
+ * registry's stored type (the registry may lag the table for a moment: ingest/writer.ts widens
+ * the table first).
  */
 export function columnSources(d: SqlDialect, columns: Column[]): ColumnSource[] {
-  return columns.map((c) => ({ keyName: c.keyName, sql: d.tryCast(d.quoteIdent(c.physical), c.type), type: c.type }));
+  return columns.map((c) => ({ keyName: c.keyName, sql: d.readColumn(d.quoteIdent(c.physical), c.storedType, c.type), type: c.type }));
 }
 
 export class FieldScope {

@@ -85,6 +85,7 @@ export const CHECK_ONLY_DIALECT: SqlDialect = {
   type: (t) => t,
   cast: (e, t) => `CAST(${e} AS ${t})`,
   tryCast: (e, t) => `CAST(${e} AS ${t})`,
+  readColumn: (c, _stored, t) => `CAST(${c} AS ${t})`,
   nullOf: (t) => `CAST(NULL AS ${t})`,
   timestamp: (us) => String(Math.trunc(us)),
   epochUs: (e) => e,

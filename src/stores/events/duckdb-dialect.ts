@@ -45,6 +45,9 @@ export const duckdbDialect: SqlDialect = {
   type: (t) => SQL_TYPE[t],
   cast: (expr, t) => `CAST(${expr} AS ${SQL_TYPE[t]})`,
   tryCast: (expr, t) => `TRY_CAST(${expr} AS ${SQL_TYPE[t]})`,
+  // Always the safe cast: DuckDB drops a cast to the type a column has when it binds the query,
+  // so this costs nothing, and it never depends on the registry's copy of the type.
+  readColumn: (column, _stored, t) => `TRY_CAST(${column} AS ${SQL_TYPE[t]})`,
   nullOf: (t) => `CAST(NULL AS ${SQL_TYPE[t]})`,
   timestamp: (us) => `make_timestamp(${Math.trunc(us)}::BIGINT)`,
   epochUs: (expr) => `epoch_us(${expr})`,

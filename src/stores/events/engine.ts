@@ -33,6 +33,13 @@ export interface SqlDialect {
   cast(expr: string, t: ColumnType): string;
   /** A cast that gives NULL where the value does not convert. */
   tryCast(expr: string, t: ColumnType): string;
+  /**
+   * A stored column read as the type queries see it (`asType`), NULL where a value does not
+   * convert. `stored` is the registry's stored type; the table's own type may be wider for a
+   * moment while the column widens (the table changes first), so an engine that relies on it
+   * can at worst fail that query, never answer wrongly.
+   */
+  readColumn(column: string, stored: ColumnType, asType: ColumnType): string;
   /** A typed NULL. */
   nullOf(t: ColumnType): string;
   /** SQL of a timestamp the planner computed (microseconds since the epoch; never user text). */
@@ -93,6 +100,10 @@ export interface NestedAggregates {
    * 1000 of the total (exact integer comparison); NULL when it is empty.
    */
   nearestRank(collection: string, thousandths: number): string;
+  /** An aggregate collecting the non-NULL values, sorted (for when every weight is 1). */
+  sorted(value: string): string;
+  /** Over such a collection: the ⌈thousandths × n / 1000⌉-th value (the nearest rank); NULL when empty. */
+  nearestRankOfSorted(collection: string, thousandths: number): string;
   /**
    * Over such a collection: HEATMAP's cells as JSON text, `[{"lower", "upper", "count"}, …]` for
    * the cells with values, in order: `buckets` cells of `width` from `lo` (the last one takes
