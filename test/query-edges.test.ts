@@ -736,3 +736,55 @@ describe('sample-weighted percentiles over values of every magnitude and sign', 
     for (const op of ops) expect(whole.data.results[0].data[`${op}(v)`], op).toBe(aggregate(events, op, 'v'));
   });
 });
+
+describe('percentiles: the unweighted, the weighted and the one-sample-rate plans agree at the edges', { timeout: 60_000 }, () => {
+  // The planner answers a percentile three ways (src/query/plan.ts, src/query/run.ts): DuckDB's
+  // quantile_disc when no event of the window is sampled, the same when every event of the window
+  // has one sample rate (each cumulative weight is then r × the rank), and the weighted nearest
+  // rank (two passes over buckets of the value) otherwise. The same values, sent three times:
+  // `plain` (every rate 1), `ones` (every rate 1 but one event of another group with rate 2: the
+  // weighted plan runs with every weight of the compared groups 1) and `uniform` (every rate 7),
+  // must give the same answers as the exact nearest rank: a group of 1, groups where q·n is an
+  // integer for many q (10, 20, 30 and 1,000 values: P10 of 30 is the 3rd), ties across the target
+  // rank, events without the value, and a group with no value at all.
+  let t: TestApp;
+  const GROUPS: Record<string, (number | null)[]> = {
+    n1: [5],
+    n10: [7, 1, 10, 3, 2, 9, 4, 8, 6, 5],
+    n20: Array.from({ length: 20 }, (_, i) => 20 - i),
+    n30: Array.from({ length: 30 }, (_, i) => ((i * 7) % 30) + 1),
+    n1000: Array.from({ length: 1000 }, (_, i) => ((i * 383) % 1000) + 1),
+    nulls: [7, null, 3, 9, null, 3, 7, null, 3, null],
+    none: [null, null, null],
+  };
+  const OPS = ['P001', 'P01', 'P05', 'P10', 'P20', 'P25', 'P50', 'P75', 'P80', 'P90', 'P95', 'P99', 'P999'];
+  const refs = new Map<string, RefEvent[]>();
+
+  beforeAll(async () => {
+    t = await makeApp({ settings: { queryResultRateLimit: null } });
+    const nowS = setClock(t);
+    const start = (floorTo(nowS - 7000, 60) + 5) * 1000;
+    const events = (rate: number) =>
+      Object.entries(GROUPS).flatMap(([g, vs]) => vs.map((v) => ({ g, ...(v === null ? {} : { v }) }))).map((data, i) => ({ time: iso((start + i * 1000) / 1000), samplerate: rate, data }));
+    for (const [g, vs] of Object.entries(GROUPS)) refs.set(g, vs.map((v) => ({ timeMs: 0, samplerate: 1, fields: v === null ? { g } : { g, v } })));
+    await ingest(t, 'plain', events(1));
+    await ingest(t, 'ones', [...events(1), { time: iso(start / 1000), samplerate: 2, data: { g: 'z', v: 1 } }]);
+    await ingest(t, 'uniform', events(7));
+  });
+  afterAll(() => t.close());
+
+  it.each(['plain', 'ones', 'uniform'])('every percentile by group equals the exact nearest rank (%s)', async (dataset) => {
+    const body = await runQuery(t, dataset, { calculations: [{ op: 'COUNT' }, ...OPS.map((op) => ({ op, column: 'v' }))], breakdowns: ['g'], time_range: 7200 }, { disable_series: true });
+    const rows = new Map(body.data.results.map((r: any) => [r.data.g, r.data]));
+    expect(rows.size).toBe(Object.keys(GROUPS).length + (dataset === 'ones' ? 1 : 0));
+    for (const [g, evs] of refs) {
+      const data = rows.get(g) as Record<string, unknown>;
+      // (the counts show the sample rates were applied)
+      expect(data.COUNT, g).toBe(evs.length * (dataset === 'uniform' ? 7 : 1));
+      for (const op of OPS) expect(data[`${op}(v)`], `${op} of ${g}`).toBe(aggregate(evs, op, 'v'));
+    }
+    expect((rows.get('n30') as any)['P10(v)']).toBe(3);
+    expect((rows.get('n1') as any)['P999(v)']).toBe(5);
+    expect(rows.get('none')).not.toHaveProperty('P50(v)');
+  });
+});

@@ -64,15 +64,20 @@ export function filterMatches(e: RefEvent, column: string, op: string, value: un
   throw new Error(`unknown op ${op}`);
 }
 
-/** Weighted nearest rank: the smallest value whose cumulative sample-rate weight reaches p × total. */
+/**
+ * Weighted nearest rank: the smallest value whose cumulative sample-rate weight reaches p × total.
+ * Compared in integers (p is in thousandths): in doubles 0.1 × 30 is 3.0000000000000004, which
+ * would skip the 3rd of 30 values that P10 is.
+ */
 export function percentile(pairs: { v: number; w: number }[], p: number): number | undefined {
   if (pairs.length === 0) return undefined;
   const sorted = [...pairs].sort((a, b) => a.v - b.v);
   const total = sorted.reduce((s, x) => s + x.w, 0);
+  const thousandths = Math.round(p * 1000);
   let cum = 0;
   for (const x of sorted) {
     cum += x.w;
-    if (cum >= p * total) return x.v;
+    if (cum * 1000 >= thousandths * total) return x.v;
   }
   return sorted[sorted.length - 1].v;
 }

@@ -54,6 +54,13 @@ export interface PlanInput {
    * with less work, so the statements use those.
    */
   weighted: boolean;
+  /**
+   * Whether percentiles weigh by sample rate (default: `weighted`). Not when every event of the
+   * window has the same sample rate r: an event's cumulative weight is then r × its rank and the
+   * total r × n, so the weighted nearest rank is the unweighted one (quantile_disc), exactly, at a
+   * half of the weighted plan's cost.
+   */
+  weightedPercentiles?: boolean;
   /** Fields read besides those the spec names (scans: every column for BubbleUp, raw events, traces). */
   extraFields?: string[];
 }
@@ -450,10 +457,12 @@ function build(input: PlanInput) {
       else if (c.op === 'MIN') plain(`min(${n})`);
       else if (c.op === 'COUNT_DISTINCT') plain(agg.countDistinct(c.field!.alias));
       else if (p !== undefined) {
-        // (With every weight 1 the values alone, sorted: half the memory, no cumulative sums.)
-        inner.push(`${w ? agg.sortedWeighted(n!, '__w') : agg.sorted(n!)} AS __q_${c.alias}`);
+        // (With every weight 1, or one rate for every event, the values alone, sorted: half the
+        // memory, no cumulative sums.)
+        const pw = input.weightedPercentiles ?? w;
+        inner.push(`${pw ? agg.sortedWeighted(n!, '__w') : agg.sorted(n!)} AS __q_${c.alias}`);
         const k = Math.round(p * 1000);
-        outer.push(`${w ? agg.nearestRank(`__q_${c.alias}`, k) : agg.nearestRankOfSorted(`__q_${c.alias}`, k)} AS ${c.alias}`);
+        outer.push(`${pw ? agg.nearestRank(`__q_${c.alias}`, k) : agg.nearestRankOfSorted(`__q_${c.alias}`, k)} AS ${c.alias}`);
       } else if (c.op === 'HEATMAP') {
         // Bounds over every matching event (as in the other plan): the same cells in every part.
         inner.push(`${agg.sortedWeighted(n!, w ? '__w' : '1')} AS __q_${c.alias}`);
@@ -587,7 +596,7 @@ class LevelBuilder {
       else if (c.op === 'MAX') plain.push(`max(${n}) AS ${c.alias}`);
       else if (c.op === 'MIN') plain.push(`min(${n}) AS ${c.alias}`);
       else if (c.op === 'COUNT_DISTINCT') plain.push(`count(DISTINCT ${c.field!.alias}) AS ${c.alias}`);
-      else if (p !== undefined && !this.input.weighted) plain.push(`quantile_disc(${n}, ${p}) AS ${c.alias}`);
+      else if (p !== undefined && !(this.input.weightedPercentiles ?? w)) plain.push(`quantile_disc(${n}, ${p}) AS ${c.alias}`);
       else if (p !== undefined) {
         // Sample-weighted nearest rank: the smallest value whose cumulative weight reaches p × total.
         const cte = `${name}_${c.alias}`;

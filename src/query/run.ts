@@ -57,9 +57,12 @@ export async function runQuery(events: EventStore, allSources: Source[], spec: Q
   // out when no calculation weighs (MIN, MAX, COUNT_DISTINCT and RATE_* only).
   const calculations = spec.calculations && spec.calculations.length > 0 ? spec.calculations : [{ op: 'COUNT' as const }];
   const weighs = calculations.some((c) => !UNWEIGHTED.has(c.op));
-  const weighted = weighs && sources.length > 0 && (await maxSamplerate(events, sources, opts, remaining())) > 1;
+  // When every event of the window has the same sample rate, percentiles are the unweighted ones.
+  const rates = weighs && sources.length > 0 ? await sampleRates(events, sources, opts, remaining()) : { min: 1, max: 1 };
+  const weighted = rates.max > 1;
+  const weightedPercentiles = weighted && rates.min !== rates.max;
 
-  const input = { dialect: events.dialect, sources, spec, start: opts.start, end: opts.end, granularity, limit: opts.limit, weighted };
+  const input = { dialect: events.dialect, sources, spec, start: opts.start, end: opts.end, granularity, limit: opts.limit, weighted, weightedPercentiles };
   const p = plan(input, 'results');
   const run = (part: 'results' | 'totals' | 'totalSeries') => {
     const { sql, params } = part === 'results' ? p : plan(input, part);
@@ -134,16 +137,19 @@ export async function runQuery(events: EventStore, allSources: Source[], spec: Q
   return out;
 }
 
-async function maxSamplerate(events: EventStore, sources: Source[], opts: RunOptions, timeoutMs: number): Promise<number> {
+/**
+ * The smallest and largest sample rate in the window (1 and 1 when it has no events). DuckDB
+ * answers both from the statistics of segments that hold one value, without reading them.
+ */
+async function sampleRates(events: EventStore, sources: Source[], opts: RunOptions, timeoutMs: number): Promise<{ min: number; max: number }> {
   const d = events.dialect;
   const quoteIdent = d.quoteIdent;
   const t = quoteIdent(TIME_COLUMN);
+  const r = quoteIdent(SAMPLERATE_COLUMN);
   const window = `${t} >= ${d.timestamp(opts.start * 1e6)} AND ${t} < ${d.timestamp(opts.end * 1e6)}`;
-  const sql = sources
-    .map((s) => `SELECT max(${quoteIdent(SAMPLERATE_COLUMN)}) AS m FROM ${quoteIdent(tableName(s.dataset.id))} WHERE ${window}`)
-    .join(' UNION ALL ');
-  const rows = await events.analyse(`SELECT max(m) AS m FROM (${sql})`, [], timeoutMs);
-  return Number(rows[0]?.m ?? 1);
+  const sql = sources.map((s) => `SELECT min(${r}) AS lo, max(${r}) AS hi FROM ${quoteIdent(tableName(s.dataset.id))} WHERE ${window}`).join(' UNION ALL ');
+  const rows = await events.analyse(`SELECT min(lo) AS lo, max(hi) AS hi FROM (${sql}) AS r`, [], timeoutMs);
+  return { min: Number(rows[0]?.lo ?? 1), max: Number(rows[0]?.hi ?? 1) };
 }
 
 /** A value from the event store as JSON: big integers as numbers, nothing for null. */
