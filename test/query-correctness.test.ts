@@ -85,10 +85,24 @@ function correctness(engine: Engine) {
     const wire = (events: RefEvent[]) => events.map((e) => ({ time: new Date(e.timeMs).toISOString(), samplerate: e.samplerate, data: e.fields }));
     await ingest(t, 'sampled', wire(sampled));
     await ingest(t, 'plain', wire(plain));
+    // plain's events again, every one with sample rate 5: percentiles take the unweighted plan.
+    await ingest(t, 'uniform', wire(plain.map((e) => ({ ...e, samplerate: 5 }))));
   });
   afterAll(() => t.close());
 
   const SIMPLE_OPS = ['COUNT', 'SUM', 'AVG', 'MAX', 'MIN', ...Object.keys(P)];
+
+  it('percentiles by group when every event of the window has one sample rate (the unweighted nearest rank)', async () => {
+    const ops = Object.keys(P);
+    const body = await runQuery(t, 'uniform', { calculations: [{ op: 'COUNT' }, ...ops.map((op) => ({ op, column: 'duration_ms' }))], breakdowns: ['service'], time_range: 7200 }, { disable_series: true });
+    const groups = groupBy(plain, (e) => String(e.fields.service));
+    expect(body.data.results).toHaveLength(groups.size);
+    for (const r of body.data.results) {
+      const evs = groups.get(r.data.service)!;
+      expect(r.data.COUNT).toBe(5 * evs.length);
+      for (const op of ops) expectClose(r.data[`${op}(duration_ms)`], aggregate(evs, op, 'duration_ms'), `${op} of ${r.data.service}`);
+    }
+  });
 
   for (const [name, events] of [
     ['sampled', () => sampled],
