@@ -71,6 +71,7 @@ function correctness(engine: Engine) {
   let t: TestApp;
   let sampled: RefEvent[];
   let plain: RefEvent[];
+  let uniform: RefEvent[];
   let nowS: number;
   /** The window a 2-hour query reads (truncated to the minute). */
   let windowEndS: number;
@@ -86,7 +87,8 @@ function correctness(engine: Engine) {
     await ingest(t, 'sampled', wire(sampled));
     await ingest(t, 'plain', wire(plain));
     // plain's events again, every one with sample rate 5: percentiles take the unweighted plan.
-    await ingest(t, 'uniform', wire(plain.map((e) => ({ ...e, samplerate: 5 }))));
+    uniform = plain.map((e) => ({ ...e, samplerate: 5 }));
+    await ingest(t, 'uniform', wire(uniform));
   });
   afterAll(() => t.close());
 
@@ -423,7 +425,7 @@ function correctness(engine: Engine) {
 
   it('__all__ reads every dataset of the environment', async () => {
     const body = await runQuery(t, '__all__', { calculations: [{ op: 'COUNT' }, { op: 'MAX', column: 'duration_ms' }], breakdowns: ['service'], time_range: 7200 }, { disable_series: true });
-    const both = [...sampled, ...plain];
+    const both = [...sampled, ...plain, ...uniform];
     const groups = groupBy(both, (e) => String(e.fields.service));
     expect(body.data.results).toHaveLength(groups.size);
     for (const r of body.data.results) {
