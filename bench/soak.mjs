@@ -2,15 +2,19 @@
 // levels off (docs/operations.md, "Bounded memory"). Mixed ingest (500-event batches over
 // /1/batch and 500-span OTLP/JSON exports over /v1/traces) at a fixed rate, a query result every
 // few seconds, a trigger evaluated every minute that notifies a local webhook receiver each time.
-// Every minute it prints the server's RSS (the mean of samples every 5 s, and their peak), the
-// event store's memory, V8 heap, open file descriptors, event-store size,
-// ingest queue, events stored, errors and p99 latencies; at the end, whether RSS after minute
-// 10 (or two thirds into a shorter run) stayed within ±10 % of its level then, and whether
-// any count (fds, heap) kept growing.
+// Every minute it prints the server's RSS (the mean of samples every 5 s, and their peak) and
+// what it is made of (anonymous and file-backed pages; V8's heap committed, its young and old
+// generations, external memory; the event store's own memory; glibc's malloc arenas; the rest),
+// open file descriptors, threads, event-store size, ingest queue and body bytes in flight,
+// events stored, errors and p99 latencies; at the end, whether RSS after minute 10 (or two
+// thirds into a shorter run) stayed within ±10 % of its level then, and whether any count
+// (fds, threads, arenas, heap) kept growing.
 //
 // Settings (environment): SOAK_MINUTES (default 60), SOAK_RATE events/s (default 8000),
 // SOAK_BATCH (500), SOAK_QUERY_SECONDS (7), SOAK_OTLP_SHARE (fraction of batches sent as OTLP,
-// 0.25); WAGGLE_* settings pass through to the server (e.g. WAGGLE_EVENT_STORE_MEMORY).
+// 0.25), SOAK_NODE_FLAGS (the server's Node flags instead of `waggle`'s own, e.g.
+// `--max-semi-space-size=32`); WAGGLE_* settings pass through to the server (e.g.
+// WAGGLE_EVENT_STORE_MEMORY), and so does the rest of the environment (MALLOC_ARENA_MAX …).
 import { execFileSync, spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -33,7 +37,8 @@ const env = { ...process.env, WAGGLE_OTLP_GRPC_PORT: '0', WAGGLE_EVALUATION_TICK
 const keys = JSON.parse(execFileSync(process.execPath, [MAIN, 'init', '--data-dir', dataDir, '--json'], { env }).toString()).keys;
 
 // --- the server
-const server = spawn(process.execPath, [...serverNodeFlags(), MAIN, 'serve', '--data-dir', dataDir, '--port', '0'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+const nodeFlags = process.env.SOAK_NODE_FLAGS !== undefined ? process.env.SOAK_NODE_FLAGS.split(' ').filter(Boolean) : serverNodeFlags();
+const server = spawn(process.execPath, [...nodeFlags, MAIN, 'serve', '--data-dir', dataDir, '--port', '0'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
 let serverErrors = 0;
 const base = await new Promise((resolve, reject) => {
   let out = '';
@@ -169,17 +174,54 @@ const ingestTimer = setInterval(() => void sendBatch(), 1000 / batchesPerSecond)
 const queryTimer = setInterval(() => void runQuery(), QUERY_SECONDS * 1000);
 
 // --- the readings
-function rssBytes(pid) {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(m[1]) * 1024;
+const ARENA = 64 * 1024 * 1024;
+/**
+ * The server's memory as the kernel sees it: RSS, anonymous and file-backed; its threads; and
+ * glibc's malloc arenas (each thread that mallocs may get one: a 64 MB-aligned 64 MB anonymous
+ * reservation, a read-write part followed by an inaccessible rest), their count and resident
+ * bytes, and the main arena's (the program break).
+ */
+function procMemory(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (name) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) * 1024;
+  const maps = [];
+  let current;
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const m = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (m) maps.push((current = { start: parseInt(m[1], 16), end: parseInt(m[2], 16), perms: m[3], path: m[4], rss: 0 }));
+    else if (current && line.startsWith('Rss:')) current.rss = Number(/(\d+)/.exec(line)[1]) * 1024;
+  }
+  let arenas = 0;
+  let arenaRss = 0;
+  for (let i = 0; i < maps.length; i++) {
+    const first = maps[i];
+    if (first.path !== '' || first.start % ARENA !== 0) continue;
+    let j = i;
+    let rss = first.rss;
+    while (maps[j].end < first.start + ARENA && maps[j + 1]?.start === maps[j].end && maps[j + 1].path === '') rss += maps[++j].rss;
+    if (maps[j].end === first.start + ARENA && maps[j].perms.startsWith('---')) {
+      arenas++;
+      arenaRss += rss;
+      i = j;
+    }
+  }
+  // The main arena grows the program break: the `[heap]` mapping.
+  const brk = maps.filter((m) => m.path === '[heap]').reduce((sum, m) => sum + m.rss, 0);
+  return { rss: kb('VmRSS'), anon: kb('RssAnon'), file: kb('RssFile'), threads: Number(/Threads:\s+(\d+)/.exec(status)[1]), arenas, arenaRss, brk };
 }
 const openFds = (pid) => readdirSync(`/proc/${pid}/fd`).length;
 async function scrape() {
   const text = await (await fetch(`${base}/metrics`)).text();
-  const get = (name) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  const get = (name) => Number(new RegExp(`^${name.replace(/[{}"]/g, (c) => `\\${c}`)} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
   return {
     heap: get('nodejs_heap_size_used_bytes'),
+    heapCommitted: get('nodejs_heap_size_total_bytes'),
+    newSpace: get('nodejs_heap_space_size_total_bytes{space="new"}'),
+    oldSpace: get('nodejs_heap_space_size_used_bytes{space="old"}'),
+    external: get('nodejs_external_memory_bytes'),
+    threadsHeap: get('waggle_ingest_threads_heap_bytes'),
     queue: get('waggle_ingest_queue_events'),
+    inFlightBytes: get('waggle_ingest_in_flight_bytes'),
     storeBytes: get('waggle_event_store_size_bytes'),
     duckdb: get('waggle_event_store_memory_bytes'),
   };
@@ -190,22 +232,34 @@ const mb = (b) => (b / 1024 / 1024).toFixed(0);
 // RSS is sampled every 5 s: each minute reports the mean of its samples (and the peak), since
 // one reading lands anywhere in the garbage collector's and the store's checkpoint cycles.
 let rssSamples = [];
-const sampler = setInterval(() => rssSamples.push(rssBytes(server.pid)), 5000);
+const sampler = setInterval(() => rssSamples.push(procMemory(server.pid).rss), 5000);
 const readings = [];
-console.log(`soak: ${MINUTES} min, ${RATE} events/s in ${BATCH}-event batches (${Math.round(OTLP_SHARE * 100)} % OTLP), a query every ${QUERY_SECONDS} s, a trigger every minute; server ${base}, data ${dataDir}`);
-console.log('min  rss_MB rss_max_MB duckdb_MB heap_MB fds store_MB queue events/s errors ingest_p99_ms query_p99_ms deliveries');
+console.log(`soak: ${MINUTES} min, ${RATE} events/s in ${BATCH}-event batches (${Math.round(OTLP_SHARE * 100)} % OTLP), a query every ${QUERY_SECONDS} s, a trigger every minute; server ${base} (node ${nodeFlags.join(' ')}${process.env.MALLOC_ARENA_MAX ? `, MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX}` : ''}), data ${dataDir}`);
+console.log("MB: rss = anon + file; anon holds V8 (heap committed: new + old …; thrheap: the ingest threads' heaps), external, duckdb; brk and arenas: glibc malloc's main arena and the threads' arenas (count/MB); other (anon - heap - thrheap - external - duckdb)");
+const COLUMNS = [
+  ['min', 3, (r) => r.minute], ['rss', 5, (r) => mb(r.rss)], ['rss_max', 7, (r) => mb(r.rssMax)], ['anon', 5, (r) => mb(r.anon)], ['file', 4, (r) => mb(r.file)],
+  ['heap', 4, (r) => mb(r.heapCommitted)], ['new', 4, (r) => mb(r.newSpace)], ['old', 4, (r) => mb(r.oldSpace)], ['ext', 4, (r) => mb(r.external)], ['thrheap', 7, (r) => mb(r.threadsHeap)], ['duckdb', 6, (r) => mb(r.duckdb)],
+  ['brk', 4, (r) => mb(r.brk)], ['arenas', 7, (r) => `${r.arenas}/${mb(r.arenaRss)}`], ['other', 5, (r) => mb(r.anon - r.heapCommitted - r.threadsHeap - r.external - r.duckdb)],
+  ['fds', 3, (r) => r.fds], ['thr', 3, (r) => r.threads], ['store', 5, (r) => mb(r.storeBytes)], ['queue', 5, (r) => r.queue], ['infl', 4, (r) => mb(r.inFlightBytes)],
+  ['ev/s', 5, (r) => r.eventsPerSecond.toFixed(0)], ['err', 3, (r) => r.errors], ['ing_p99', 7, (r) => r.ingestP99.toFixed(0)], ['qry_p99', 7, (r) => r.queryP99.toFixed(0)], ['hooks', 5, (r) => r.deliveries],
+];
+console.log(COLUMNS.map(([name, width]) => name.padStart(width)).join(' '));
 for (let minute = 1; minute <= MINUTES; minute++) {
   await new Promise((r) => setTimeout(r, 60_000));
   const m = await scrape();
+  const p = procMemory(server.pid);
   const r = {
     minute,
     rss: rssSamples.reduce((a, b) => a + b, 0) / Math.max(1, rssSamples.length),
     rssMax: Math.max(...rssSamples),
-    heap: m.heap,
-    duckdb: m.duckdb,
+    ...m,
+    anon: p.anon,
+    file: p.file,
+    threads: p.threads,
+    arenas: p.arenas,
+    arenaRss: p.arenaRss,
+    brk: p.brk,
     fds: openFds(server.pid),
-    storeBytes: m.storeBytes,
-    queue: m.queue,
     eventsPerSecond: window.events / 60,
     errors: window.errors + serverErrors,
     ingestP99: p99(window.ingest),
@@ -216,10 +270,7 @@ for (let minute = 1; minute <= MINUTES; minute++) {
   rssSamples = [];
   window = { ingest: [], query: [], errors: 0, events: 0 };
   readings.push(r);
-  console.log(
-    [String(minute).padStart(3), mb(r.rss).padStart(7), mb(r.rssMax).padStart(10), mb(r.duckdb).padStart(9), mb(r.heap).padStart(7), String(r.fds).padStart(4), mb(r.storeBytes).padStart(8), String(r.queue).padStart(5),
-      r.eventsPerSecond.toFixed(0).padStart(8), String(r.errors).padStart(6), r.ingestP99.toFixed(0).padStart(13), r.queryP99.toFixed(0).padStart(12), String(r.deliveries).padStart(10)].join(' '),
-  );
+  console.log(COLUMNS.map(([, width, f]) => String(f(r)).padStart(width)).join(' '));
 }
 
 clearInterval(ingestTimer);
@@ -248,13 +299,16 @@ const summary = {
   rssMaxDriftPct: Math.round(drift * 1000) / 10,
   rssWithin10Pct: drift <= 0.1,
   fdsGrowing: grows('fds'),
+  threadsGrowing: grows('threads'),
+  arenasGrowing: grows('arenas'),
   heapGrowing: grows('heap'),
 };
-console.log(`verdict: RSS (per-minute mean) after minute ${from} ${summary.rssWithin10Pct ? 'stayed' : 'did NOT stay'} within ±10 % (max drift ${summary.rssMaxDriftPct} %); fds ${summary.fdsGrowing ? 'GREW every minute' : 'level'}; heap ${summary.heapGrowing ? 'GREW every minute' : 'level'}`);
+const growing = ['fds', 'threads', 'arenas', 'heap'].filter((k) => summary[`${k}Growing`]);
+console.log(`verdict: RSS (per-minute mean) after minute ${from} ${summary.rssWithin10Pct ? 'stayed' : 'did NOT stay'} within ±10 % (max drift ${summary.rssMaxDriftPct} %); ${growing.length > 0 ? `GREW every minute: ${growing.join(', ')}` : 'fds, threads, arenas and heap level'}`);
 console.log(`SOAK ${JSON.stringify(summary)}`);
 
 server.kill('SIGTERM');
 await new Promise((r) => server.once('exit', r));
 receiver.close();
 rmSync(dataDir, { recursive: true, force: true });
-process.exit(summary.rssWithin10Pct && !summary.fdsGrowing && !summary.heapGrowing && totals.errors === 0 ? 0 : 1);
+process.exit(summary.rssWithin10Pct && growing.length === 0 && totals.errors === 0 ? 0 : 1);

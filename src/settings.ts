@@ -35,6 +35,11 @@ export interface Settings {
   ingestQueueLimit: number;
   /** Ingest requests (/1/ ingest routes and OTLP over HTTP) in progress at once, at most; past it 503 with Retry-After (bounds the bodies held). */
   ingestMaxInFlight: number;
+  /**
+   * Most bytes of ingest request bodies (as sent) held at once; past it 503 with Retry-After. A
+   * request is admitted alone whatever its size, so the bound is the larger of this and one body.
+   */
+  ingestMaxInFlightBytes: number;
   /** Port of the OTLP/gRPC server (on `host`); 0: no gRPC server. */
   otlpGrpcPort: number;
   /** Most columns a dataset may have; events that would add more are refused. */
@@ -151,6 +156,7 @@ export const DEFAULTS: Settings = {
   ingestThreads: Math.max(1, Math.min(4, availableParallelism() - 1)),
   ingestQueueLimit: 250_000,
   ingestMaxInFlight: 1000,
+  ingestMaxInFlightBytes: 64 * 1024 ** 2,
   otlpGrpcPort: 4317,
   maxColumnsPerDataset: 10_000,
   retentionDays: 60,
@@ -283,6 +289,9 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Settin
   if (env.WAGGLE_INGEST_THREADS) s.ingestThreads = parseInteger(env.WAGGLE_INGEST_THREADS, 'WAGGLE_INGEST_THREADS', 0, 64);
   if (env.WAGGLE_INGEST_QUEUE_LIMIT) s.ingestQueueLimit = parseInteger(env.WAGGLE_INGEST_QUEUE_LIMIT, 'WAGGLE_INGEST_QUEUE_LIMIT', 1, 100_000_000);
   if (env.WAGGLE_INGEST_MAX_IN_FLIGHT) s.ingestMaxInFlight = parseInteger(env.WAGGLE_INGEST_MAX_IN_FLIGHT, 'WAGGLE_INGEST_MAX_IN_FLIGHT', 1, 100_000);
+  if (env.WAGGLE_INGEST_MAX_IN_FLIGHT_BYTES) {
+    s.ingestMaxInFlightBytes = parseBytes(env.WAGGLE_INGEST_MAX_IN_FLIGHT_BYTES, 'WAGGLE_INGEST_MAX_IN_FLIGHT_BYTES', 1024);
+  }
   if (env.WAGGLE_OTLP_GRPC_PORT) s.otlpGrpcPort = parseInteger(env.WAGGLE_OTLP_GRPC_PORT, 'WAGGLE_OTLP_GRPC_PORT', 0, 65535);
   if (env.WAGGLE_MAX_COLUMNS) s.maxColumnsPerDataset = parseInteger(env.WAGGLE_MAX_COLUMNS, 'WAGGLE_MAX_COLUMNS', 1, 1_000_000);
   const int = (name: string, min: number, max: number) => (env[name] ? parseInteger(env[name]!, name, min, max) : undefined);

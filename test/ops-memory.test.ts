@@ -1,8 +1,9 @@
 // Bounded memory: ingest's buffers are bounded (events waiting for their commit, requests in
-// progress: past either, 503 with Retry-After); the event store takes WAGGLE_EVENT_STORE_MEMORY, and a query that needs more
+// progress and the bytes of their bodies: past any, 503 with Retry-After); the event store takes WAGGLE_EVENT_STORE_MEMORY, and a query that needs more
 // than a low limit spills or fails with an error saying so, never taking the process down.
 // `waggle serve` ingests 150,000 events with distinct 70-character ids (and ten "hot" ids of
 // known counts) with the default memory, then restarts with 16 MB and breaks them down by id.
+import { Readable } from 'node:stream';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { call, initJson, killAll, removeTempDirs, serve, tempDir } from './cli-helpers.js';
 import { json, makeApp, type TestApp } from './helpers.js';
@@ -66,6 +67,15 @@ describe('bounded ingest buffers', () => {
   const batch = (t: TestApp, n: number) =>
     t.app.inject({ method: 'POST', url: '/1/batch/bounded', headers: { ...t.ingest, 'content-type': 'application/json' }, payload: JSON.stringify(Array.from({ length: n }, (_, i) => ({ data: { i } }))) });
 
+  /** A /1/batch body of `bytes` bytes (one event with a padding field). */
+  const bodyOf = (bytes: number) => {
+    const body = JSON.stringify([{ data: { pad: '' } }]);
+    return JSON.stringify([{ data: { pad: 'x'.repeat(bytes - body.length) } }]);
+  };
+  const post = (t: TestApp, payload: string | Readable) =>
+    t.app.inject({ method: 'POST', url: '/1/batch/bounded', headers: { ...t.ingest, 'content-type': 'application/json' }, payload });
+  const inFlightBytes = async (t: TestApp) => metric((await t.app.inject({ method: 'GET', url: '/metrics' })).body, 'waggle_ingest_in_flight_bytes');
+
   /** Holds every commit (the writer's lock) until `release()`. */
   function hold(t: TestApp) {
     let release!: () => void;
@@ -114,6 +124,43 @@ describe('bounded ingest buffers', () => {
       expect((await batch(t, 1)).statusCode).toBe(200);
       expect((await batch(t, 1)).statusCode).toBe(200);
     } finally {
+      await t.close();
+    }
+  });
+
+  it('the bytes of ingest bodies in progress are bounded by WAGGLE_INGEST_MAX_IN_FLIGHT_BYTES, chunked bodies included; one alone always passes', async () => {
+    const t = await makeApp({ settings: { ingestMaxInFlightBytes: 2000 } });
+    let h: ReturnType<typeof hold> | undefined;
+    try {
+      expect((await batch(t, 1)).statusCode).toBe(200);
+      // Alone, a body larger than the budget passes (its body limit still applies).
+      expect((await post(t, bodyOf(3000))).statusCode).toBe(200);
+      h = hold(t);
+      const waiting = [post(t, bodyOf(1500))];
+      while (t.app.writer.backlog < 1) await new Promise((r) => setTimeout(r, 5));
+      expect(await inFlightBytes(t)).toBe(1500);
+      const over = await post(t, bodyOf(600));
+      expect(over.statusCode).toBe(503);
+      expect(json(over)).toEqual({ error: 'the ingest request bodies in progress would pass 2000 bytes (WAGGLE_INGEST_MAX_IN_FLIGHT_BYTES); retry later' });
+      expect(Date.parse(String(over.headers['retry-after']))).toBeGreaterThan(Date.now() - 5000); // the ingest dialect's HTTP date
+      // A chunked body (no Content-Length) is counted as it arrives and refused once past the budget.
+      const chunked = await post(t, Readable.from([Buffer.from(bodyOf(1000).slice(0, 400)), Buffer.from(bodyOf(1000).slice(400))]));
+      expect(chunked.statusCode).toBe(503);
+      expect(json(chunked).error).toMatch(/WAGGLE_INGEST_MAX_IN_FLIGHT_BYTES/);
+      // What still fits is admitted.
+      waiting.push(post(t, bodyOf(400)));
+      while (t.app.writer.backlog < 2) await new Promise((r) => setTimeout(r, 5));
+      expect(await inFlightBytes(t)).toBe(1900);
+      h.release();
+      await h.held;
+      for (const w of await Promise.all(waiting)) expect(w.statusCode).toBe(200);
+      // Every byte is given back, refused requests' too: a body of nearly the whole budget passes beside a chunked one.
+      expect(await inFlightBytes(t)).toBe(0);
+      const [big, small] = await Promise.all([post(t, bodyOf(1900)), post(t, Readable.from([Buffer.from(bodyOf(100))]))]);
+      expect([big.statusCode, small.statusCode]).toEqual([200, 200]);
+      expect(await inFlightBytes(t)).toBe(0);
+    } finally {
+      h?.release();
       await t.close();
     }
   });

@@ -75,6 +75,9 @@ describe('GET /metrics', () => {
       'waggle_ingest_refused_requests_total counter',
       'waggle_ingest_commit_duration_seconds histogram',
       'waggle_ingest_queue_events gauge',
+      'waggle_ingest_requests_in_flight gauge',
+      'waggle_ingest_in_flight_bytes gauge',
+      'waggle_ingest_threads_heap_bytes gauge',
       'waggle_query_duration_seconds histogram',
       'waggle_evaluation_duration_seconds histogram',
       'waggle_notifications_total counter',
@@ -156,6 +159,9 @@ describe('GET /metrics', () => {
     expect(delta('waggle_evaluation_duration_seconds_count{job="triggers",status="ok"}')).toBe(1);
     expect(delta('waggle_notifications_total{recipient_type="webhook",outcome="delivered"}')).toBe(1);
     expect(at(after, 'waggle_ingest_queue_events')).toBe(0);
+    // Every ingest request answered has given back its place and its bytes.
+    expect(at(after, 'waggle_ingest_requests_in_flight')).toBe(0);
+    expect(at(after, 'waggle_ingest_in_flight_bytes')).toBe(0);
   });
 
   it('with WAGGLE_METRICS_TOKEN, needs the token from anyone', async () => {

@@ -14,6 +14,8 @@ import { authHook, authenticate, type AuthDeps } from './auth.js';
 import { errorResponses } from './error-schemas.js';
 import { ApiError, JSONAPI, payloadTooLarge, renderError, validationError, type TypeDetail } from './errors.js';
 import { decodeContentEncoding } from './content-encoding.js';
+import { IngestAdmission } from './ingest-admission.js';
+import { batchThreads } from '../ingest/batch-threads.js';
 import { addListLimits } from './list-limits.js';
 import { repairPercentEncoding } from './path-encoding.js';
 import { discardUnreadBody } from './unread-body.js';
@@ -227,8 +229,11 @@ export async function createApp(deps: AppDeps): Promise<App> {
     return reply.code(404).type(out.contentType).send(out.body);
   });
 
+  const admission = new IngestAdmission(settings.ingestMaxInFlight, settings.ingestMaxInFlightBytes);
   const metrics = new Metrics({
     queueDepth: () => writer.backlog,
+    ingestInFlight: () => admission,
+    ingestThreadsHeap: () => batchThreads(settings.ingestThreads).heapBytes(),
     connections: () => new Promise((resolve) => app.server.getConnections((err, n) => resolve(err ? 0 : n))),
     dataDir: settings.dataDir,
     eventStoreMemory: deps.eventStore.memory ? () => deps.eventStore.memory!() : undefined,
@@ -252,9 +257,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
     else app.log.info(figures, 'disk space is back: ingest and changes are accepted again');
   });
   const diskFullError = () => new ApiError(503, 'the data directory is out of disk space: changes are refused until space is freed (queries still work)');
-  // Admission, before a body is read (after the key is checked): ingest requests in progress are
-  // bounded (so are the bodies they hold), and refused while the queue or the disk is full.
-  let ingestInFlight = 0;
+  // Admission, before a body is read (after the key is checked): ingest requests in progress and
+  // the bytes of their bodies are bounded, and refused while the queue or the disk is full.
   app.addHook('onRequest', async (request, reply) => {
     const route = request.routeOptions.url ?? '';
     const otlp = OTLP_ROUTE.test(route);
@@ -263,15 +267,12 @@ export async function createApp(deps: AppDeps): Promise<App> {
         disk.refuseIngest();
         if (writer.backlog >= settings.ingestQueueLimit) throw new ApiError(503, 'the ingest queue is full; retry later', { retryAfter: 1 });
       }
-      if (ingestInFlight >= settings.ingestMaxInFlight) {
-        throw new ApiError(503, `${settings.ingestMaxInFlight} ingest requests are in progress (WAGGLE_INGEST_MAX_IN_FLIGHT); retry later`, { retryAfter: 1 });
-      }
-      ingestInFlight++;
-      reply.raw.once('close', () => ingestInFlight--);
+      admission.admit(request, reply);
     } else if (CHANGES.has(request.method) && /^\/[12]\//.test(route) && !READ_LIKE_ROUTE.test(route) && disk.isFull()) {
       throw diskFullError();
     }
   });
+  app.addHook('preParsing', async (request, _reply, payload) => admission.countChunked(request, payload) ?? payload);
   const events = withSlowQueryLog(deps.eventStore, settings.slowQueryMs, app.log);
   const writer = new IngestWriter(deps.configStore, events, {
     maxColumnsPerDataset: settings.maxColumnsPerDataset,

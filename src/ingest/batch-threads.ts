@@ -32,9 +32,12 @@ class Thread {
   readonly worker = startThread();
   readonly tasks = new Map<number, Task>();
   dead = false;
+  /** The thread's V8 heap (committed bytes) as of its last answer. */
+  heap = 0;
 
   constructor(onDeath: () => void) {
-    this.worker.on('message', (m: { id: number; decoded?: DecodedBatch | DecodedOtlp; error?: string }) => {
+    this.worker.on('message', (m: { id: number; decoded?: DecodedBatch | DecodedOtlp; error?: string; heap: number }) => {
+      this.heap = m.heap;
       const task = this.tasks.get(m.id);
       this.tasks.delete(m.id);
       if (this.tasks.size === 0) this.worker.unref();
@@ -77,6 +80,11 @@ export class BatchThreads {
   /** Decodes and translates an OTLP body, the same way. */
   decodeOtlp(request: OtlpDecodeRequest): Promise<DecodedOtlp> {
     return this.run({ kind: 'otlp', request }) as Promise<DecodedOtlp>;
+  }
+
+  /** The ingest threads' V8 heaps (committed bytes, as of each one's last answer). */
+  heapBytes(): number {
+    return this.threads.reduce((sum, t) => sum + t.heap, 0);
   }
 
   private async run(task: IngestTask): Promise<DecodedBatch | DecodedOtlp> {

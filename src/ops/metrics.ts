@@ -14,6 +14,10 @@ const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 export interface MetricsSources {
   /** Events written and not yet committed (the ingest writer's backlog). */
   queueDepth(): number;
+  /** Ingest requests in progress and the bytes of their bodies held (WAGGLE_INGEST_MAX_IN_FLIGHT, _BYTES). */
+  ingestInFlight?: () => { requests: number; bytes: number };
+  /** The ingest threads' V8 heaps (committed bytes). */
+  ingestThreadsHeap?: () => number;
   /** Open client connections of the HTTP server. */
   connections(): Promise<number>;
   /** The data directory (event store size on disk); undefined: not reported. */
@@ -98,6 +102,36 @@ export class Metrics {
         this.set(sources.queueDepth());
       },
     });
+    const inFlight = sources.ingestInFlight;
+    if (inFlight) {
+      new Gauge({
+        name: 'waggle_ingest_requests_in_flight',
+        help: 'Ingest requests in progress (admitted, not yet answered)',
+        registers: [this.registry],
+        collect() {
+          this.set(inFlight().requests);
+        },
+      });
+      new Gauge({
+        name: 'waggle_ingest_in_flight_bytes',
+        help: 'Bytes of the bodies of ingest requests in progress, as sent (reserved from Content-Length, or received so far)',
+        registers: [this.registry],
+        collect() {
+          this.set(inFlight().bytes);
+        },
+      });
+    }
+    const threadsHeap = sources.ingestThreadsHeap;
+    if (threadsHeap) {
+      new Gauge({
+        name: 'waggle_ingest_threads_heap_bytes',
+        help: "The ingest threads' V8 heaps, committed (not in nodejs_heap_size_total_bytes, which is the main thread's)",
+        registers: [this.registry],
+        collect() {
+          this.set(threadsHeap());
+        },
+      });
+    }
     new Gauge({
       name: 'waggle_http_open_connections',
       help: 'Open client connections of the HTTP server',
