@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { makeEvents } from './events.mjs';
-import { serverNodeFlags } from './server-node.mjs';
+import { serverNodeEnv, serverNodeFlags } from './server-node.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
@@ -56,7 +56,7 @@ export function freePort() {
 
 function run(args, env = {}) {
   return new Promise((resolve, reject) => {
-    const c = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const c = spawn(process.execPath, args, { cwd: ROOT, env: { ...serverNodeEnv(), ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     c.stdout.on('data', (d) => (out += d));
     c.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${args.join(' ')} exited ${code}: ${out}`))));
@@ -173,7 +173,7 @@ export async function serverRun(tmp, bodies, send = batchSender('bench'), name =
   const nodeArgs = [...serverNodeFlags(), ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)];
   const child = spawn(process.execPath, [...nodeArgs, ...profile, 'dist/main.js', 'serve', '--port', String(port), '--data-dir', dataDir], {
     cwd: ROOT,
-    env: { ...process.env, WAGGLE_LOG_LEVEL: 'warn', WAGGLE_INGEST_RATE_LIMIT: 'off', WAGGLE_OTLP_GRPC_PORT: '0', ...opts.env },
+    env: { ...serverNodeEnv(), ...process.env, WAGGLE_LOG_LEVEL: 'warn', WAGGLE_INGEST_RATE_LIMIT: 'off', WAGGLE_OTLP_GRPC_PORT: '0', ...opts.env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));

@@ -355,15 +355,17 @@ describe('settings', { timeout: 120_000 }, () => {
 });
 
 describe('how Node runs waggle', () => {
-  it('the #! line of the bin and `npm start` give Node the same flags, and the #! line runs', () => {
+  it('the #! line of the bin and `npm start` give Node the same flags and MALLOC_ARENA_MAX, and the #! line runs', () => {
     const shebang = readFileSync(MAIN, 'utf8').split('\n', 1)[0];
-    expect(shebang).toMatch(/^#!\/usr\/bin\/env -S node /);
-    const flags = shebang.split(' ').slice(3);
+    expect(shebang).toMatch(/^#!\/usr\/bin\/env -S MALLOC_ARENA_MAX=2 node /);
+    const command = shebang.slice('#!/usr/bin/env -S '.length);
+    const flags = shebang.split(' ').slice(4);
     expect(flags).toContain('--max-semi-space-size=128');
     const pkg = JSON.parse(readFileSync(join(MAIN, '../../package.json'), 'utf8')) as { scripts: { start: string } };
-    expect(pkg.scripts.start).toBe(`node ${flags.join(' ')} dist/main.js serve`);
-    // What the kernel runs for `./dist/main.js --help`: Node must accept the flags.
-    const out = execFileSync('/usr/bin/env', ['-S', ['node', ...flags].join(' '), MAIN, '--help'], { encoding: 'utf8' });
+    expect(pkg.scripts.start).toBe(`MALLOC_ARENA_MAX=\${MALLOC_ARENA_MAX:-2} node ${flags.join(' ')} dist/main.js serve`);
+    // What the kernel runs for `./dist/main.js --help`: Node must accept the flags, and gets the variable.
+    expect(execFileSync('/usr/bin/env', ['-S', command, '-p', 'process.env.MALLOC_ARENA_MAX'], { encoding: 'utf8', env: { PATH: process.env.PATH } }).trim()).toBe('2');
+    const out = execFileSync('/usr/bin/env', ['-S', command, MAIN, '--help'], { encoding: 'utf8' });
     expect(out).toContain('Usage: waggle');
   });
 });

@@ -7,6 +7,7 @@ import { statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { join } from 'node:path';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { StoreMemory } from '../stores/events/types.js';
 
 /** Latency buckets (seconds) for requests, commits, queries and evaluation runs. */
 const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -23,7 +24,7 @@ export interface MetricsSources {
   /** The data directory (event store size on disk); undefined: not reported. */
   dataDir?: string;
   /** The event store's memory: in use, its limit, and what it has spilled to disk (bytes). */
-  eventStoreMemory?: () => Promise<{ used: number; limit: number; spilled: number }>;
+  eventStoreMemory?: () => Promise<StoreMemory>;
   /** Whether this node runs the background work, and how many nodes share the store (docs/several-nodes.md). */
   leadership?: { isLeader(): boolean; liveNodes(): number };
 }
@@ -143,9 +144,9 @@ export class Metrics {
     const memory = sources.eventStoreMemory;
     if (memory) {
       // One read of the store per scrape, shared by the three gauges.
-      let reading: Promise<{ used: number; limit: number; spilled: number } | undefined> | undefined;
+      let reading: Promise<StoreMemory | undefined> | undefined;
       const read = () => (reading ??= memory().catch(() => undefined).finally(() => setImmediate(() => (reading = undefined))));
-      const gauge = (name: string, help: string, pick: (m: { used: number; limit: number; spilled: number }) => number) =>
+      const gauge = (name: string, help: string, pick: (m: StoreMemory) => number) =>
         new Gauge({
           name,
           help,
@@ -157,6 +158,17 @@ export class Metrics {
         });
       gauge('waggle_event_store_memory_bytes', 'Memory the event store (DuckDB) holds now', (m) => m.used);
       gauge('waggle_event_store_memory_limit_bytes', "The event store's memory limit (WAGGLE_EVENT_STORE_MEMORY) as DuckDB applies it", (m) => m.limit);
+      new Gauge({
+        name: 'waggle_event_store_memory_tag_bytes',
+        help: 'Memory the event store holds now, by what holds it (its own tags: BASE_TABLE, HASH_TABLE, …; those above 0)',
+        labelNames: ['tag'] as const,
+        registers: [this.registry],
+        async collect() {
+          const m = await read();
+          this.reset();
+          for (const [tag, bytes] of Object.entries(m?.byTag ?? {})) this.set({ tag }, bytes);
+        },
+      });
       gauge('waggle_event_store_spilled_bytes', 'What the event store has spilled to its temp directory now', (m) => m.spilled);
     }
     const leadership = sources.leadership;

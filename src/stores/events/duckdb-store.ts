@@ -14,7 +14,7 @@ import type { ColumnType } from '../config/types.js';
 import { Value, type EventColumns, type FieldColumn } from './columns.js';
 import { duckdbDialect } from './duckdb-dialect.js';
 import { INGESTED_COLUMN, SAMPLERATE_COLUMN, TIME_COLUMN } from './engine.js';
-import { QueryTimeout, tableName, type AppendBatch, type ColumnChanges, type EventStore, type PhysicalColumn } from './types.js';
+import { QueryTimeout, tableName, type AppendBatch, type ColumnChanges, type EventStore, type PhysicalColumn, type StoreMemory } from './types.js';
 
 // The raw C API bindings, for writing data chunks straight into DuckDB's vector memory. Loaded
 // from where @duckdb/node-api finds them, so that both use the same native module (its handles
@@ -415,14 +415,22 @@ export class DuckDbEventStore implements EventStore {
     return run;
   }
 
-  async memory(): Promise<{ used: number; limit: number; spilled: number }> {
-    const [m] = await this.query(
-      `SELECT (SELECT sum(memory_usage_bytes) FROM duckdb_memory()) AS used, (SELECT sum(temporary_storage_bytes) FROM duckdb_memory()) AS spilled, current_setting('memory_limit') AS lim`,
+  async memory(): Promise<StoreMemory> {
+    const rows = await this.query(
+      `SELECT tag, memory_usage_bytes AS used, temporary_storage_bytes AS spilled, current_setting('memory_limit') AS lim FROM duckdb_memory()`,
     );
     // The limit as DuckDB reports it: '16.0 MiB'.
-    const lim = /^([\d.]+)\s*([KMGT]?)i?B$/.exec(String(m.lim));
+    const lim = /^([\d.]+)\s*([KMGT]?)i?B$/.exec(String(rows[0]?.lim));
     const limit = lim ? Math.round(Number(lim[1]) * 1024 ** ' KMGT'.indexOf(lim[2] || ' ')) : NaN;
-    return { used: Number(m.used), spilled: Number(m.spilled), limit };
+    const byTag: Record<string, number> = {};
+    let used = 0;
+    let spilled = 0;
+    for (const r of rows) {
+      used += Number(r.used);
+      spilled += Number(r.spilled);
+      if (Number(r.used) > 0) byTag[String(r.tag)] = Number(r.used);
+    }
+    return { used, spilled, limit, byTag };
   }
 
   backup(file: string): Promise<Record<string, number>> {

@@ -80,7 +80,7 @@ export interface EventStore {
    */
   backup?(file: string): Promise<Record<string, number>>;
   /** The store's memory (bytes): in use, its limit, spilled to disk now (metrics); absent where the store is a server of its own. */
-  memory?(): Promise<{ used: number; limit: number; spilled: number }>;
+  memory?(): Promise<StoreMemory>;
 }
 
 export class QueryTimeout extends Error {
@@ -94,4 +94,13 @@ export class QueryTimeout extends Error {
 export function tableName(datasetId: string): string {
   if (!/^hcxds_[a-z0-9]+$/.test(datasetId)) throw new Error(`not a dataset id: ${datasetId}`);
   return `ds_${datasetId.slice(6)}`;
+}
+
+/** An event store's memory (bytes): in use (and by what, in the engine's own words), its limit, spilled to disk now. */
+export interface StoreMemory {
+  used: number;
+  limit: number;
+  spilled: number;
+  /** What is in use by the engine's own tags (DuckDB: `BASE_TABLE`, `HASH_TABLE`, …); only those above 0. */
+  byTag?: Record<string, number>;
 }
