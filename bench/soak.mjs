@@ -293,7 +293,7 @@ while (inFlight > 0 || queriesInFlight > 0) await new Promise((r) => setTimeout(
 // --- the verdict: the level after minute 10 (or two thirds into a shorter run) holds to the end.
 // Two measures of it: the per-minute means, and the level, the mean of the last LEVEL_MINUTES
 // minutes' means. The event store holds the events of its write-ahead log in memory until a
-// checkpoint writes them to its file (DuckDB's IN_MEMORY_TABLE, up to about 140 MB with its
+// checkpoint writes them to its file (DuckDB's IN_MEMORY_TABLE, up to about 100 MB with its
 // 64 MB threshold) and V8 grows and shrinks its young generation, so RSS is a sawtooth of 2–3
 // minutes at a few thousand events/s: a one-minute mean lands anywhere on it, the level does not.
 const from = Math.min(10, Math.max(1, Math.ceil((MINUTES * 2) / 3)));

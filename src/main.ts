@@ -9,8 +9,8 @@
 // They also set MALLOC_ARENA_MAX=2 (read by glibc's malloc when the process starts, so it has
 // to be in the environment before Node runs): each thread that allocates (the event store's,
 // the ingest threads, libuv's, V8's) otherwise gets an arena of its own, up to 8 per core, and
-// memory freed in one stays resident there; in the soak that was 11 arenas holding 40–70 MB
-// against 1 holding 10–20 MB (docs/operations.md, "Bounded memory").
+// memory freed in one stays resident there; in the soak that was 10–11 arenas holding 24–69 MB
+// against 1 holding 5–23 MB (docs/operations.md, "Bounded memory").
 import { Command } from 'commander';
 import { registerDeliveriesCommand } from './cli/deliveries.js';
 import { registerKeysCommand } from './cli/keys.js';
