@@ -95,52 +95,17 @@ export class Metrics {
 
   constructor(sources: MetricsSources) {
     collectDefaultMetrics({ register: this.registry });
-    new Gauge({
-      name: 'waggle_ingest_queue_events',
-      help: 'Events written and not yet committed (the ingest writer backlog)',
-      registers: [this.registry],
-      collect() {
-        this.set(sources.queueDepth());
-      },
-    });
+    valueGauge(this.registry, 'waggle_ingest_queue_events', 'Events written and not yet committed (the ingest writer backlog)', () => sources.queueDepth());
     const inFlight = sources.ingestInFlight;
     if (inFlight) {
-      new Gauge({
-        name: 'waggle_ingest_requests_in_flight',
-        help: 'Ingest requests in progress (admitted, not yet answered)',
-        registers: [this.registry],
-        collect() {
-          this.set(inFlight().requests);
-        },
-      });
-      new Gauge({
-        name: 'waggle_ingest_in_flight_bytes',
-        help: 'Bytes of the bodies of ingest requests in progress, as sent (reserved from Content-Length, or received so far)',
-        registers: [this.registry],
-        collect() {
-          this.set(inFlight().bytes);
-        },
-      });
+      valueGauge(this.registry, 'waggle_ingest_requests_in_flight', 'Ingest requests in progress (admitted, not yet answered)', () => inFlight().requests);
+      valueGauge(this.registry, 'waggle_ingest_in_flight_bytes', 'Bytes of the bodies of ingest requests in progress, as sent (reserved from Content-Length, or received so far)', () => inFlight().bytes);
     }
     const threadsHeap = sources.ingestThreadsHeap;
     if (threadsHeap) {
-      new Gauge({
-        name: 'waggle_ingest_threads_heap_bytes',
-        help: "The ingest threads' V8 heaps, committed (not in nodejs_heap_size_total_bytes, which is the main thread's)",
-        registers: [this.registry],
-        collect() {
-          this.set(threadsHeap());
-        },
-      });
+      valueGauge(this.registry, 'waggle_ingest_threads_heap_bytes', "The ingest threads' V8 heaps, committed (not in nodejs_heap_size_total_bytes, which is the main thread's)", () => threadsHeap());
     }
-    new Gauge({
-      name: 'waggle_http_open_connections',
-      help: 'Open client connections of the HTTP server',
-      registers: [this.registry],
-      async collect() {
-        this.set(await sources.connections());
-      },
-    });
+    valueGauge(this.registry, 'waggle_http_open_connections', 'Open client connections of the HTTP server', () => sources.connections());
     const memory = sources.eventStoreMemory;
     if (memory) {
       // One read of the store per scrape, shared by its four gauges (so the tags add up to the
@@ -183,33 +148,12 @@ export class Metrics {
     }
     const leadership = sources.leadership;
     if (leadership !== undefined) {
-      new Gauge({
-        name: 'waggle_leader',
-        help: '1 while this node is the leader (runs triggers, burn alerts, signals, retention, delivery takeover), else 0',
-        registers: [this.registry],
-        collect() {
-          this.set(leadership.isLeader() ? 1 : 0);
-        },
-      });
-      new Gauge({
-        name: 'waggle_live_nodes',
-        help: 'Nodes sharing the configuration store, this one included (heartbeat leases)',
-        registers: [this.registry],
-        collect() {
-          this.set(leadership.liveNodes());
-        },
-      });
+      valueGauge(this.registry, 'waggle_leader', '1 while this node is the leader (runs triggers, burn alerts, signals, retention, delivery takeover), else 0', () => leadership.isLeader() ? 1 : 0);
+      valueGauge(this.registry, 'waggle_live_nodes', 'Nodes sharing the configuration store, this one included (heartbeat leases)', () => leadership.liveNodes());
     }
     const dataDir = sources.dataDir;
     if (dataDir !== undefined) {
-      new Gauge({
-        name: 'waggle_event_store_size_bytes',
-        help: 'Size on disk of the embedded event store (its file and write-ahead log)',
-        registers: [this.registry],
-        collect() {
-          this.set(eventStoreBytes(dataDir));
-        },
-      });
+      valueGauge(this.registry, 'waggle_event_store_size_bytes', 'Size on disk of the embedded event store (its file and write-ahead log)', () => eventStoreBytes(dataDir));
     }
   }
 
@@ -222,6 +166,18 @@ export class Metrics {
     }
     if (stored > 0) this.ingestEvents.inc(stored);
   }
+}
+
+/** A gauge whose value is read at every scrape. */
+function valueGauge(registry: Registry, name: string, help: string, read: () => number | Promise<number>): void {
+  new Gauge({
+    name,
+    help,
+    registers: [registry],
+    async collect() {
+      this.set(await read());
+    },
+  });
 }
 
 /** A short label for a refusal text (the label set stays small). */
