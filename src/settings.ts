@@ -135,9 +135,14 @@ export interface Settings {
   leaderLeaseMs: number;
 }
 
-/** The event store's default memory: a quarter of the machine's RAM, at most 2 GB. */
+/**
+ * The event store's default memory: 256 MB, or a quarter of the machine's RAM if that is less.
+ * DuckDB fills its limit with the table blocks it has written or read and keeps them until it
+ * needs the room, so the limit is what the event store settles at, not a ceiling it rarely
+ * meets; queries on 10M events cost the same at 256 MB as at 2 GB (docs/operations.md).
+ */
 export function defaultEventStoreMemory(total = totalmem()): number {
-  return Math.min(Math.floor(total / 4), 2 * 1024 ** 3);
+  return Math.min(Math.floor(total / 4), 256 * 1024 ** 2);
 }
 
 export const DEFAULTS: Settings = {

@@ -3,6 +3,7 @@
 // than a low limit spills or fails with an error saying so, never taking the process down.
 // `waggle serve` ingests 150,000 events with distinct 70-character ids (and ten "hot" ids of
 // known counts) with the default memory, then restarts with 16 MB and breaks them down by id.
+import { totalmem } from 'node:os';
 import { Readable } from 'node:stream';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { call, initJson, killAll, removeTempDirs, serve, tempDir } from './cli-helpers.js';
@@ -24,6 +25,9 @@ describe('a low event-store memory limit', { timeout: 300_000 }, () => {
     const d = tempDir();
     const init = await initJson(d);
     const s = await serve(['--data-dir', d]);
+    // The default: 256 MB, or a quarter of the machine's RAM if that is less.
+    const defaults = await (await fetch(`${s.url}/metrics`)).text();
+    expect(metric(defaults, 'waggle_event_store_memory_limit_bytes')).toBe(Math.min(Math.floor(totalmem() / 4), 256 * 1024 * 1024));
     const events: { data: Record<string, unknown> }[] = [];
     for (let i = 0; i < DISTINCT; i++) events.push({ data: { id: `user-${i}-`.padEnd(70, 'x'), n: i } });
     for (let k = 0; k < HOT; k++) for (let j = 0; j < k + 2; j++) events.push({ data: { id: `hot-${k}`, n: -1 } });
