@@ -1,4 +1,4 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=128
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=64
 // The `waggle` command.
 // The shebang (and `npm start`) give V8 a 128 MB young-generation semi-space: under ingest load
 // about 16,000 events (every client's batch) are parsed and waiting for their group commit at

@@ -360,7 +360,7 @@ describe('how Node runs waggle', () => {
     expect(shebang).toMatch(/^#!\/usr\/bin\/env -S MALLOC_ARENA_MAX=2 node /);
     const command = shebang.slice('#!/usr/bin/env -S '.length);
     const flags = shebang.split(' ').slice(4);
-    expect(flags).toContain('--max-semi-space-size=128');
+    expect(flags).toContain('--max-semi-space-size=64');
     const pkg = JSON.parse(readFileSync(join(MAIN, '../../package.json'), 'utf8')) as { scripts: { start: string } };
     expect(pkg.scripts.start).toBe(`MALLOC_ARENA_MAX=\${MALLOC_ARENA_MAX:-2} node ${flags.join(' ')} dist/main.js serve`);
     // What the kernel runs for `./dist/main.js --help`: Node must accept the flags, and gets the variable.
