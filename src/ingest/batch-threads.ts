@@ -17,20 +17,11 @@ import { runTask, type IngestTask } from './tasks.js';
  */
 function startThread(): Worker {
   const entry = new URL(`./batch-thread${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
-  if (entry.pathname.endsWith('.js')) return new Worker(entry, { resourceLimits: THREAD_LIMITS });
+  if (entry.pathname.endsWith('.js')) return new Worker(entry);
   const tsx = import.meta.resolve('tsx/esm/api');
   const code = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}); })`;
-  return new Worker(code, { eval: true, resourceLimits: THREAD_LIMITS });
+  return new Worker(code, { eval: true });
 }
-
-/**
- * An ingest thread's young generation: V8's default size (16 MB semi-spaces), not the larger one
- * the process's `--max-semi-space-size` gives the JavaScript thread, where parsed batches wait
- * for their commit. Here a body's values live only while it is decoded, so a small young
- * generation costs no CPU, while the flag's would grow, after half an hour of steady ingest, by
- * 64 MB per thread (docs/operations.md, "Bounded memory").
- */
-const THREAD_LIMITS = { maxYoungGenerationSizeMb: 48 };
 
 interface Task {
   resolve(d: DecodedBatch | DecodedOtlp): void;
