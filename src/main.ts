@@ -1,10 +1,10 @@
 #!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=64
 // The `waggle` command.
-// The shebang (and `npm start`) give V8 a 128 MB young-generation semi-space: under ingest load
+// The shebang (and `npm start`) give V8 a young-generation semi-space of up to 64 MB: under ingest load
 // about 16,000 events (every client's batch) are parsed and waiting for their group commit at
 // any time, more than the default 16 MB holds, so each scavenge copied and promoted them, and
-// the garbage collector took a fifth of the server's CPU. With 128 MB they die young (figures
-// and the memory it costs: docs/settings.md and docs/benchmarks.md); run
+// the garbage collector took a fifth of the server's CPU. With 64 MB they die young (128 cost the
+// same CPU and held twice the memory; figures: docs/settings.md and docs/benchmarks.md); run
 // `node --max-semi-space-size=16 dist/main.js serve` to trade that memory back.
 // They also set MALLOC_ARENA_MAX=2 (read by glibc's malloc when the process starts, so it has
 // to be in the environment before Node runs): each thread that allocates (the event store's,
