@@ -86,9 +86,9 @@ export interface Served {
  * Spawns `waggle serve ...args` (by default on 127.0.0.1, port 0) and resolves once it logs its
  * address. Rejects (and kills the process) if it exits first or takes longer than `timeout`.
  */
-export function serve(args: string[], opts: { env?: Record<string, string>; timeout?: number; defaults?: boolean } = {}): Promise<Served> {
+export function serve(args: string[], opts: { env?: Record<string, string>; timeout?: number; defaults?: boolean; nodeFlags?: string[] } = {}): Promise<Served> {
   const defaults = opts.defaults === false ? [] : ['--host', '127.0.0.1', '--port', '0'];
-  const proc = spawn(process.execPath, [MAIN, 'serve', ...defaults, ...args], {
+  const proc = spawn(process.execPath, [...(opts.nodeFlags ?? []), MAIN, 'serve', ...defaults, ...args], {
     env: cleanEnv(opts.env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -368,4 +368,28 @@ describe('how Node runs waggle', () => {
     const out = execFileSync('/usr/bin/env', ['-S', command, MAIN, '--help'], { encoding: 'utf8' });
     expect(out).toContain('Usage: waggle');
   });
+
+  it("the ingest threads keep V8's default young generation under the #! line's larger one", async () => {
+    const flags = readFileSync(MAIN, 'utf8').split('\n', 1)[0].split(' ').slice(4);
+    // What a worker's heap may grow to under given flags (the same machine, so the same old generation).
+    const workerLimit = (nodeFlags: string[]) =>
+      Number(
+        execFileSync(
+          process.execPath,
+          [...nodeFlags, '-e', `new (require('node:worker_threads').Worker)("require('node:worker_threads').parentPort.postMessage(require('node:v8').getHeapStatistics().heap_size_limit)", { eval: true }).on('message', (m) => { console.log(m); process.exit(0); })`],
+          { encoding: 'utf8' },
+        ),
+      );
+    const v8Default = workerLimit([]);
+    expect(workerLimit(flags)).toBeGreaterThan(v8Default); // the flag alone would size the threads too
+
+    const dataDir = tempDir();
+    const init = await initJson(dataDir);
+    const s = await serve(['--data-dir', dataDir], { nodeFlags: flags, env: { WAGGLE_INGEST_THREADS: '1' } });
+    const sent = await call(s.url, '/1/batch/young', { method: 'POST', headers: { ...teamHeaders(init.keys.ingest), 'content-type': 'application/json' }, body: [{ data: { a: 1 } }] });
+    expect(sent.status).toBe(200);
+    const metrics = await call(s.url, '/metrics');
+    const limit = Number(/^waggle_ingest_threads_heap_limit_bytes (\d+)$/m.exec(metrics.text)?.[1]);
+    expect(limit).toBe(v8Default);
+  });
 });

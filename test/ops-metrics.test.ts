@@ -78,6 +78,7 @@ describe('GET /metrics', () => {
       'waggle_ingest_requests_in_flight gauge',
       'waggle_ingest_in_flight_bytes gauge',
       'waggle_ingest_threads_heap_bytes gauge',
+      'waggle_ingest_threads_heap_limit_bytes gauge',
       'waggle_query_duration_seconds histogram',
       'waggle_evaluation_duration_seconds histogram',
       'waggle_notifications_total counter',

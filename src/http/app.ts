@@ -233,7 +233,10 @@ export async function createApp(deps: AppDeps): Promise<App> {
   const metrics = new Metrics({
     queueDepth: () => writer.backlog,
     ingestInFlight: () => admission,
-    ingestThreadsHeap: () => batchThreads(settings.ingestThreads).heapBytes(),
+    ingestThreadsHeap: () => {
+      const threads = batchThreads(settings.ingestThreads);
+      return { committed: threads.heapBytes(), limit: threads.heapLimitBytes() };
+    },
     connections: () => new Promise((resolve) => app.server.getConnections((err, n) => resolve(err ? 0 : n))),
     dataDir: settings.dataDir,
     eventStoreMemory: deps.eventStore.memory ? () => deps.eventStore.memory!() : undefined,

@@ -18,7 +18,7 @@ export interface MetricsSources {
   /** Ingest requests in progress and the bytes of their bodies held (WAGGLE_INGEST_MAX_IN_FLIGHT, _BYTES). */
   ingestInFlight?: () => { requests: number; bytes: number };
   /** The ingest threads' V8 heaps (committed bytes). */
-  ingestThreadsHeap?: () => number;
+  ingestThreadsHeap?: () => { committed: number; limit: number };
   /** Open client connections of the HTTP server. */
   connections(): Promise<number>;
   /** The data directory (event store size on disk); undefined: not reported. */
@@ -103,7 +103,8 @@ export class Metrics {
     }
     const threadsHeap = sources.ingestThreadsHeap;
     if (threadsHeap) {
-      valueGauge(this.registry, 'waggle_ingest_threads_heap_bytes', "The ingest threads' V8 heaps, committed (not in nodejs_heap_size_total_bytes, which is the main thread's)", () => threadsHeap());
+      valueGauge(this.registry, 'waggle_ingest_threads_heap_bytes', "The ingest threads' V8 heaps, committed (not in nodejs_heap_size_total_bytes, which is the main thread's)", () => threadsHeap().committed);
+      valueGauge(this.registry, 'waggle_ingest_threads_heap_limit_bytes', "What the ingest threads' V8 heaps may grow to: their old generations' limits and young generations' maxima", () => threadsHeap().limit);
     }
     valueGauge(this.registry, 'waggle_http_open_connections', 'Open client connections of the HTTP server', () => sources.connections());
     const memory = sources.eventStoreMemory;
