@@ -17,7 +17,7 @@ export interface MetricsSources {
   queueDepth(): number;
   /** Ingest requests in progress and the bytes of their bodies held (WAGGLE_INGEST_MAX_IN_FLIGHT, _BYTES). */
   ingestInFlight?: () => { requests: number; bytes: number };
-  /** The ingest threads' V8 heaps (committed bytes). */
+  /** The ingest threads' V8 heaps: committed bytes, and what they may grow to. */
   ingestThreadsHeap?: () => { committed: number; limit: number };
   /** Open client connections of the HTTP server. */
   connections(): Promise<number>;
