@@ -160,7 +160,7 @@ export async function severalNodesScenario({ postgresUrl, schemaName, receiver, 
 
   // Equal answers through each surviving node, and no acknowledged event lost.
   const alive = aliveNow();
-  const q = await call(nodes[alive[0]].url, '/1/queries/checkout', { method: 'POST', headers: { ...config, ...json }, body: { calculations: [{ op: 'COUNT' }, { op: 'SUM', column: 'seq' }], breakdowns: ['service'], time_range: 3600 } });
+  const q = await call(nodes[alive[0]].url, '/1/queries/checkout', { method: 'POST', headers: { ...config, ...json }, body: { calculations: [{ op: 'COUNT' }, { op: 'SUM', column: 'seq' }, { op: 'COUNT_DISTINCT', column: 'seq' }], breakdowns: ['service'], time_range: 3600 } });
   expect(q.status, q.text).toBe(200);
   const answer = async (n: Served) => {
     const r = await call(n.url, '/1/query_results/checkout', { method: 'POST', headers: { ...config, ...json }, body: { query_id: q.body.id } });
@@ -173,6 +173,8 @@ export async function severalNodesScenario({ postgresUrl, schemaName, receiver, 
   const counted = (results: { data: Record<string, number> }[]) => results.reduce((s, r) => s + r.data.COUNT, 0);
   const answers: { data: Record<string, number> }[][] = [];
   for (const i of alive) answers.push(await answer(nodes[i]));
+  // No event stored twice (each has its own seq).
+  for (const a of answers) for (const r of a) expect(r.data['COUNT_DISTINCT(seq)']).toBe(r.data.COUNT);
   const total = acked.reduce((a, b) => a + b, 0);
   console.log(`events acknowledged per node ${JSON.stringify(acked)}, unanswered ${JSON.stringify(unanswered)}; counted ${answers.map(counted).join(', ')}`);
   if (eventStore) {
