@@ -70,7 +70,13 @@ export function valueAt(cols: EventColumns, f: FieldColumn, row: number): Scalar
   }
 }
 
-type Draft = FieldColumn;
+/** A column being built, and the last string it was given (to share its text when the next row repeats it). */
+interface Draft {
+  column: FieldColumn;
+  last: string | undefined;
+  lastStart: number;
+  lastEnd: number;
+}
 
 /**
  * Builds EventColumns one event at a time: `set()` each field of the row, then `endRow()`, or
@@ -82,14 +88,15 @@ export class ColumnsBuilder {
   /**
    * Every string value so far. Appending makes a rope that is copied flat once, when the
    * columns are posted to another thread (or first read): a quarter of the cost of joining an
-   * array of them.
+   * array of them. A value the row before gave the same column (a service name, a method, the
+   * resource's attributes on every span) points at the same text instead of adding to it.
    */
   private text = '';
   private readonly timeUs: Float64Array;
   private readonly samplerate: Float64Array;
   private row = 0;
   /** Columns given a value in the current row. */
-  private readonly touched: Draft[] = [];
+  private readonly touched: FieldColumn[] = [];
 
   constructor(private readonly capacity: number) {
     this.timeUs = new Float64Array(capacity);
@@ -104,23 +111,29 @@ export class ColumnsBuilder {
   set(name: string, value: Scalar): void {
     let d = this.drafts.get(name);
     if (d === undefined) {
-      d = { name, kinds: new Uint8Array(this.capacity), mask: 0, present: 0, nums: new Float64Array(this.capacity) };
+      d = { column: { name, kinds: new Uint8Array(this.capacity), mask: 0, present: 0, nums: new Float64Array(this.capacity) }, last: undefined, lastStart: 0, lastEnd: 0 };
       this.drafts.set(name, d);
     }
+    const c = d.column;
     const row = this.row;
-    if (d.kinds[row] === Value.Absent) {
-      this.touched.push(d);
-      d.present++;
+    if (c.kinds[row] === Value.Absent) {
+      this.touched.push(c);
+      c.present++;
     }
     const kind = kindOf(value);
-    d.kinds[row] = kind;
-    d.mask |= 1 << kind;
+    c.kinds[row] = kind;
+    c.mask |= 1 << kind;
     if (kind === Value.String) {
-      const spans = (d.spans ??= new Uint32Array(2 * this.capacity));
-      spans[2 * row] = this.text.length;
-      this.text += value as string;
-      spans[2 * row + 1] = this.text.length;
-    } else d.nums[row] = kind === Value.Boolean ? (value ? 1 : 0) : (value as number);
+      const spans = (c.spans ??= new Uint32Array(2 * this.capacity));
+      if (value !== d.last) {
+        d.last = value as string;
+        d.lastStart = this.text.length;
+        this.text += value as string;
+        d.lastEnd = this.text.length;
+      }
+      spans[2 * row] = d.lastStart;
+      spans[2 * row + 1] = d.lastEnd;
+    } else c.nums[row] = kind === Value.Boolean ? (value ? 1 : 0) : (value as number);
   }
 
   endRow(timeUs: number, samplerate: number): void {
@@ -141,7 +154,7 @@ export class ColumnsBuilder {
 
   /** The events so far; the builder is spent. */
   finish(): EventColumns {
-    const fields = [...this.drafts.values()].filter((d) => d.present > 0);
+    const fields = [...this.drafts.values()].map((d) => d.column).filter((c) => c.present > 0);
     return { count: this.row, timeUs: this.timeUs, samplerate: this.samplerate, fields, text: this.text };
   }
 }
