@@ -539,8 +539,9 @@ class ColumnBuffer {
   vector?: Bindings.Vector;
 
   /** Strings too long to inline (or not ASCII), by row: given to DuckDB one by one after the copy. */
-  private readonly longRows: number[] = [];
-  private readonly longValues: string[] = [];
+  private longRows?: Uint16Array;
+  private longValues?: string[];
+  private longCount = 0;
 
   constructor(readonly kind: Kind) {
     this.bytes = new ArrayBuffer(VECTOR_SIZE * (kind === Kind.String ? STRING_T : 8));
@@ -555,8 +556,7 @@ class ColumnBuffer {
     this.validity.fill(0);
     if (this.kind === Kind.String) {
       this.u8.fill(0);
-      this.longRows.length = 0;
-      this.longValues.length = 0;
+      this.longCount = 0;
     }
   }
 
@@ -581,9 +581,11 @@ class ColumnBuffer {
       }
       this.u8.fill(0, at + start, at + start + STRING_INLINE);
     }
-    this.longRows.push(row);
+    // (Sized for a whole chunk once: pushing onto arrays emptied per chunk regrew them every time.)
+    const k = this.longCount++;
+    (this.longRows ??= new Uint16Array(VECTOR_SIZE))[k] = row;
     // (A slice of 13 characters or more shares the text's memory: no copy.)
-    this.longValues.push(start === 0 && end === text.length ? text : text.slice(start, end));
+    (this.longValues ??= new Array<string>(VECTOR_SIZE).fill(''))[k] = start === 0 && end === text.length ? text : text.slice(start, end);
   }
 
   /** Copies `rows` values and their validity into the vector. */
@@ -591,7 +593,7 @@ class ColumnBuffer {
     const size = this.kind === Kind.Boolean ? rows : this.kind === Kind.String ? rows * STRING_T : rows * 8;
     bindings.copy_data_to_vector(vector, 0, this.bytes, 0, size);
     // After the copy: DuckDB writes these rows' string_t (pointing into the vector's heap) itself.
-    for (let i = 0; i < this.longRows.length; i++) bindings.vector_assign_string_element(vector, this.longRows[i], this.longValues[i]);
+    for (let i = 0; i < this.longCount; i++) bindings.vector_assign_string_element(vector, this.longRows![i], this.longValues![i]);
     if (validity) this.copyValidityTo(vector, rows);
   }
 
