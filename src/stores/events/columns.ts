@@ -33,6 +33,12 @@ export interface FieldColumn {
   nums: Float64Array;
   /** Each row's string as [start, end) in `EventColumns.text`; only when the mask has strings. */
   spans?: Uint32Array;
+  /**
+   * Every row has a string, the same one (one span of the text): a resource's attributes on each
+   * of its spans, a client's fields on each of its events. The event store writes it once per
+   * chunk. Never true wrongly; may be false for a column that is in fact constant.
+   */
+  constant?: boolean;
 }
 
 export interface EventColumns {
@@ -76,6 +82,8 @@ interface Draft {
   last: string | undefined;
   lastStart: number;
   lastEnd: number;
+  /** Spans of the text this column's rows were given (1: every string row has the same one). */
+  spansMade: number;
 }
 
 /**
@@ -111,7 +119,7 @@ export class ColumnsBuilder {
   set(name: string, value: Scalar): void {
     let d = this.drafts.get(name);
     if (d === undefined) {
-      d = { column: { name, kinds: new Uint8Array(this.capacity), mask: 0, present: 0, nums: new Float64Array(this.capacity) }, last: undefined, lastStart: 0, lastEnd: 0 };
+      d = { column: { name, kinds: new Uint8Array(this.capacity), mask: 0, present: 0, nums: new Float64Array(this.capacity) }, last: undefined, lastStart: 0, lastEnd: 0, spansMade: 0 };
       this.drafts.set(name, d);
     }
     const c = d.column;
@@ -130,6 +138,7 @@ export class ColumnsBuilder {
         d.lastStart = this.text.length;
         this.text += value as string;
         d.lastEnd = this.text.length;
+        d.spansMade++;
       }
       spans[2 * row] = d.lastStart;
       spans[2 * row + 1] = d.lastEnd;
@@ -154,7 +163,14 @@ export class ColumnsBuilder {
 
   /** The events so far; the builder is spent. */
   finish(): EventColumns {
-    const fields = [...this.drafts.values()].map((d) => d.column).filter((c) => c.present > 0);
+    const fields: FieldColumn[] = [];
+    for (const d of this.drafts.values()) {
+      const c = d.column;
+      if (c.present === 0) continue;
+      // (The mask and the count of spans include rows abandoned or overwritten: false, never wrongly true.)
+      c.constant = c.present === this.row && c.mask === bit(Value.String) && d.spansMade === 1;
+      fields.push(c);
+    }
     return { count: this.row, timeUs: this.timeUs, samplerate: this.samplerate, fields, text: this.text };
   }
 }

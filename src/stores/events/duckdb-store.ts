@@ -542,6 +542,13 @@ class ColumnBuffer {
   private longRows?: Uint16Array;
   private longValues?: string[];
   private longCount = 0;
+  /**
+   * The one string of this chunk's rows 0 to constantRows - 1, while they all have it (columns
+   * marked constant): written as a constant vector, one native call for the chunk, unless the
+   * chunk's other rows differ (then it is written row by row after all).
+   */
+  constantText?: string;
+  constantRows = 0;
 
   constructor(readonly kind: Kind) {
     this.bytes = new ArrayBuffer(VECTOR_SIZE * (kind === Kind.String ? STRING_T : 8));
@@ -557,6 +564,19 @@ class ColumnBuffer {
     if (this.kind === Kind.String) {
       this.u8.fill(0);
       this.longCount = 0;
+      this.constantText = undefined;
+      this.constantRows = 0;
+    }
+  }
+
+  /** Writes the constant rows as ordinary ones. */
+  unconstant(): void {
+    const text = this.constantText;
+    if (text === undefined) return;
+    this.constantText = undefined;
+    for (let r = 0; r < this.constantRows; r++) {
+      this.setString(r, text);
+      this.validity[r >> 3] |= 1 << (r & 7);
     }
   }
 
@@ -590,6 +610,10 @@ class ColumnBuffer {
 
   /** Copies `rows` values and their validity into the vector. */
   copyTo(vector: Bindings.Vector, rows: number, validity = true): void {
+    if (this.constantText !== undefined) {
+      if (this.constantRows === rows) return bindings.vector_reference_value(vector, bindings.create_varchar(this.constantText));
+      this.unconstant();
+    }
     const size = this.kind === Kind.Boolean ? rows : this.kind === Kind.String ? rows * STRING_T : rows * 8;
     bindings.copy_data_to_vector(vector, 0, this.bytes, 0, size);
     // After the copy: DuckDB writes these rows' string_t (pointing into the vector's heap) itself.
@@ -673,6 +697,15 @@ function appendChunks(appender: DuckDBAppender, shape: Shape, batch: AppendBatch
           b.clear();
           b.vector = bindings.data_chunk_get_vector(raw, c + 3);
         }
+        if (f.constant && b.kind === Kind.String && (row === 0 || (b.constantText !== undefined && b.constantRows === row))) {
+          const text = part.text.slice(f.spans![2 * from], f.spans![2 * from + 1]);
+          if (row === 0 || text === b.constantText) {
+            b.constantText = text;
+            b.constantRows = row + take;
+            continue;
+          }
+        }
+        b.unconstant();
         writeRun(b, part, f, from, row, take);
       }
       row += take;
