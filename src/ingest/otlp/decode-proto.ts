@@ -154,9 +154,13 @@ function string(end: number): string {
   const n = e - start;
   if (n === 0) return '';
   if (n > CACHED_BYTES) return buf.toString('utf8', start, e);
-  let h = 0x811c9dc5; // FNV-1a
-  for (let i = start; i < e; i++) h = Math.imul(h ^ buf[i], 0x01000193);
-  const slot = (h ^ (h >>> 15)) & (CACHE_SLOTS - 1);
+  // The slot: a hash of the length and the first and last four bytes (where strings of one
+  // pattern differ: numbered hosts, ids); the comparison below reads every byte.
+  let h = Math.imul(n, 0x9e3779b1);
+  if (n >= 4) h = Math.imul(h ^ u32(start), 0x85ebca6b) ^ Math.imul(u32(e - 4), 0xc2b2ae35);
+  else for (let i = start; i < e; i++) h = Math.imul(h ^ buf[i], 0x01000193);
+  h ^= h >>> 16;
+  const slot = (h ^ (h >>> 8)) & (CACHE_SLOTS - 1);
   const at = slot * CACHED_BYTES - start;
   if (cachedLength[slot] === n) {
     let i = start;
