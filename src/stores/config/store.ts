@@ -606,6 +606,36 @@ class KyselyConfigStore implements ConfigStore {
 
 const toLease = (r: Selectable<LeaseRow>): Lease => ({ name: r.name, holder: r.holder, epoch: Number(r.epoch), expiresAt: Number(r.expires_at) });
 
+/** Statements kept per SQL text, at most this many (the least recently used go first). */
+const STATEMENT_CACHE = 256;
+
+/**
+ * The database as Kysely's SQLite driver sees it, with each statement prepared once: the driver
+ * prepares every query it runs, and an ingest request runs four (its key, team, environment and
+ * dataset), each prepare costing more than the lookup. SQLite re-prepares a kept statement
+ * itself when a migration changes the schema under it. (Kysely streams through prepare() too;
+ * nothing here streams, and a statement being iterated would refuse a second use.)
+ */
+function preparedOnce(db: Database.Database): Pick<Database.Database, 'prepare' | 'close'> {
+  const kept = new Map<string, Database.Statement>();
+  return {
+    prepare(source: string) {
+      let stmt = kept.get(source);
+      if (stmt) kept.delete(source);
+      else {
+        stmt = db.prepare(source);
+        if (kept.size >= STATEMENT_CACHE) kept.delete(kept.keys().next().value!);
+      }
+      kept.set(source, stmt);
+      return stmt;
+    },
+    close() {
+      kept.clear();
+      return db.close();
+    },
+  } as Pick<Database.Database, 'prepare' | 'close'>;
+}
+
 /** SQLite in WAL mode: readers never block the writer, and the CLI can work beside a running server. */
 export function openSqliteStore(file: string): ConfigStore {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -614,7 +644,7 @@ export function openSqliteStore(file: string): ConfigStore {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
-  const store: ConfigStore = new KyselyConfigStore('sqlite', new Kysely<Tables>({ dialect: new SqliteDialect({ database: sqlite }) }));
+  const store: ConfigStore = new KyselyConfigStore('sqlite', new Kysely<Tables>({ dialect: new SqliteDialect({ database: preparedOnce(sqlite) }) }));
   store.backup = async (to: string) => {
     await sqlite.backup(to);
   };
