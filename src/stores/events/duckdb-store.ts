@@ -474,7 +474,8 @@ export class DuckDbEventStore implements EventStore {
 // data chunks (2,048 rows each), handed to an appender whole. Numbers, booleans, times and
 // short ASCII strings are written into typed arrays in JavaScript and copied into each vector
 // with one native call per column per chunk; only longer strings cross into the native module
-// one call each. (One Appender call per value cost two to three times as much of the
+// one call each. A column whose rows all have the same string in a chunk (ColumnsBuilder marks
+// such columns `constant`) becomes one constant vector: one call for the chunk. (One Appender call per value cost two to three times as much of the
 // JavaScript thread, the thread that also serves every request.)
 
 const VECTOR_SIZE = bindings.vector_size();
