@@ -3,16 +3,7 @@
 // whole body, which gives the error). The HTTP side is in ingest.test.ts and ingest-limits.test.ts.
 import { describe, expect, it } from 'vitest';
 import { parseArrayInPieces } from '../src/ingest/decode.js';
-
-/** A deterministic pseudo-random generator (mulberry32). */
-function rng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
+import { random as rng } from './random.js';
 
 const ALPHABET = ['a', 'Z', '"', '\\', '{', '}', '[', ']', ',', ':', ' ', '\n', 'é', '🐝', '\u0000', '\u2028'];
 

@@ -5,16 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeTracesProto } from '../src/ingest/otlp/decode-proto.js';
 import { span, toProtobuf, traces } from './otlp-helpers.js';
-
-/** A deterministic pseudo-random generator (mulberry32). */
-function rng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
+import { random as rng } from './random.js';
 
 const ALPHABET = ['a', 'b', 'Z', '0', '.', '_', '/', ' ', 'é', 'ß', '漢', '🐝'];
 

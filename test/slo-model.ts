@@ -66,13 +66,5 @@ export function historyModel(evs: Ev[], s: SloModel, startS: number, endS: numbe
   return out;
 }
 
-/** A seeded generator (mulberry32), so a failure can be replayed. */
-export function random(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { random } from './random.js';
 
