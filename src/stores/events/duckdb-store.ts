@@ -475,8 +475,9 @@ export class DuckDbEventStore implements EventStore {
 // short ASCII strings are written into typed arrays in JavaScript and copied into each vector
 // with one native call per column per chunk; only longer strings cross into the native module
 // one call each. A column whose rows all have the same string in a chunk (ColumnsBuilder marks
-// such columns `constant`) becomes one constant vector: one call for the chunk. (One Appender call per value cost two to three times as much of the
-// JavaScript thread, the thread that also serves every request.)
+// such columns `constant`) becomes one constant vector: one call for the chunk. (One Appender
+// call per value cost two to three times as much of the JavaScript thread, the thread that also
+// serves every request.)
 
 const VECTOR_SIZE = bindings.vector_size();
 /** DuckDB's string_t: 16 bytes, holding strings of up to 12 bytes inline. */
@@ -568,6 +569,17 @@ class ColumnBuffer {
       this.constantText = undefined;
       this.constantRows = 0;
     }
+  }
+
+  /**
+   * Takes rows `row` to `row + take - 1` as `text` if they start the chunk or continue its
+   * constant rows with the same string; false otherwise (the caller writes them row by row).
+   */
+  extendConstant(text: string, row: number, take: number): boolean {
+    if (row !== 0 && (this.constantText !== text || this.constantRows !== row)) return false;
+    this.constantText = text;
+    this.constantRows = row + take;
+    return true;
   }
 
   /** Writes the constant rows as ordinary ones. */
@@ -698,14 +710,7 @@ function appendChunks(appender: DuckDBAppender, shape: Shape, batch: AppendBatch
           b.clear();
           b.vector = bindings.data_chunk_get_vector(raw, c + 3);
         }
-        if (f.constant && b.kind === Kind.String && (row === 0 || (b.constantText !== undefined && b.constantRows === row))) {
-          const text = part.text.slice(f.spans![2 * from], f.spans![2 * from + 1]);
-          if (row === 0 || text === b.constantText) {
-            b.constantText = text;
-            b.constantRows = row + take;
-            continue;
-          }
-        }
+        if (f.constant && b.kind === Kind.String && b.extendConstant(part.text.slice(f.spans![2 * from], f.spans![2 * from + 1]), row, take)) continue;
         b.unconstant();
         writeRun(b, part, f, from, row, take);
       }
