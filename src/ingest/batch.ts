@@ -3,7 +3,8 @@
 // decompress (with the cap that defuses bombs), parse (JSON or msgpack), then normalise each
 // item into the next row of the columns.
 import { ColumnsBuilder, type EventColumns } from '../stores/events/columns.js';
-import { DecodeError, decodeBody } from './decode.js';
+import { DecodeError, decompress, isMsgpack, parseDecompressed } from './decode.js';
+import { readBatchNative } from './native-json.js';
 import { DEFAULT_LIMITS, EventRejected, normaliseBatchItemInto } from './normalise.js';
 
 export interface BatchRequest {
@@ -16,6 +17,8 @@ export interface BatchRequest {
   expandDepth: number;
   /** When the request arrived: the time of events that give none. */
   receivedUs: number;
+  /** Read JSON bodies with the native reader when it is built (native-json.ts). */
+  nativeJson: boolean;
 }
 
 export type DecodedBatch =
@@ -34,7 +37,12 @@ export async function decodeBatch(req: BatchRequest): Promise<DecodedBatch> {
   try {
     // (A Buffer arrives on another thread as a plain Uint8Array.)
     const body = Buffer.from(req.body.buffer, req.body.byteOffset, req.body.byteLength);
-    items = await decodeBody(body, req.contentEncoding, req.contentType, req.maxDecompressed);
+    const raw = await decompress(body, req.contentEncoding, req.maxDecompressed);
+    if (req.nativeJson && !isMsgpack(req.contentType)) {
+      const columns = readBatchNative(raw, req.receivedUs, req.expandDepth, DEFAULT_LIMITS);
+      if (columns) return { ok: true, items: columns.count, refused: [], columns };
+    }
+    items = parseDecompressed(raw, req.contentType);
   } catch (err) {
     if (err instanceof DecodeError) return { ok: false, kind: err.kind, message: err.message };
     throw err;

@@ -226,10 +226,14 @@ export function parseBody(raw: Buffer, contentType: string | undefined): unknown
   }
 }
 
-/** An ingest body as sent → its value: undoes Content-Encoding, then parses; throws DecodeError. */
-export async function decodeBody(body: Buffer, contentEncoding: string | undefined, contentType: string | undefined, maxBytes: number): Promise<unknown> {
-  const raw = await decompress(body, contentEncoding, maxBytes);
+/** A decompressed body → its value; throws DecodeError. */
+export function parseDecompressed(raw: Buffer, contentType: string | undefined): unknown {
   // "The body is empty, or blank": whitespace alone is no JSON document either.
   if (raw.every(isJsonSpace)) throw new DecodeError('the body is blank', 'empty');
   return parseBody(raw, contentType);
+}
+
+/** An ingest body as sent → its value: undoes Content-Encoding, then parses; throws DecodeError. */
+export async function decodeBody(body: Buffer, contentEncoding: string | undefined, contentType: string | undefined, maxBytes: number): Promise<unknown> {
+  return parseDecompressed(await decompress(body, contentEncoding, maxBytes), contentType);
 }

@@ -18,7 +18,7 @@
 // in commit order as with DuckDB. There are no transactions: a group spanning datasets is one
 // insert per dataset, and execute()'s statements run one by one.
 import { randomUUID } from 'node:crypto';
-import { Value, type EventColumns } from './columns.js';
+import { textAt, Value, type EventColumns } from './columns.js';
 import { ClickHouseClient, type ClickHouseNode } from './clickhouse-client.js';
 import { clickhouseColumnType, clickhouseDialect, fieldTypeOf } from './clickhouse-dialect.js';
 import { bindParams, clickhouseIdent as q, clickhouseLiteral } from './clickhouse-sql.js';
@@ -373,7 +373,7 @@ function encodeRows(lines: string[], part: EventColumns, batch: AppendBatch, lay
       let v: string;
       switch (names[i].type) {
         case 'string':
-          v = JSON.stringify(k === Value.String ? part.text.slice(f.spans![2 * row], f.spans![2 * row + 1]) : k === Value.Boolean ? String(x !== 0) : String(x));
+          v = JSON.stringify(k === Value.String ? textAt(part, f.spans![2 * row], f.spans![2 * row + 1]) : k === Value.Boolean ? String(x !== 0) : String(x));
           break;
         case 'integer':
           if (k !== Value.Integer) throw new Error(`event store append: a ${k === Value.String ? 'string' : 'non-integer'} value for an integer column`);

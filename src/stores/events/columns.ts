@@ -1,8 +1,9 @@
 // One request's events, column by column: the form events take from decoding to the event
 // store. A batch is decoded and normalised on an ingest thread (src/ingest/batch-threads.ts),
 // which hands its events back in this form: typed arrays move between threads without being
-// copied, and all string values travel as one string, so the JavaScript thread that stages them
-// into DuckDB neither parses nor builds an object per event. The writer checks each column once
+// copied, and all string values travel as one string (or, from the native JSON reader, as one
+// buffer of UTF-8 bytes, moved too), so the JavaScript thread that stages them into DuckDB
+// neither parses nor builds an object per event. The writer checks each column once
 // per request, not each value, and the event store copies columns into DuckDB's vectors.
 import type { Scalar } from './types.js';
 
@@ -31,7 +32,7 @@ export interface FieldColumn {
   present: number;
   /** Each row's number (booleans as 0 and 1). */
   nums: Float64Array;
-  /** Each row's string as [start, end) in `EventColumns.text`; only when the mask has strings. */
+  /** Each row's string as [start, end) in `EventColumns.text` (textAt); only when the mask has strings. */
   spans?: Uint32Array;
   /**
    * Every row has a string, the same one (one span of the text): a resource's attributes on each
@@ -47,8 +48,19 @@ export interface EventColumns {
   timeUs: Float64Array;
   samplerate: Float64Array;
   fields: FieldColumn[];
-  /** Every string value, one after another. */
-  text: string;
+  /**
+   * Every string value, one after another: a string (spans count UTF-16 units), or UTF-8 bytes
+   * (spans count bytes) as the native JSON reader gives them (src/ingest/native-json.ts).
+   */
+  text: string | Uint8Array;
+}
+
+const utf8 = new TextDecoder();
+
+/** The string at [start, end) of the columns' text. */
+export function textAt(cols: EventColumns, start: number, end: number): string {
+  const { text } = cols;
+  return typeof text === 'string' ? text.slice(start, end) : utf8.decode(text.subarray(start, end));
 }
 
 export const bit = (kind: Value): number => 1 << kind;
@@ -65,7 +77,7 @@ export function kindOf(v: Scalar): Value {
 export function valueAt(cols: EventColumns, f: FieldColumn, row: number): Scalar | undefined {
   switch (f.kinds[row]) {
     case Value.String:
-      return cols.text.slice(f.spans![2 * row], f.spans![2 * row + 1]);
+      return textAt(cols, f.spans![2 * row], f.spans![2 * row + 1]);
     case Value.Integer:
     case Value.Float:
       return f.nums[row];
@@ -207,5 +219,6 @@ export function transferables(cols: EventColumns): ArrayBuffer[] {
     out.add(f.nums.buffer as ArrayBuffer);
     if (f.spans) out.add(f.spans.buffer as ArrayBuffer);
   }
+  if (typeof cols.text !== 'string') out.add(cols.text.buffer as ArrayBuffer);
   return [...out];
 }

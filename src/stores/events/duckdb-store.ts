@@ -11,7 +11,7 @@ import { dirname } from 'node:path';
 import { DuckDBDataChunk, DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
 import type Bindings from '@duckdb/node-bindings';
 import type { ColumnType } from '../config/types.js';
-import { Value, type EventColumns, type FieldColumn } from './columns.js';
+import { textAt, Value, type EventColumns, type FieldColumn } from './columns.js';
 import { duckdbDialect } from './duckdb-dialect.js';
 import { INGESTED_COLUMN, SAMPLERATE_COLUMN, TIME_COLUMN } from './engine.js';
 import { QueryTimeout, tableName, type AppendBatch, type ColumnChanges, type EventStore, type PhysicalColumn, type StoreMemory } from './types.js';
@@ -542,7 +542,7 @@ class ColumnBuffer {
 
   /** Strings too long to inline (or not ASCII), by row: given to DuckDB one by one after the copy. */
   private longRows?: Uint16Array;
-  private longValues?: string[];
+  private longValues?: (string | Uint8Array)[];
   private longCount = 0;
   /**
    * The one string of this chunk's rows 0 to constantRows - 1, while they all have it (columns
@@ -621,6 +621,20 @@ class ColumnBuffer {
     (this.longValues ??= new Array<string>(VECTOR_SIZE).fill(''))[k] = start === 0 && end === text.length ? text : text.slice(start, end);
   }
 
+  /** A VARCHAR value given as UTF-8 bytes (the native JSON reader's text): inline when it fits. */
+  setBytes(row: number, bytes: Uint8Array, start: number, end: number): void {
+    const n = end - start;
+    if (n <= STRING_INLINE) {
+      const at = row * STRING_T + 4;
+      for (let i = 0; i < n; i++) this.u8[at + i] = bytes[start + i];
+      this.u32[row * (STRING_T / 4)] = n;
+      return;
+    }
+    const k = this.longCount++;
+    (this.longRows ??= new Uint16Array(VECTOR_SIZE))[k] = row;
+    (this.longValues ??= new Array<string>(VECTOR_SIZE).fill(''))[k] = bytes.subarray(start, end);
+  }
+
   /** Copies `rows` values and their validity into the vector. */
   copyTo(vector: Bindings.Vector, rows: number, validity = true): void {
     if (this.constantText !== undefined) {
@@ -630,7 +644,11 @@ class ColumnBuffer {
     const size = this.kind === Kind.Boolean ? rows : this.kind === Kind.String ? rows * STRING_T : rows * 8;
     bindings.copy_data_to_vector(vector, 0, this.bytes, 0, size);
     // After the copy: DuckDB writes these rows' string_t (pointing into the vector's heap) itself.
-    for (let i = 0; i < this.longCount; i++) bindings.vector_assign_string_element(vector, this.longRows![i], this.longValues![i]);
+    for (let i = 0; i < this.longCount; i++) {
+      const v = this.longValues![i];
+      if (typeof v === 'string') bindings.vector_assign_string_element(vector, this.longRows![i], v);
+      else bindings.vector_assign_string_element_len(vector, this.longRows![i], v);
+    }
     if (validity) this.copyValidityTo(vector, rows);
   }
 
@@ -710,7 +728,7 @@ function appendChunks(appender: DuckDBAppender, shape: Shape, batch: AppendBatch
           b.clear();
           b.vector = bindings.data_chunk_get_vector(raw, c + 3);
         }
-        if (f.constant && b.kind === Kind.String && b.extendConstant(part.text.slice(f.spans![2 * from], f.spans![2 * from + 1]), row, take)) continue;
+        if (f.constant && b.kind === Kind.String && b.extendConstant(textAt(part, f.spans![2 * from], f.spans![2 * from + 1]), row, take)) continue;
         b.unconstant();
         writeRun(b, part, f, from, row, take);
       }
@@ -737,6 +755,8 @@ function appendChunks(appender: DuckDBAppender, shape: Shape, batch: AppendBatch
 /** Writes `take` rows of a part's column, from its row `from`, into the buffer from row `row`. */
 function writeRun(b: ColumnBuffer, part: EventColumns, f: FieldColumn, from: number, row: number, take: number): void {
   const { kinds: values, nums, spans } = f;
+  const { text } = part;
+  const bytes = typeof text === 'string' ? undefined : text;
   for (let i = 0; i < take; i++) {
     const k = values[from + i];
     if (k === Value.Absent) continue;
@@ -744,7 +764,10 @@ function writeRun(b: ColumnBuffer, part: EventColumns, f: FieldColumn, from: num
     const x = nums[from + i];
     switch (b.kind) {
       case Kind.String:
-        if (k === Value.String) b.setString(r, part.text, spans![2 * (from + i)], spans![2 * (from + i) + 1]);
+        if (k === Value.String) {
+          if (bytes) b.setBytes(r, bytes, spans![2 * (from + i)], spans![2 * (from + i) + 1]);
+          else b.setString(r, text as string, spans![2 * (from + i)], spans![2 * (from + i) + 1]);
+        }
         else b.setString(r, k === Value.Boolean ? String(x !== 0) : String(x));
         break;
       case Kind.Integer:
