@@ -598,30 +598,26 @@ class ColumnBuffer {
    * (length, then the bytes, zero-padded): short ASCII strings are written so here, with no
    * call into the native module. Longer ones need DuckDB to copy them to the vector's heap.
    */
-  setString(row: number, text: string, start = 0, end = text.length): void {
-    const n = end - start;
+  setString(row: number, text: string): void {
+    const n = text.length;
     if (n <= STRING_INLINE) {
-      const at = row * STRING_T + 4 - start;
-      let i = start;
-      for (; i < end; i++) {
+      const at = row * STRING_T + 4;
+      let i = 0;
+      for (; i < n; i++) {
         const ch = text.charCodeAt(i);
         if (ch >= 0x80) break;
         this.u8[at + i] = ch;
       }
-      if (i === end) {
+      if (i === n) {
         this.u32[row * (STRING_T / 4)] = n;
         return;
       }
-      this.u8.fill(0, at + start, at + start + STRING_INLINE);
+      this.u8.fill(0, at, at + STRING_INLINE);
     }
-    // (Sized for a whole chunk once: pushing onto arrays emptied per chunk regrew them every time.)
-    const k = this.longCount++;
-    (this.longRows ??= new Uint16Array(VECTOR_SIZE))[k] = row;
-    // (A slice of 13 characters or more shares the text's memory: no copy.)
-    (this.longValues ??= new Array<string>(VECTOR_SIZE).fill(''))[k] = start === 0 && end === text.length ? text : text.slice(start, end);
+    this.addLong(row, text);
   }
 
-  /** A VARCHAR value given as UTF-8 bytes (the native JSON reader's text): inline when it fits. */
+  /** A string value given as UTF-8 bytes (EventColumns.text): inline when it fits. */
   setBytes(row: number, bytes: Uint8Array, start: number, end: number): void {
     const n = end - start;
     if (n <= STRING_INLINE) {
@@ -630,9 +626,15 @@ class ColumnBuffer {
       this.u32[row * (STRING_T / 4)] = n;
       return;
     }
+    this.addLong(row, bytes.subarray(start, end));
+  }
+
+  /** A value for DuckDB to copy to the vector's heap, after the copy of the inline ones. */
+  private addLong(row: number, value: string | Uint8Array): void {
+    // (Sized for a whole chunk once: pushing onto arrays emptied per chunk regrew them every time.)
     const k = this.longCount++;
     (this.longRows ??= new Uint16Array(VECTOR_SIZE))[k] = row;
-    (this.longValues ??= new Array<string>(VECTOR_SIZE).fill(''))[k] = bytes.subarray(start, end);
+    (this.longValues ??= new Array<string>(VECTOR_SIZE).fill(''))[k] = value;
   }
 
   /** Copies `rows` values and their validity into the vector. */
@@ -756,7 +758,6 @@ function appendChunks(appender: DuckDBAppender, shape: Shape, batch: AppendBatch
 function writeRun(b: ColumnBuffer, part: EventColumns, f: FieldColumn, from: number, row: number, take: number): void {
   const { kinds: values, nums, spans } = f;
   const { text } = part;
-  const bytes = typeof text === 'string' ? undefined : text;
   for (let i = 0; i < take; i++) {
     const k = values[from + i];
     if (k === Value.Absent) continue;
@@ -764,10 +765,7 @@ function writeRun(b: ColumnBuffer, part: EventColumns, f: FieldColumn, from: num
     const x = nums[from + i];
     switch (b.kind) {
       case Kind.String:
-        if (k === Value.String) {
-          if (bytes) b.setBytes(r, bytes, spans![2 * (from + i)], spans![2 * (from + i) + 1]);
-          else b.setString(r, text as string, spans![2 * (from + i)], spans![2 * (from + i) + 1]);
-        }
+        if (k === Value.String) b.setBytes(r, text, spans![2 * (from + i)], spans![2 * (from + i) + 1]);
         else b.setString(r, k === Value.Boolean ? String(x !== 0) : String(x));
         break;
       case Kind.Integer:
