@@ -458,3 +458,24 @@ describe('retention (retentionDays 1)', () => {
     expect(await datasetOf(t, ds)).toBeDefined(); // the dataset itself stays
   });
 });
+
+describe.each([true, false])('events × distinct fields per request (native JSON reader %s)', (ingestNativeJson) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await makeApp({ settings: { ingestNativeJson } });
+  });
+  afterAll(() => t.close());
+
+  it('a body whose every event names a new field is refused as too large, not held as columns × events', async () => {
+    const ds = fresh('sparse');
+    // 6,000 events × 6,000 fields = 36 M slots: over MAX_VALUES_PER_REQUEST (33.5 M).
+    const many = Array.from({ length: 6000 }, (_, i) => ({ data: { [`f${i}`]: i } }));
+    const res = await batch(t, ds, gzipSync(JSON.stringify(many)), { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+    expect(legacyError(res, 400)).toBe(TOO_LARGE); // (Honeycomb's status for a body too large)
+    expect(await stored(t, ds)).toEqual([]);
+    // Fewer events of the same kind fit, and are stored.
+    const few = many.slice(0, 300);
+    expect(results(await batch(t, ds, few)).every((r) => r.status === 202)).toBe(true);
+    expect((await stored(t, ds)).length).toBe(300);
+  }, 60_000);
+});

@@ -2,7 +2,7 @@
 // Runs on an ingest thread (batch-threads.ts), or on the JavaScript thread when there are none:
 // decompress (with the cap that defuses bombs), parse (JSON or msgpack), then normalise each
 // item into the next row of the columns.
-import { ColumnsBuilder, type EventColumns } from '../stores/events/columns.js';
+import { ColumnsBuilder, TooManyValues, type EventColumns } from '../stores/events/columns.js';
 import { DecodeError, decompress, isMsgpack, parseDecompressed } from './decode.js';
 import { readBatchNative } from './native-json.js';
 import { DEFAULT_LIMITS, EventRejected, normaliseBatchItemInto } from './normalise.js';
@@ -55,6 +55,7 @@ export async function decodeBatch(req: BatchRequest): Promise<DecodedBatch> {
     try {
       normaliseBatchItemInto(out, items[i], req.receivedUs, req.expandDepth, DEFAULT_LIMITS);
     } catch (err) {
+      if (err instanceof TooManyValues) return { ok: false, kind: 'too-large', message: err.message };
       if (!(err instanceof EventRejected)) throw err;
       refused.push([i, err.message]);
     }

@@ -31,10 +31,11 @@ constexpr double kMinTimeUs = -62135596800000000.0;
 constexpr double kMaxTimeUs = 253402300799999999.0;
 constexpr int kMaxNesting = 64;
 /**
- * Most values (columns × rows) held: every column has a slot in every row. A body past it (a few
- * rows each naming new fields, many times over) is left to the JavaScript path.
+ * Most values (columns × rows) held: every column has a slot in every row. A body past it (rows
+ * each naming new fields, many times over) is left to the JavaScript path, which refuses it as
+ * too large (MAX_VALUES_PER_REQUEST in src/stores/events/columns.ts).
  */
-constexpr size_t kMaxCells = size_t{1} << 26;
+constexpr size_t kMaxCells = size_t{1} << 25;
 
 /** Bytes a string holds as they are: printable ASCII but the quote and the backslash. */
 constexpr struct PlainBytes {
@@ -648,6 +649,7 @@ napi_value typedArray(napi_env env, napi_typedarray_type type, const void* data,
 
 napi_value Reader::result(napi_env env) {
   const size_t rows = static_cast<size_t>(row_);
+  if (order_.size() * rows > kMaxCells) throw Bail();
   napi_value out, fields, value;
   CHECK(napi_create_object(env, &out));
   CHECK(napi_create_uint32(env, static_cast<uint32_t>(rows), &value));

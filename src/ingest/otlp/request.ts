@@ -1,7 +1,7 @@
 // An OTLP request body → its events as columns, per dataset, or the reason the whole request is
 // refused. Runs on an ingest thread (batch-threads.ts), or on the JavaScript thread when there
 // are none: decompress (with the cap that defuses bombs), decode (protobuf or JSON), translate.
-import { transferables } from '../../stores/events/columns.js';
+import { TooManyValues, transferables } from '../../stores/events/columns.js';
 import { DecodeError, decompress } from '../decode.js';
 import { DEFAULT_LIMITS } from '../normalise.js';
 import { decodeLogsJson, decodeMetricsJson, decodeTracesJson } from './decode-json.js';
@@ -54,6 +54,7 @@ export async function decodeOtlp(req: OtlpDecodeRequest): Promise<DecodedOtlp> {
     }
   } catch (err) {
     if (err instanceof DecodeError) return { ok: false, kind: err.kind === 'too-large' ? 'too-large' : 'malformed', message: err.message };
+    if (err instanceof TooManyValues) return { ok: false, kind: 'too-large', message: err.message };
     if (err instanceof WireError) return { ok: false, kind: 'malformed', message: err.message };
     if (err instanceof SyntaxError) return { ok: false, kind: 'malformed', message: `the body is not valid JSON: ${err.message}` };
     throw err;

@@ -88,6 +88,20 @@ export function valueAt(cols: EventColumns, f: FieldColumn, row: number): Scalar
   }
 }
 
+/**
+ * Most values one request's columns may hold: every column has a slot for every event, so a
+ * body of many events each naming new fields would otherwise take columns × events of memory
+ * (6,000 events of one new field each: 36 M slots, over 300 MB). Past it the request is refused
+ * as too large. Real batches are far below (1,000 events of 2,000 fields: 2 M).
+ */
+export const MAX_VALUES_PER_REQUEST = 1 << 25;
+
+export class TooManyValues extends Error {
+  constructor() {
+    super(`the request's events × distinct fields is over ${MAX_VALUES_PER_REQUEST}; send fewer events per request`);
+  }
+}
+
 /** A column being built, and the last string it was given (to share its text when the next row repeats it). */
 interface Draft {
   column: FieldColumn;
@@ -133,6 +147,7 @@ export class ColumnsBuilder {
   set(name: string, value: Scalar): void {
     let d = this.drafts.get(name);
     if (d === undefined) {
+      if ((this.drafts.size + 1) * this.capacity > MAX_VALUES_PER_REQUEST) throw new TooManyValues();
       d = { column: { name, kinds: new Uint8Array(this.capacity), mask: 0, present: 0, nums: new Float64Array(this.capacity) }, last: undefined, lastStart: 0, lastEnd: 0, spansMade: 0 };
       this.drafts.set(name, d);
     }
