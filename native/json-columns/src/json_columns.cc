@@ -55,6 +55,8 @@ struct Limits {
 /** A field's values across the body's events (FieldColumn), or a name seen only as an object. */
 struct Column {
   std::string name;
+  /** The name's length in UTF-16 units (what normalise.ts counts toward an event's size). */
+  uint32_t nameUnits = 0;
   std::vector<uint8_t> kinds;
   std::vector<double> nums;
   std::vector<uint32_t> spans;
@@ -451,18 +453,18 @@ class Reader {
         std::string_view s = readString(vunits);
         if (s.size() > limits_.maxStringBytes) throw Bail();
         setString(c, s);
-        addField(vunits);
+        addField(c, vunits);
       } else if (v == 't' || v == 'f') {
         readLiteral(v == 't' ? "true" : "false");
         setNumber(c, kBoolean, v == 't' ? 1 : 0);
-        addField(8);
+        addField(c, 8);
       } else if (v == 'n') {
         readLiteral("null");
       } else {
         double x = readNumber();
         bool integer = std::trunc(x) == x && std::fabs(x) < 9223372036854775808.0;
         setNumber(c, integer ? kInteger : kFloat, x);
-        addField(8);
+        addField(c, 8);
       }
       ws();
       if (peek() == ',') {
@@ -482,9 +484,9 @@ class Reader {
     return true;
   }
 
-  void addField(uint32_t valueUnits) {
+  void addField(int32_t c, uint32_t valueUnits) {
     // normalise.ts counts name.length + the value's length (8 for others), in UTF-16 units.
-    size_ += utf16Length(path_) + valueUnits;
+    size_ += columns_[c].nameUnits + valueUnits;
     if (++fields_ > limits_.maxFields) throw Bail();
   }
 
@@ -511,6 +513,7 @@ class Reader {
         c = static_cast<int32_t>(columns_.size());
         columns_.emplace_back();
         columns_.back().name = path_;
+        columns_.back().nameUnits = utf16Length(path_);
         byName_.emplace(path_, c);
       }
     }

@@ -2,8 +2,9 @@
 // store. A batch is decoded and normalised on an ingest thread (src/ingest/batch-threads.ts),
 // which hands its events back in this form: typed arrays move between threads without being
 // copied, all string values among them as one buffer of UTF-8 bytes, so the JavaScript thread
-// that stages them into DuckDB neither parses nor builds an object (or a string) per event. The writer checks each column once
-// per request, not each value, and the event store copies columns into DuckDB's vectors.
+// that stages them into DuckDB neither parses nor builds an object (or a string) per event.
+// The writer checks each column once per request, not each value, and the event store copies
+// columns into DuckDB's vectors.
 import type { Scalar } from './types.js';
 
 /** One event with its fields in a Map (what normalising one event gives). */
