@@ -178,15 +178,18 @@ async function decodeBench(protoBodies, batchBodies) {
   const viaProtobufjs = await protobufjsModel();
   const { decodeOtlp } = await import(join(ROOT, 'dist/ingest/otlp/request.js'));
   const { decodeBatch } = await import(join(ROOT, 'dist/ingest/batch.js'));
-  const otlpReq = (body) => ({ signal: 'traces', body, json: false, maxDecompressed: 1e9, classicKey: false, receivedUs: 0 });
-  const [waggleDecode, protobufjs, protobufjsModelled, waggleTranslate, batchJson] = await compare([
+  const otlpReq = (body, native) => ({ signal: 'traces', body, json: false, maxDecompressed: 1e9, classicKey: false, receivedUs: 0, native });
+  const batchReq = (body, nativeJson) => ({ body, maxDecompressed: 1e9, expandDepth: 0, receivedUs: 0, nativeJson });
+  const [waggleDecode, protobufjs, protobufjsModelled, waggleTranslate, nativeTraces, batchJson, batchNative] = await compare([
     [protoBodies, (b) => decodeTracesProto(b)],
     [protoBodies, (b) => Request.decode(b)],
     [protoBodies, viaProtobufjs],
-    [protoBodies, (b) => decodeOtlp(otlpReq(b))],
-    [batchBodies, (b) => decodeBatch({ body: b, maxDecompressed: 1e9, expandDepth: 0, receivedUs: 0 })],
+    [protoBodies, (b) => decodeOtlp(otlpReq(b, false))],
+    [protoBodies, (b) => decodeOtlp(otlpReq(b, true))],
+    [batchBodies, (b) => decodeBatch(batchReq(b, false))],
+    [batchBodies, (b) => decodeBatch(batchReq(b, true))],
   ]);
-  return { waggleDecode, protobufjs, protobufjsModelled, waggleTranslate, batchJson };
+  return { waggleDecode, protobufjs, protobufjsModelled, waggleTranslate, nativeTraces, batchJson, batchNative };
 }
 
 export async function otlpBench() {
@@ -230,8 +233,10 @@ export async function otlpBench() {
       ["Waggle's protobuf decoder (the model translation reads)", dec.waggleDecode],
       ['protobufjs: its decode alone (its own objects: Long times, byte ids, wrapped values)', dec.protobufjs],
       ["protobufjs: decode, then mapped to the model (the library's cost for the same result)", dec.protobufjsModelled],
-      ["Waggle's decoder + translation into columns (what an ingest thread does)", dec.waggleTranslate],
+      ["Waggle's decoder + translation into columns, in JavaScript (WAGGLE_INGEST_NATIVE=off)", dec.waggleTranslate],
+      ['the native trace reader: protobuf straight into columns (what an ingest thread does)', dec.nativeTraces],
       ['/1/batch: JSON.parse + normalising the same events into columns', dec.batchJson],
+      ['/1/batch: the native JSON reader, the same events into columns', dec.batchNative],
     ]) {
       console.log(`| ${name} | ${perSpanUs(ms).toFixed(2)} | ${(ms / dec.waggleDecode).toFixed(2)}x |`);
     }

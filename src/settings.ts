@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { accessSync, constants } from 'node:fs';
 import { availableParallelism, hostname, totalmem } from 'node:os';
 import type { RatePolicy } from './http/rate-limit.js';
-import { nativeJsonAvailable } from './ingest/native-json.js';
+import { nativeColumnsAvailable } from './ingest/native-columns.js';
 
 export interface Settings {
   host: string;
@@ -29,8 +29,8 @@ export interface Settings {
   ingestDecompressedLimit: number;
   /** Worker threads that decompress, parse and normalise /1/batch bodies; 0: the JavaScript thread does. */
   ingestThreads: number;
-  /** Read /1/batch JSON bodies with the native reader (src/ingest/native-json.ts); default: when it is built. */
-  ingestNativeJson: boolean;
+  /** Read /1/batch JSON bodies and OTLP trace protobuf with the native readers (src/ingest/native-columns.ts); default: when built. */
+  ingestNative: boolean;
   /**
    * Most events written and not yet committed (the writer's backlog); past it OTLP requests get
    * 503 (gRPC Unavailable) with a retry delay, so that memory stays bounded under overload.
@@ -162,7 +162,7 @@ export const DEFAULTS: Settings = {
   ingestBodyLimit: 5_000_000,
   ingestDecompressedLimit: 100_000_000,
   ingestThreads: Math.max(1, Math.min(4, availableParallelism() - 1)),
-  ingestNativeJson: nativeJsonAvailable,
+  ingestNative: nativeColumnsAvailable,
   ingestQueueLimit: 250_000,
   ingestMaxInFlight: 1000,
   ingestMaxInFlightBytes: 64 * 1024 ** 2,
@@ -296,9 +296,9 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Settin
     s.ingestDecompressedLimit = parseInteger(env.WAGGLE_INGEST_DECOMPRESSED_LIMIT, 'WAGGLE_INGEST_DECOMPRESSED_LIMIT', 1024, 1 << 30);
   }
   if (env.WAGGLE_INGEST_THREADS) s.ingestThreads = parseInteger(env.WAGGLE_INGEST_THREADS, 'WAGGLE_INGEST_THREADS', 0, 64);
-  if (env.WAGGLE_INGEST_NATIVE_JSON) {
-    s.ingestNativeJson = parseBoolean(env.WAGGLE_INGEST_NATIVE_JSON, 'WAGGLE_INGEST_NATIVE_JSON');
-    if (s.ingestNativeJson && !nativeJsonAvailable) throw new Error('WAGGLE_INGEST_NATIVE_JSON is on, but the native JSON reader is not built (npm install builds it with node-gyp)');
+  if (env.WAGGLE_INGEST_NATIVE) {
+    s.ingestNative = parseBoolean(env.WAGGLE_INGEST_NATIVE, 'WAGGLE_INGEST_NATIVE');
+    if (s.ingestNative && !nativeColumnsAvailable) throw new Error('WAGGLE_INGEST_NATIVE is on, but the native readers are not built (npm install builds them with node-gyp)');
   }
   if (env.WAGGLE_INGEST_QUEUE_LIMIT) s.ingestQueueLimit = parseInteger(env.WAGGLE_INGEST_QUEUE_LIMIT, 'WAGGLE_INGEST_QUEUE_LIMIT', 1, 100_000_000);
   if (env.WAGGLE_INGEST_MAX_IN_FLIGHT) s.ingestMaxInFlight = parseInteger(env.WAGGLE_INGEST_MAX_IN_FLIGHT, 'WAGGLE_INGEST_MAX_IN_FLIGHT', 1, 100_000);

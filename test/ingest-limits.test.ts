@@ -459,10 +459,10 @@ describe('retention (retentionDays 1)', () => {
   });
 });
 
-describe.each([true, false])('events × distinct fields per request (native JSON reader %s)', (ingestNativeJson) => {
+describe.each([true, false])('events × distinct fields per request (native JSON reader %s)', (ingestNative) => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await makeApp({ settings: { ingestNativeJson } });
+    t = await makeApp({ settings: { ingestNative } });
   });
   afterAll(() => t.close());
 

@@ -1,4 +1,4 @@
-// The native reader of /1/batch JSON bodies (native/json-columns, src/ingest/native-json.ts):
+// The native reader of /1/batch JSON bodies (native/columns, src/ingest/native-columns.ts):
 // every body it takes becomes exactly the columns the JavaScript path (JSON.parse, then
 // normalise.ts) makes of it, and every body it cannot read so is left to that path, which
 // answers as it always did. Shown three ways: random bodies (duplicate keys, escapes, every
@@ -8,7 +8,7 @@ import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeBatch, type BatchRequest, type DecodedBatch } from '../src/ingest/batch.js';
-import { nativeJsonAvailable, readBatchNative } from '../src/ingest/native-json.js';
+import { nativeColumnsAvailable, readBatchNative } from '../src/ingest/native-columns.js';
 import { DEFAULT_LIMITS } from '../src/ingest/normalise.js';
 import { loadSettings } from '../src/settings.js';
 import { rowsOf } from '../src/stores/events/columns.js';
@@ -108,7 +108,7 @@ const body = fc.oneof({ weight: 2, arbitrary: fc.tuple(cleanBody, fc.integer({ m
 
 describe('the native JSON reader', () => {
   it('is built on this machine (npm install compiles it; without it these tests would prove nothing)', () => {
-    expect(nativeJsonAvailable, 'native/json-columns did not build or load: run npm install with g++, make and python3').toBe(true);
+    expect(nativeColumnsAvailable, 'native/columns did not build or load: run npm install with g++, make and python3').toBe(true);
   });
 
   it('decodes random bodies exactly as the JavaScript path does, or leaves them to it', async () => {
@@ -191,8 +191,8 @@ describe('servers with and without the native JSON reader', () => {
   let withNative: TestApp;
   let without: TestApp;
   beforeAll(async () => {
-    withNative = await makeApp({ settings: { ingestNativeJson: true } });
-    without = await makeApp({ settings: { ingestNativeJson: false } });
+    withNative = await makeApp({ settings: { ingestNative: true } });
+    without = await makeApp({ settings: { ingestNative: false } });
     without.clock.ms = withNative.clock.ms;
   });
   afterAll(async () => {
@@ -221,10 +221,10 @@ describe('servers with and without the native JSON reader', () => {
     expect(JSON.parse(a.answers[3] as string).error).toBe('Request body is malformed and cannot be read.');
   });
 
-  it('WAGGLE_INGEST_NATIVE_JSON turns it off (or on; on refuses to start without it)', () => {
-    expect(loadSettings({}).ingestNativeJson).toBe(nativeJsonAvailable);
-    expect(loadSettings({ WAGGLE_INGEST_NATIVE_JSON: 'off' }).ingestNativeJson).toBe(false);
-    expect(loadSettings({ WAGGLE_INGEST_NATIVE_JSON: 'on' }).ingestNativeJson).toBe(true);
-    expect(() => loadSettings({ WAGGLE_INGEST_NATIVE_JSON: 'sometimes' })).toThrow(/WAGGLE_INGEST_NATIVE_JSON/);
+  it('WAGGLE_INGEST_NATIVE turns it off (or on; on refuses to start without it)', () => {
+    expect(loadSettings({}).ingestNative).toBe(nativeColumnsAvailable);
+    expect(loadSettings({ WAGGLE_INGEST_NATIVE: 'off' }).ingestNative).toBe(false);
+    expect(loadSettings({ WAGGLE_INGEST_NATIVE: 'on' }).ingestNative).toBe(true);
+    expect(() => loadSettings({ WAGGLE_INGEST_NATIVE: 'sometimes' })).toThrow(/WAGGLE_INGEST_NATIVE/);
   });
 });

@@ -66,6 +66,7 @@ export async function exportOtlp(ctx: ApiContext, req: OtlpExport): Promise<Otlp
     classicKey,
     datasetHeader: req.dataset,
     receivedUs: ctx.now().getTime() * 1000,
+    native: ctx.settings.ingestNative,
   });
   if (!decoded.ok) {
     if (decoded.kind === 'too-large') throw new ApiError(413, `the request is larger than ${ctx.settings.ingestDecompressedLimit} bytes decompressed`);

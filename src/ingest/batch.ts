@@ -4,7 +4,7 @@
 // item into the next row of the columns.
 import { ColumnsBuilder, TooManyValues, type EventColumns } from '../stores/events/columns.js';
 import { DecodeError, decompress, isMsgpack, parseDecompressed } from './decode.js';
-import { readBatchNative } from './native-json.js';
+import { readBatchNative } from './native-columns.js';
 import { DEFAULT_LIMITS, EventRejected, normaliseBatchItemInto } from './normalise.js';
 
 export interface BatchRequest {

@@ -55,7 +55,7 @@ async function readBatch(ctx: ApiContext, request: FastifyRequest, expandDepth: 
     maxDecompressed: ctx.settings.ingestDecompressedLimit,
     expandDepth,
     receivedUs: ctx.now().getTime() * 1000,
-    nativeJson: ctx.settings.ingestNativeJson,
+    nativeJson: ctx.settings.ingestNative,
   };
   const decoded = await batchThreads(ctx.settings.ingestThreads).decode(req);
   if (!decoded.ok) throw decodeFailure(decoded.kind, decoded.message);

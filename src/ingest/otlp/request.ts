@@ -3,14 +3,16 @@
 // are none: decompress (with the cap that defuses bombs), decode (protobuf or JSON), translate.
 import { TooManyValues, transferables } from '../../stores/events/columns.js';
 import { DecodeError, decompress } from '../decode.js';
-import { DEFAULT_LIMITS } from '../normalise.js';
+import { readTracesNative } from '../native-columns.js';
+import { DEFAULT_LIMITS, type IngestLimits } from '../normalise.js';
 import { decodeLogsJson, decodeMetricsJson, decodeTracesJson } from './decode-json.js';
 import { decodeLogsProto, decodeMetricsProto, decodeTracesProto } from './decode-proto.js';
 import { translateLogs } from './logs.js';
 import { translateMetrics } from './metrics.js';
 import type { Signal } from './model.js';
 import type { Translated } from './rows.js';
-import { translateTraces } from './traces.js';
+import { tracesDataset } from './datasets.js';
+import { translateTraces, type DatasetChoice } from './traces.js';
 import { WireError } from './wire.js';
 
 export interface OtlpDecodeRequest {
@@ -27,6 +29,8 @@ export interface OtlpDecodeRequest {
   datasetHeader?: string;
   /** When the request arrived: the time of log records that give none. */
   receivedUs: number;
+  /** Read trace protobuf with the native reader when it is built (native-columns.ts). */
+  native: boolean;
 }
 
 export type DecodedOtlp = ({ ok: true } & Translated) | { ok: false; kind: 'too-large' | 'malformed'; message: string };
@@ -42,6 +46,10 @@ export async function decodeOtlp(req: OtlpDecodeRequest): Promise<DecodedOtlp> {
     if (raw.length === 0 || (req.json && isBlank(raw))) return { ok: true, groups: [], items: 0, refused: [] };
     const limits = DEFAULT_LIMITS;
     const choice = { classicKey: req.classicKey, datasetHeader: req.datasetHeader };
+    if (req.native && req.signal === 'traces' && !req.json) {
+      const read = tracesNative(raw, choice, limits);
+      if (read) return read;
+    }
     const value: unknown = req.json ? JSON.parse(raw.toString('utf8')) : raw;
     const body = value as Buffer;
     switch (req.signal) {
@@ -59,6 +67,15 @@ export async function decodeOtlp(req: OtlpDecodeRequest): Promise<DecodedOtlp> {
     if (err instanceof SyntaxError) return { ok: false, kind: 'malformed', message: `the body is not valid JSON: ${err.message}` };
     throw err;
   }
+}
+
+/** A trace request read by the native reader, or undefined: decode it in JavaScript. */
+function tracesNative(raw: Buffer, choice: DatasetChoice, limits: IngestLimits): DecodedOtlp | undefined {
+  const read = readTracesNative(raw, choice.classicKey ? tracesDataset(true, choice.datasetHeader, undefined) : undefined, limits);
+  if (!read) return undefined;
+  // It takes no request with a refusal: every row weighs 1.
+  const groups = read.groups.map((g) => ({ ...g, rowWeight: new Uint32Array(g.rowItem.length).fill(1) }));
+  return { ok: true, groups, items: read.items, refused: [] };
 }
 
 /** The buffers to transfer (not copy) when posting a decoded request to another thread. */

@@ -12,8 +12,6 @@
 // object deeper than expand_json_depth, a time other than a number, null, "" or the
 // `YYYY-MM-DDTHH:MM:SS(.fraction)Z` form, a samplerate other than null or a positive integer,
 // and any event at or near a limit.
-#include <node_api.h>
-
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -21,21 +19,18 @@
 #include <exception>
 #include <string>
 #include <string_view>
-#include <unordered_map>
-#include <vector>
+
+#include "columns.h"
 
 namespace {
 
-constexpr uint8_t kAbsent = 0, kString = 1, kInteger = 2, kFloat = 3, kBoolean = 4;
+using columns::Bail;
+using columns::kBoolean;
+using columns::kString;
+
 constexpr double kMinTimeUs = -62135596800000000.0;
 constexpr double kMaxTimeUs = 253402300799999999.0;
 constexpr int kMaxNesting = 64;
-/**
- * Most values (columns × rows) held: every column has a slot in every row. A body past it (rows
- * each naming new fields, many times over) is left to the JavaScript path, which refuses it as
- * too large (MAX_VALUES_PER_REQUEST in src/stores/events/columns.ts).
- */
-constexpr size_t kMaxCells = size_t{1} << 25;
 
 /** Bytes a string holds as they are: printable ASCII but the quote and the backslash. */
 constexpr struct PlainBytes {
@@ -51,29 +46,6 @@ struct Limits {
   double maxEventBytes;
   uint32_t maxStringBytes;
 };
-
-/** A field's values across the body's events (FieldColumn), or a name seen only as an object. */
-struct Column {
-  std::string name;
-  /** The name's length in UTF-16 units (what normalise.ts counts toward an event's size). */
-  uint32_t nameUnits = 0;
-  std::vector<uint8_t> kinds;
-  std::vector<double> nums;
-  std::vector<uint32_t> spans;
-  int mask = 0;
-  uint32_t present = 0;
-  /** The row this name was last given in: a second key of the same name in one event bails. */
-  int64_t lastRow = -1;
-  bool ordered = false;
-  /** The last string given (as bytes of the text), to share its text when the next repeats it. */
-  bool hasLast = false;
-  uint32_t lastStart = 0, lastLength = 0;
-  uint32_t spansMade = 0;
-  /** The column named after this one in the last event: tried before the hash lookup. */
-  int32_t next = -1;
-};
-
-struct Bail {};
 
 class Reader {
  public:
@@ -101,7 +73,7 @@ class Reader {
     if (p_ != end_) throw Bail();
   }
 
-  napi_value result(napi_env env);
+  napi_value result(napi_env env) { return cols_.result(env); }
 
  private:
   const uint8_t* p_;
@@ -110,20 +82,11 @@ class Reader {
   const int expandDepth_;
   const Limits limits_;
 
-  std::vector<Column> columns_;
-  std::unordered_map<std::string, int32_t> byName_;
-  /** Columns in the order they were first given a value (ColumnsBuilder's order). */
-  std::vector<int32_t> order_;
-  std::vector<double> timeUs_, samplerate_;
-  std::string text_;  // every string value, UTF-8 (the spans count its bytes)
-  int64_t row_ = 0;
-  size_t capacity_ = 0;
-  size_t cells_ = 0;
+  columns::ColumnSet cols_;
 
   // The current event.
   uint32_t fields_ = 0;
   double size_ = 0;
-  int32_t prev_ = -1;
   std::string path_;  // the prefix of the object being read ("a.b.")
   std::string scratch_;  // a string with escapes, decoded
 
@@ -176,22 +139,11 @@ class Reader {
     return s;
   }
 
-  /** A well-formed UTF-8 sequence's length at q (first byte >= 0x80), or Bail. */
+  /** A well-formed UTF-8 sequence's length at p_ (first byte >= 0x80), or Bail (JavaScript makes it U+FFFD). */
   size_t utf8Length(const uint8_t* q) const {
-    uint8_t c = q[0];
-    auto cont = [&](size_t i) { return q + i < end_ && (q[i] & 0xc0) == 0x80; };
-    if (c >= 0xc2 && c <= 0xdf && cont(1)) return 2;
-    if (c >= 0xe0 && c <= 0xef && cont(1) && cont(2)) {
-      if (c == 0xe0 && q[1] < 0xa0) throw Bail();  // overlong
-      if (c == 0xed && q[1] >= 0xa0) throw Bail();  // a surrogate
-      return 3;
-    }
-    if (c >= 0xf0 && c <= 0xf4 && cont(1) && cont(2) && cont(3)) {
-      if (c == 0xf0 && q[1] < 0x90) throw Bail();  // overlong
-      if (c == 0xf4 && q[1] >= 0x90) throw Bail();  // past U+10FFFF
-      return 4;
-    }
-    throw Bail();  // the JavaScript path makes it U+FFFD
+    size_t n = columns::utf8Sequence(q, end_);
+    if (n == 0) throw Bail();
+    return n;
   }
 
   void readEscape(uint32_t& units) {
@@ -368,7 +320,6 @@ class Reader {
     double timeUs = receivedUs_, rate = 1;
     fields_ = 0;
     size_ = 0;
-    prev_ = -1;
     if (peek() != '}') {
       for (;;) {
         uint32_t units;
@@ -404,18 +355,7 @@ class Reader {
     expect('}');
     if (!sawData) throw Bail();
     if (size_ > limits_.maxEventBytes) throw Bail();
-    if (static_cast<size_t>(row_) >= timeUs_.size()) {
-      timeUs_.resize(grow(row_ + 1));
-      samplerate_.resize(timeUs_.size());
-    }
-    timeUs_[row_] = timeUs;
-    samplerate_[row_] = rate;
-    ++row_;
-  }
-
-  size_t grow(size_t need) {
-    if (need > capacity_) capacity_ = std::max(need, capacity_ * 2 + 64);
-    return capacity_;
+    cols_.endRow(timeUs, rate);
   }
 
   /** An object's fields, flattened under path_ (normalise.ts's flatten). */
@@ -434,10 +374,10 @@ class Reader {
       if (key.empty() || isDigits(key)) throw Bail();
       path_.resize(prefix);
       path_.append(key);
-      int32_t c = lookup();
-      Column& col = columns_[c];
-      if (col.lastRow == row_) throw Bail();  // a duplicate key, or a name given twice by nesting
-      col.lastRow = row_;
+      int32_t c = cols_.lookup(path_);
+      columns::Column& col = cols_.at(c);
+      if (col.lastRow == cols_.row()) throw Bail();  // a duplicate key, or a name given twice by nesting
+      col.lastRow = cols_.row();
       ws();
       expect(':');
       ws();
@@ -452,18 +392,17 @@ class Reader {
         uint32_t vunits;
         std::string_view s = readString(vunits);
         if (s.size() > limits_.maxStringBytes) throw Bail();
-        setString(c, s);
+        cols_.setString(c, s);
         addField(c, vunits);
       } else if (v == 't' || v == 'f') {
         readLiteral(v == 't' ? "true" : "false");
-        setNumber(c, kBoolean, v == 't' ? 1 : 0);
+        cols_.setNumber(c, kBoolean, v == 't' ? 1 : 0);
         addField(c, 8);
       } else if (v == 'n') {
         readLiteral("null");
       } else {
         double x = readNumber();
-        bool integer = std::trunc(x) == x && std::fabs(x) < 9223372036854775808.0;
-        setNumber(c, integer ? kInteger : kFloat, x);
+        cols_.setNumber(c, columns::numberKind(x), x);
         addField(c, 8);
       }
       ws();
@@ -486,77 +425,8 @@ class Reader {
 
   void addField(int32_t c, uint32_t valueUnits) {
     // normalise.ts counts name.length + the value's length (8 for others), in UTF-16 units.
-    size_ += columns_[c].nameUnits + valueUnits;
+    size_ += cols_.at(c).nameUnits + valueUnits;
     if (++fields_ > limits_.maxFields) throw Bail();
-  }
-
-  static uint32_t utf16Length(std::string_view s) {
-    uint32_t n = 0;
-    for (unsigned char ch : s) {
-      if ((ch & 0xc0) != 0x80) n++;  // a sequence's first byte
-      if (ch >= 0xf0) n++;  // four bytes: two units
-    }
-    return n;
-  }
-
-  /** The column named path_, made when new; the last event's order is tried first. */
-  int32_t lookup() {
-    int32_t guess = prev_ >= 0 ? columns_[prev_].next : (columns_.empty() ? -1 : 0);
-    int32_t c;
-    if (guess >= 0 && columns_[guess].name == path_) {
-      c = guess;
-    } else {
-      auto it = byName_.find(path_);
-      if (it != byName_.end()) {
-        c = it->second;
-      } else {
-        c = static_cast<int32_t>(columns_.size());
-        columns_.emplace_back();
-        columns_.back().name = path_;
-        columns_.back().nameUnits = utf16Length(path_);
-        byName_.emplace(path_, c);
-      }
-    }
-    if (prev_ >= 0) columns_[prev_].next = c;
-    prev_ = c;
-    return c;
-  }
-
-  Column& touch(int32_t c, uint8_t kind) {
-    Column& col = columns_[c];
-    if (!col.ordered) {
-      col.ordered = true;
-      order_.push_back(c);
-    }
-    if (col.kinds.size() <= static_cast<size_t>(row_)) {
-      size_t n = grow(row_ + 1);
-      cells_ += n - col.kinds.size();
-      if (cells_ > kMaxCells) throw Bail();
-      col.kinds.resize(n);
-      col.nums.resize(n);
-      if (!col.spans.empty()) col.spans.resize(2 * n);
-    }
-    col.kinds[row_] = kind;
-    col.mask |= 1 << kind;
-    col.present++;
-    return col;
-  }
-
-  void setNumber(int32_t c, uint8_t kind, double x) { touch(c, kind).nums[row_] = x; }
-
-  void setString(int32_t c, std::string_view s) {
-    Column& col = touch(c, kString);
-    if (col.spans.size() < 2 * col.kinds.size()) col.spans.resize(2 * col.kinds.size());
-    if (!(col.hasLast && col.lastLength == s.size() && std::memcmp(text_.data() + col.lastStart, s.data(), s.size()) == 0)) {
-      if (text_.size() + s.size() > UINT32_MAX) throw Bail();
-      col.hasLast = true;
-      col.lastStart = static_cast<uint32_t>(text_.size());
-      col.lastLength = static_cast<uint32_t>(s.size());
-      text_.append(s);
-      col.spansMade++;
-    }
-    col.spans[2 * row_] = col.lastStart;
-    col.spans[2 * row_ + 1] = col.lastStart + col.lastLength;
   }
 
   /** `time`: null, "", a number (epoch s/ms/µs/ns) or the common RFC 3339 UTC form. */
@@ -636,63 +506,7 @@ class Reader {
   }
 };
 
-#define CHECK(call)                              \
-  do {                                           \
-    if ((call) != napi_ok) return nullptr;       \
-  } while (0)
-
-napi_value typedArray(napi_env env, napi_typedarray_type type, const void* data, size_t count, size_t width) {
-  void* bytes;
-  napi_value buffer, array;
-  CHECK(napi_create_arraybuffer(env, count * width, &bytes, &buffer));
-  if (count) std::memcpy(bytes, data, count * width);
-  CHECK(napi_create_typedarray(env, type, count, buffer, 0, &array));
-  return array;
-}
-
-napi_value Reader::result(napi_env env) {
-  const size_t rows = static_cast<size_t>(row_);
-  if (order_.size() * rows > kMaxCells) throw Bail();
-  napi_value out, fields, value;
-  CHECK(napi_create_object(env, &out));
-  CHECK(napi_create_uint32(env, static_cast<uint32_t>(rows), &value));
-  CHECK(napi_set_named_property(env, out, "count", value));
-  timeUs_.resize(rows);
-  samplerate_.resize(rows);
-  CHECK(napi_set_named_property(env, out, "timeUs", typedArray(env, napi_float64_array, timeUs_.data(), rows, 8)));
-  CHECK(napi_set_named_property(env, out, "samplerate", typedArray(env, napi_float64_array, samplerate_.data(), rows, 8)));
-  CHECK(napi_create_array(env, &fields));
-  uint32_t k = 0;
-  for (int32_t c : order_) {
-    Column& col = columns_[c];
-    if (col.present == 0) continue;
-    col.kinds.resize(rows);
-    col.nums.resize(rows);
-    napi_value f;
-    CHECK(napi_create_object(env, &f));
-    CHECK(napi_create_string_utf8(env, col.name.data(), col.name.size(), &value));
-    CHECK(napi_set_named_property(env, f, "name", value));
-    CHECK(napi_set_named_property(env, f, "kinds", typedArray(env, napi_uint8_array, col.kinds.data(), rows, 1)));
-    CHECK(napi_create_int32(env, col.mask, &value));
-    CHECK(napi_set_named_property(env, f, "mask", value));
-    CHECK(napi_create_uint32(env, col.present, &value));
-    CHECK(napi_set_named_property(env, f, "present", value));
-    CHECK(napi_set_named_property(env, f, "nums", typedArray(env, napi_float64_array, col.nums.data(), rows, 8)));
-    if (col.mask & (1 << kString)) {
-      col.spans.resize(2 * rows);
-      CHECK(napi_set_named_property(env, f, "spans", typedArray(env, napi_uint32_array, col.spans.data(), 2 * rows, 4)));
-    }
-    bool constant = col.present == rows && col.mask == (1 << kString) && col.spansMade == 1;
-    CHECK(napi_get_boolean(env, constant, &value));
-    CHECK(napi_set_named_property(env, f, "constant", value));
-    CHECK(napi_set_element(env, fields, k++, f));
-  }
-  CHECK(napi_set_named_property(env, out, "fields", fields));
-  // As bytes: moved to the JavaScript thread without a copy, and from there into DuckDB's
-  // vectors without becoming JavaScript strings.
-  CHECK(napi_set_named_property(env, out, "text", typedArray(env, napi_uint8_array, text_.data(), text_.size(), 1)));
-  return out;
-}
+}  // namespace
 
 /**
  * readBatch(body: Uint8Array, receivedUs, expandDepth, maxFields, maxEventBytes, maxStringBytes)
@@ -731,14 +545,3 @@ napi_value ReadBatch(napi_env env, napi_callback_info info) {
     return undefined;  // out of memory: the JavaScript path reports what it can
   }
 }
-
-napi_value Init(napi_env env, napi_value exports) {
-  napi_value fn;
-  CHECK(napi_create_function(env, "readBatch", NAPI_AUTO_LENGTH, ReadBatch, nullptr, &fn));
-  CHECK(napi_set_named_property(env, exports, "readBatch", fn));
-  return exports;
-}
-
-}  // namespace
-
-NAPI_MODULE(NODE_GYP_MODULE_NAME, Init)

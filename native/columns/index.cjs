@@ -1,0 +1,2 @@
+// The compiled readers; see src/module.cc.
+module.exports = require('./build/Release/columns.node');
