@@ -3,12 +3,12 @@
 // no zstd compressor is installed, and raw and RLE blocks need none).
 import { once } from 'node:events';
 import { createGzip } from 'node:zlib';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { slugify } from '../src/domain/ids.js';
 import type { Column, Dataset } from '../src/stores/config/types.js';
 import { tableName } from '../src/stores/events/types.js';
 import { quoteIdent } from '../src/stores/events/duckdb-store.js';
-import { json, type TestApp } from './helpers.js';
+import { json, makeApp, type TestApp } from './helpers.js';
 import { initialTenancy } from './tenancy-fixtures.js';
 
 export const EMPTY = 'Request body should not be empty.';
@@ -217,4 +217,22 @@ export async function gzipBomb(bytes: number): Promise<Buffer> {
   gz.end();
   await ended;
   return Buffer.concat(chunks);
+}
+
+/**
+ * Two servers for a describe block, on one clock: `native` reads with the native readers
+ * (native/columns), `javascript` without them. They must answer and store the same.
+ */
+export function withAndWithoutNative(): { native: TestApp; javascript: TestApp } {
+  const apps = {} as { native: TestApp; javascript: TestApp };
+  beforeAll(async () => {
+    apps.native = await makeApp({ settings: { ingestNative: true } });
+    apps.javascript = await makeApp({ settings: { ingestNative: false } });
+    apps.javascript.clock.ms = apps.native.clock.ms;
+  });
+  afterAll(async () => {
+    await apps.native.close();
+    await apps.javascript.close();
+  });
+  return apps;
 }

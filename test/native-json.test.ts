@@ -6,14 +6,14 @@
 // through two servers, one with it and one without, storing the same rows.
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { decodeBatch, type BatchRequest, type DecodedBatch } from '../src/ingest/batch.js';
 import { nativeColumnsAvailable, readBatchNative } from '../src/ingest/native-columns.js';
 import { DEFAULT_LIMITS } from '../src/ingest/normalise.js';
 import { loadSettings } from '../src/settings.js';
 import { rowsOf } from '../src/stores/events/columns.js';
-import { json, makeApp, type TestApp } from './helpers.js';
-import { batch, columnsOf, fresh, sqlTypes, stored } from './ingest-helpers.js';
+import { json, type TestApp } from './helpers.js';
+import { batch, columnsOf, fresh, sqlTypes, stored, withAndWithoutNative } from './ingest-helpers.js';
 
 const RECEIVED_US = 1_700_000_000_123_456;
 
@@ -188,27 +188,17 @@ async function sendAll(t: TestApp, ds: string) {
 }
 
 describe('servers with and without the native JSON reader', () => {
-  let withNative: TestApp;
-  let without: TestApp;
-  beforeAll(async () => {
-    withNative = await makeApp({ settings: { ingestNative: true } });
-    without = await makeApp({ settings: { ingestNative: false } });
-    without.clock.ms = withNative.clock.ms;
-  });
-  afterAll(async () => {
-    await withNative.close();
-    await without.close();
-  });
+  const apps = withAndWithoutNative();
 
   it('answer the same and store the same rows', async () => {
     const ds = fresh('native');
-    for (const t of [withNative, without]) {
+    for (const t of [apps.native, apps.javascript]) {
       // Depth 2, so that nested objects are flattened (the native reader leaves JSON-text values to JavaScript).
       const created = await t.app.inject({ method: 'POST', url: '/1/datasets', headers: { ...t.config, 'content-type': 'application/json' }, payload: { name: ds, expand_json_depth: 2 } });
       expect(created.statusCode, created.body).toBe(201);
     }
-    const a = await sendAll(withNative, ds);
-    const b = await sendAll(without, ds);
+    const a = await sendAll(apps.native, ds);
+    const b = await sendAll(apps.javascript, ds);
     expect(a.answers).toEqual(b.answers);
     expect(a.columns).toEqual(b.columns);
     expect(a.types).toEqual(b.types);

@@ -5,13 +5,12 @@
 // ways: random requests (and random damage to them) decoded both ways; which requests it takes;
 // and the same exports through two servers, one with it and one without, storing the same rows.
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readTracesNative } from '../src/ingest/native-columns.js';
 import { DEFAULT_LIMITS } from '../src/ingest/normalise.js';
 import { decodeOtlp, type DecodedOtlp } from '../src/ingest/otlp/request.js';
 import { rowsOf } from '../src/stores/events/columns.js';
-import { makeApp, type TestApp } from './helpers.js';
-import { columnsOf, fresh, sqlTypes, stored } from './ingest-helpers.js';
+import { columnsOf, fresh, sqlTypes, stored, withAndWithoutNative } from './ingest-helpers.js';
 import { T0, attrs, exported, nanos, otlp, toProtobuf } from './otlp-helpers.js';
 
 const decode = async (body: Buffer, native: boolean, classicKey = false, datasetHeader?: string) =>
@@ -221,17 +220,7 @@ function exports(services: string[]) {
 }
 
 describe('servers with and without the native readers', () => {
-  let withNative: TestApp;
-  let without: TestApp;
-  beforeAll(async () => {
-    withNative = await makeApp({ settings: { ingestNative: true } });
-    without = await makeApp({ settings: { ingestNative: false } });
-    without.clock.ms = withNative.clock.ms;
-  });
-  afterAll(async () => {
-    await withNative.close();
-    await without.close();
-  });
+  const apps = withAndWithoutNative();
 
   it('store the same rows from OTLP trace exports', async () => {
     const services = [fresh('otel_a'), fresh('otel_b')];
@@ -239,7 +228,7 @@ describe('servers with and without the native readers', () => {
     expect(native(toProtobuf('traces', requests[0]))).toBeDefined();
     expect(native(toProtobuf('traces', requests[1]))).toBeUndefined();
     const results = [];
-    for (const t of [withNative, without]) {
+    for (const t of [apps.native, apps.javascript]) {
       const answers = [];
       for (const r of requests) answers.push(exported(await otlp(t, 'traces', r), 'traces'));
       const perService = [];

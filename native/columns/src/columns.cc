@@ -134,6 +134,21 @@ void ColumnSet::endRow(double timeUs, double samplerate) {
   prev_ = -1;
 }
 
+bool readerArgs(napi_env env, napi_callback_info info, size_t n, napi_value* argv, const uint8_t** body, size_t* length, const char* name) {
+  size_t argc = n;
+  if (napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr) != napi_ok || argc < n) return false;
+  napi_typedarray_type type;
+  size_t offset;
+  void* data;
+  napi_value ab;
+  if (napi_get_typedarray_info(env, argv[0], &type, length, &data, &ab, &offset) != napi_ok || type != napi_uint8_array) {
+    napi_throw_type_error(env, nullptr, (std::string(name) + ": body must be a Uint8Array").c_str());
+    return false;
+  }
+  *body = static_cast<const uint8_t*>(data);
+  return true;
+}
+
 napi_value typedArray(napi_env env, napi_typedarray_type type, const void* data, size_t count, size_t width) {
   void* bytes;
   napi_value buffer, array;

@@ -98,6 +98,12 @@ class ColumnSet {
   bool touch(int32_t c, uint8_t kind);
 };
 
+/**
+ * A reader's `n` arguments, the first a Uint8Array (the body): false when there are fewer, or
+ * when the body is no Uint8Array (a TypeError is then pending).
+ */
+bool readerArgs(napi_env env, napi_callback_info info, size_t n, napi_value* argv, const uint8_t** body, size_t* length, const char* name);
+
 /** A typed array holding a copy of `count` elements of `width` bytes. */
 napi_value typedArray(napi_env env, napi_typedarray_type type, const void* data, size_t count, size_t width);
 

@@ -513,20 +513,11 @@ class Reader {
  * → EventColumns, or undefined: take the JavaScript path.
  */
 napi_value ReadBatch(napi_env env, napi_callback_info info) {
-  size_t argc = 6;
-  napi_value argv[6];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr));
-  napi_value undefined;
+  napi_value argv[6], undefined;
+  const uint8_t* data;
+  size_t length;
   CHECK(napi_get_undefined(env, &undefined));
-  if (argc < 6) return undefined;
-  napi_typedarray_type type;
-  size_t length, offset;
-  void* data;
-  napi_value ab;
-  if (napi_get_typedarray_info(env, argv[0], &type, &length, &data, &ab, &offset) != napi_ok || type != napi_uint8_array) {
-    napi_throw_type_error(env, nullptr, "readBatch: body must be a Uint8Array");
-    return nullptr;
-  }
+  if (!columns::readerArgs(env, info, 6, argv, &data, &length, "readBatch")) return undefined;
   double receivedUs, maxEventBytes;
   int32_t expandDepth;
   uint32_t maxFields, maxStringBytes;
@@ -535,7 +526,7 @@ napi_value ReadBatch(napi_env env, napi_callback_info info) {
   CHECK(napi_get_value_uint32(env, argv[3], &maxFields));
   CHECK(napi_get_value_double(env, argv[4], &maxEventBytes));
   CHECK(napi_get_value_uint32(env, argv[5], &maxStringBytes));
-  Reader reader(static_cast<const uint8_t*>(data), length, receivedUs, expandDepth, {maxFields, maxEventBytes, maxStringBytes});
+  Reader reader(data, length, receivedUs, expandDepth, {maxFields, maxEventBytes, maxStringBytes});
   try {
     reader.read();
     return reader.result(env);

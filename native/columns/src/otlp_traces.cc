@@ -654,20 +654,11 @@ napi_value Reader::result(napi_env env) {
  * `dataset`: a classic key's dataset, for every span; undefined: each resource's service name.
  */
 napi_value ReadTraces(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
-  napi_value argv[5];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr));
-  napi_value undefined;
+  napi_value argv[5], undefined;
+  const uint8_t* data;
+  size_t length;
   CHECK(napi_get_undefined(env, &undefined));
-  if (argc < 5) return undefined;
-  napi_typedarray_type type;
-  size_t length, offset;
-  void* data;
-  napi_value ab;
-  if (napi_get_typedarray_info(env, argv[0], &type, &length, &data, &ab, &offset) != napi_ok || type != napi_uint8_array) {
-    napi_throw_type_error(env, nullptr, "readTraces: body must be a Uint8Array");
-    return nullptr;
-  }
+  if (!columns::readerArgs(env, info, 5, argv, &data, &length, "readTraces")) return undefined;
   napi_valuetype datasetType;
   CHECK(napi_typeof(env, argv[1], &datasetType));
   std::string fixed;
@@ -683,7 +674,7 @@ napi_value ReadTraces(napi_env env, napi_callback_info info) {
   CHECK(napi_get_value_uint32(env, argv[2], &maxFields));
   CHECK(napi_get_value_double(env, argv[3], &maxEventBytes));
   CHECK(napi_get_value_uint32(env, argv[4], &maxStringBytes));
-  Reader reader(static_cast<const uint8_t*>(data), length, {maxFields, maxEventBytes, maxStringBytes});
+  Reader reader(data, length, {maxFields, maxEventBytes, maxStringBytes});
   try {
     reader.read();
     reader.translate(datasetType == napi_string ? &fixed : nullptr);
