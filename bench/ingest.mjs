@@ -360,7 +360,9 @@ export async function ingestBench() {
   }
 }
 
-if (process.argv[2] === '--load') {
+// (Only when run itself: bench/otlp.mjs and bench/run.mjs import this file.)
+const isMain = process.argv[1] === fileURLToPath(import.meta.url);
+if (isMain && process.argv[2] === '--load') {
   // Load-generator mode (latency run): POST the bodies in a loop until killed.
   const [port, key, dir, connections] = process.argv.slice(3);
   const files = readdirSync(dir).filter((f) => f.endsWith('.json.gz')).sort();
@@ -368,7 +370,7 @@ if (process.argv[2] === '--load') {
     console.error(err);
     process.exit(1);
   });
-} else if (process.argv[2] === '--server-only') {
+} else if (isMain && process.argv[2] === '--server-only') {
   // The server run alone, one JSON line: for back-to-back pairs when trying a change (the
   // machine's speed drifts too much between separate full runs to compare them).
   const tmp = mkdtempSync(join(tmpdir(), 'waggle-bench-ingest-'));
@@ -391,6 +393,6 @@ if (process.argv[2] === '--load') {
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
-} else if (process.argv[1] === fileURLToPath(import.meta.url)) {
+} else if (isMain) {
   await ingestBench();
 }

@@ -7,6 +7,7 @@
 //    spans, read back with dist/), in the same run. Ratio: server CPU per span against CPU per
 //    /1/batch event. Targets: >= 100,000 spans/s with the load generator beside the server, and
 //    at most 1.3x the /1/batch CPU per event.
+//    `node bench/otlp.mjs --server-only` runs the OTLP server run alone and prints one JSON line.
 // 2. Decoding alone, in this process, per 1,000-span body (already gunzipped): protobufjs's
 //    generic decode (the library alternative) against Waggle's decoder, with and without the
 //    translation into columns, and JSON.parse + normalising of the same events as /1/batch.
@@ -246,10 +247,24 @@ export async function otlpBench() {
   }
 }
 
-if (process.argv[2] === '--decode-only') {
+const isMain = process.argv[1] === fileURLToPath(import.meta.url);
+if (isMain && process.argv[2] === '--server-only') {
+  // The OTLP server run alone, one JSON line: for back-to-back pairs when trying a change (e.g.
+  // WAGGLE_INGEST_NATIVE=off against on; the machine drifts too much between full runs).
+  const tmp = mkdtempSync(join(tmpdir(), 'waggle-bench-otlp-'));
+  try {
+    const bodies = Array.from({ length: BODIES }, (_, i) => gzipSync(traceRequest(i + 1)));
+    const r = await serverRun(tmp, bodies, otlpSender, 'otlp');
+    const perM = (x) => Number(((x / r.events) * 1e6).toFixed(2));
+    const pct = (p) => Math.round([...r.latencies].sort((a, b) => a - b)[Math.floor((p / 100) * r.latencies.length)]);
+    console.log(JSON.stringify({ spansPerSecond: Math.round(r.events / r.seconds), cpuSecondsPerM: perM(r.cpuSeconds), jsThreadPerM: perM(r.mainCpuSeconds), p50: pct(50), p99: pct(99) }));
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+} else if (isMain && process.argv[2] === '--decode-only') {
   const raw = Array.from({ length: BODIES }, (_, i) => traceRequest(i + 1));
   const batchJson = await Promise.all(raw.map(async (b) => Buffer.from(JSON.stringify(await asBatch(b)))));
   const d = await decodeBench(raw, batchJson);
   console.log(JSON.stringify(Object.fromEntries(Object.entries(d).map(([k, ms]) => [k, Number(perSpanUs(ms).toFixed(2))]))));
-} else if (process.argv[1] === fileURLToPath(import.meta.url)) await otlpBench();
+} else if (isMain) await otlpBench();
 
