@@ -153,6 +153,7 @@ describe('the native OTLP trace reader', () => {
       one({ attributes: attrs({ route: '/x', n: 3, ok: true, f: { double: 1.5 } }), events: [{ name: 'exception', timeUnixNano: nanos(T0 + 1), attributes: attrs({ 'exception.message': 'boom' }) }], links: [{ traceId: '5b8efff798038103d269b633813fc60d', spanId: '0000000000000009' }] }),
       one({ status: { code: 2, message: 'failed' }, kind: 3 }),
       one({}, attrs({ 'service.name': '  padded  ' })),
+      one({ name: '' }), // no name on the wire at all (an empty string is not encoded)
       toProtobuf('traces', { resourceSpans: [] }),
     ];
     for (const b of take) expect(native(b), b.toString('hex')).toBeDefined();

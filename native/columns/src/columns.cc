@@ -110,12 +110,14 @@ bool ColumnSet::setString(int32_t c, std::string_view s) {
   bool fresh = touch(c, kString);
   Column& col = columns_[c];
   if (col.spans.size() < 2 * col.kinds.size()) col.spans.resize(2 * col.kinds.size());
-  if (!(col.hasLast && col.lastLength == s.size() && std::memcmp(text_.data() + col.lastStart, s.data(), s.size()) == 0)) {
+  // (An empty view may have no data pointer at all, which memcmp must not be given.)
+  bool repeat = col.hasLast && col.lastLength == s.size() && (s.empty() || std::memcmp(text_.data() + col.lastStart, s.data(), s.size()) == 0);
+  if (!repeat) {
     if (text_.size() + s.size() > UINT32_MAX) throw Bail();
     col.hasLast = true;
     col.lastStart = static_cast<uint32_t>(text_.size());
     col.lastLength = static_cast<uint32_t>(s.size());
-    text_.append(s);
+    if (!s.empty()) text_.append(s);
     col.spansMade++;
   }
   col.spans[2 * row_] = col.lastStart;
