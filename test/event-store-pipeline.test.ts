@@ -1,6 +1,7 @@
 // The event store's pipelined appends: a staged transaction commits while the next is staged;
-// table changes wait for open append transactions; close() waits for commits in flight.
-import { mkdtempSync, rmSync } from 'node:fs';
+// table changes wait for open append transactions; close() waits for commits in flight; the
+// store checkpoints by itself, between stagings.
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -15,11 +16,11 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-async function open(): Promise<{ store: DuckDbEventStore; file: string }> {
+async function open(limits: { checkpointBytes?: number } = {}): Promise<{ store: DuckDbEventStore; file: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'waggle-pipeline-'));
   dirs.push(dir);
   const file = join(dir, 'events.duckdb');
-  const store = new DuckDbEventStore(file);
+  const store = new DuckDbEventStore(file, limits);
   await store.open();
   await store.ensureTable(DS);
   return { store, file };
@@ -97,6 +98,30 @@ describe('event store: pipelined appends', () => {
     const again = new DuckDbEventStore(file);
     await again.open();
     expect(await again.query(`SELECT count(*) AS n FROM ${quoteIdent(tableName(DS))}`)).toEqual([{ n: 20000n }]);
+    await again.close();
+  });
+
+  it('checkpoints by itself once the WAL passes its threshold, keeping the transactions staged meanwhile', async () => {
+    const threshold = 256 * 1024;
+    const { store, file } = await open({ checkpointBytes: threshold });
+    await store.changeColumns(DS, { add: [{ physical: 'c1', type: 'integer' }, { physical: 'c2', type: 'string' }], widen: [] });
+    const walBytes = () => statSync(`${file}.wal`, { throwIfNoEntry: false })?.size ?? 0;
+    const text = 'a string of some length, to fill the write-ahead log: '.repeat(2);
+    // Each group is about 250 KB of WAL: 40 of them would leave 10 MB of it without checkpoints
+    // (DuckDB's own threshold is far higher). Two groups are always in flight.
+    const groups = [];
+    for (let i = 0; i < 40; i++) groups.push(await store.stage([{ datasetId: DS, parts: events(i * 2000, 2000, { c2: text }) }], Date.now() * 1000));
+    await Promise.all(groups.map((g) => g.committed));
+    // A checkpoint asked for by the last commit runs before the next staging (both through the gate).
+    await store.append([{ datasetId: DS, parts: events(80_000, 10, { c2: 'x' }) }], Date.now() * 1000);
+    expect(walBytes()).toBeLessThan(2 * threshold);
+    expect(statSync(file).size).toBeGreaterThan(1024 * 1024);
+    const t = quoteIdent(tableName(DS));
+    expect(await store.query(`SELECT count(*) AS n, count(DISTINCT c1) AS d, count(c2) AS s FROM ${t}`)).toEqual([{ n: 80_010n, d: 80_010n, s: 80_010n }]);
+    await store.close();
+    const again = new DuckDbEventStore(file);
+    await again.open();
+    expect(await again.query(`SELECT count(*) AS n, max(c1) AS hi FROM ${t}`)).toEqual([{ n: 80_010n, hi: 80_009n }]);
     await again.close();
   });
 });

@@ -1,10 +1,11 @@
-// The embedded event store: one DuckDB file in the data directory. One connection runs DDL
-// and retention, two more take appends, another reads. Appends are pipelined: a transaction's
-// events are staged (data chunks filled on the JavaScript thread) on one append connection
-// while the other's transaction commits on a DuckDB thread. DDL waits until no append
+// The embedded event store: one DuckDB file in the data directory. One connection runs DDL,
+// retention and checkpoints, two more take appends, another reads. Appends are pipelined: a
+// transaction's events are staged (data chunks filled on the JavaScript thread) on one append
+// connection while the other's transaction commits on a DuckDB thread. DDL waits until no append
 // transaction is open. DuckDB commits write its WAL before returning, so a committed append
-// survives a crash of this process; the WAL is folded into the file at checkpoints.
-import { mkdirSync } from 'node:fs';
+// survives a crash of this process; the WAL is folded into the file at checkpoints, which the
+// store takes itself between stagings (checkpointIfDue).
+import { mkdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { endianness } from 'node:os';
 import { dirname } from 'node:path';
@@ -30,6 +31,21 @@ const FROM_SQL_TYPE: Record<string, ColumnType> = { VARCHAR: 'string', BIGINT: '
 export const quoteIdent = duckdbDialect.quoteIdent;
 const FIXED = new Set([TIME_COLUMN, SAMPLERATE_COLUMN, INGESTED_COLUMN]);
 
+/**
+ * WAL size at which the store checkpoints. DuckDB's default threshold, 16 MB, is about 60,000
+ * events: a checkpoint every few seconds under load, each recompressing the same part-filled
+ * row group. 64 MB cut ingest CPU per event by about a fifth (bench/ingest.mjs, 30 s runs) at
+ * the cost of up to 64 MB of WAL to replay after a crash (about 1.3 s here).
+ */
+const CHECKPOINT_BYTES = 64 * 1024 ** 2;
+/** DuckDB's own threshold: reached only if the store's checkpoints keep being refused. */
+const SAFETY_CHECKPOINT_THRESHOLD = '512MB';
+
+/** The size of a database file's WAL (0 when there is none). */
+function walBytes(file: string): number {
+  return statSync(`${file}.wal`, { throwIfNoEntry: false })?.size ?? 0;
+}
+
 export class DuckDbEventStore implements EventStore {
   readonly dialect = duckdbDialect;
   private instance?: DuckDBInstance;
@@ -49,6 +65,16 @@ export class DuckDbEventStore implements EventStore {
   private staging?: DuckDBConnection;
   /** The last commit asked for, settled; the next starts after it (DuckDB commits one at a time anyway). */
   private lastCommit: Promise<void> = Promise.resolve();
+  /**
+   * Settles once the last commit asked for has been sent to DuckDB (or will never be). Staging
+   * waits for it: staging fills data chunks on this thread without a break, and sending a
+   * commit takes a turn of this thread (after the transactions begun ahead have answered), so a
+   * group staged first held the previous group's commit back until it was done, and the two ran
+   * one after the other instead of side by side (measured: no overlap at all under load).
+   */
+  private lastCommitSent: Promise<void> = Promise.resolve();
+  /** The checkpoint asked for by checkpointIfDue, until it ends. */
+  private checkpointing?: Promise<void>;
   /** The last ingest time given to a transaction (read from the tables on the first append). */
   private lastIngestedUs?: number;
   /** Staging and DDL take turns through this chain; DDL also waits for every open append transaction. */
@@ -66,18 +92,19 @@ export class DuckDbEventStore implements EventStore {
 
   constructor(
     private readonly file: string,
-    /** DuckDB's memory limit (bytes; default: DuckDB's, 80 % of RAM) and the directory it spills to past it. */
-    private readonly limits: { memoryBytes?: number; tempDirectory?: string } = {},
+    /**
+     * DuckDB's memory limit (bytes; default: DuckDB's, 80 % of RAM) and the directory it spills
+     * to past it; the WAL size at which the store checkpoints (default CHECKPOINT_BYTES).
+     */
+    private readonly limits: { memoryBytes?: number; tempDirectory?: string; checkpointBytes?: number } = {},
   ) {}
 
   async open(): Promise<void> {
     if (this.file !== ':memory:') mkdirSync(dirname(this.file), { recursive: true });
-    // DuckDB folds the WAL into the file (checkpoints) once it passes this size, inside the
-    // commit that crosses it, so ingest stalls meanwhile. The default, 16 MB, is about 60,000
-    // events: a checkpoint every few seconds under load, each recompressing the same part-filled
-    // row group. 64 MB cut ingest CPU per event by about a fifth (bench/ingest.mjs, 30 s runs)
-    // at the cost of up to 64 MB of WAL to replay after a crash (about 1.3 s here).
-    const options: Record<string, string> = { checkpoint_threshold: '64MB' };
+    // Checkpoints (folding the WAL into the file) are this store's own (checkpointIfDue), at
+    // CHECKPOINT_BYTES of WAL; DuckDB's own, inside whichever commit crosses its threshold, is
+    // only a safety net at a higher one.
+    const options: Record<string, string> = { checkpoint_threshold: SAFETY_CHECKPOINT_THRESHOLD };
     if (this.limits.memoryBytes !== undefined) options.memory_limit = `${Math.max(1, Math.floor(this.limits.memoryBytes / 1024 ** 2))}MiB`;
     if (this.limits.tempDirectory !== undefined) options.temp_directory = this.limits.tempDirectory;
     this.instance = await DuckDBInstance.create(this.file, options);
@@ -245,6 +272,7 @@ export class DuckDbEventStore implements EventStore {
     if (batches.length === 0) return { committed: Promise.resolve() };
     const ingestedUs = await this.nextIngestedUs(requestedUs);
     const conn = await this.freeAppendConnection();
+    await this.lastCommitSent;
     this.staging = conn;
     try {
       await this.writeTransaction(conn, batches, ingestedUs);
@@ -253,17 +281,23 @@ export class DuckDbEventStore implements EventStore {
     }
     // The commit counts as a running operation: close() waits for it.
     this.active++;
+    let sent!: () => void;
+    this.lastCommitSent = new Promise<void>((resolve) => (sent = resolve));
     const committed = this.lastCommit
       .then(async () => {
         await this.beginIdle(conn);
         try {
-          await conn.run('COMMIT');
+          const commit = conn.run('COMMIT'); // sent to DuckDB in this call
+          sent();
+          await commit;
+          this.checkpointIfDue();
         } catch (err) {
           await conn.run('ROLLBACK').catch(() => undefined);
           throw err;
         }
       })
       .finally(() => {
+        sent();
         this.busy.delete(conn);
         if (--this.active === 0) this.whenIdle?.();
       });
@@ -334,6 +368,24 @@ export class DuckDbEventStore implements EventStore {
       this.begun.set(c, c.run('BEGIN TRANSACTION').then(() => undefined));
     }
     await Promise.all([...this.begun.values()].map((b) => b.catch(() => undefined)));
+  }
+
+  /**
+   * Checkpoints once the WAL has passed its threshold (CHECKPOINT_BYTES), between two stagings
+   * (through the gate). A DuckDB checkpoint holds every append until it ends; inside a commit (DuckDB's own
+   * way) it would block the staging that runs beside that commit, and with it this thread.
+   * Transactions open meanwhile (staged, or begun ahead) are kept and commit after it.
+   */
+  private checkpointIfDue(): void {
+    const threshold = this.limits.checkpointBytes ?? CHECKPOINT_BYTES;
+    if (this.checkpointing || this.closing || this.file === ':memory:' || walBytes(this.file) < threshold) return;
+    this.checkpointing = this.op(() => this.gated(() => this.writer!.run('CHECKPOINT')))
+      .then(
+        () => undefined,
+        // Refused (another write transaction, e.g. an SLO rollup, was open): the next commit tries again.
+        () => undefined,
+      )
+      .finally(() => (this.checkpointing = undefined));
   }
 
   async dropDataset(datasetId: string): Promise<void> {
