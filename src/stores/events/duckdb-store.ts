@@ -42,7 +42,7 @@ const CHECKPOINT_BYTES = 64 * 1024 ** 2;
 const SAFETY_CHECKPOINT_THRESHOLD = '512MB';
 
 /** The size of a database file's WAL (0 when there is none). */
-function walBytes(file: string): number {
+export function walBytes(file: string): number {
   return statSync(`${file}.wal`, { throwIfNoEntry: false })?.size ?? 0;
 }
 
@@ -73,8 +73,8 @@ export class DuckDbEventStore implements EventStore {
    * one after the other instead of side by side (measured: no overlap at all under load).
    */
   private lastCommitSent: Promise<void> = Promise.resolve();
-  /** The checkpoint asked for by checkpointIfDue, until it ends. */
-  private checkpointing?: Promise<void>;
+  /** A checkpoint asked for by checkpointIfDue has not ended yet. */
+  private checkpointing = false;
   /** The last ingest time given to a transaction (read from the tables on the first append). */
   private lastIngestedUs?: number;
   /** Staging and DDL take turns through this chain; DDL also waits for every open append transaction. */
@@ -372,20 +372,18 @@ export class DuckDbEventStore implements EventStore {
 
   /**
    * Checkpoints once the WAL has passed its threshold (CHECKPOINT_BYTES), between two stagings
-   * (through the gate). A DuckDB checkpoint holds every append until it ends; inside a commit (DuckDB's own
-   * way) it would block the staging that runs beside that commit, and with it this thread.
-   * Transactions open meanwhile (staged, or begun ahead) are kept and commit after it.
+   * (through the gate). A DuckDB checkpoint holds every append until it ends; inside a commit
+   * (DuckDB's own way) it would block the staging that runs beside that commit, and with it this
+   * thread. Transactions open meanwhile (staged, or begun ahead) are kept and commit after it.
    */
   private checkpointIfDue(): void {
     const threshold = this.limits.checkpointBytes ?? CHECKPOINT_BYTES;
     if (this.checkpointing || this.closing || this.file === ':memory:' || walBytes(this.file) < threshold) return;
-    this.checkpointing = this.op(() => this.gated(() => this.writer!.run('CHECKPOINT')))
-      .then(
-        () => undefined,
-        // Refused (another write transaction, e.g. an SLO rollup, was open): the next commit tries again.
-        () => undefined,
-      )
-      .finally(() => (this.checkpointing = undefined));
+    this.checkpointing = true;
+    void this.op(() => this.gated(() => this.writer!.run('CHECKPOINT')))
+      // Refused (another write transaction, e.g. an SLO rollup, was open): the next commit tries again.
+      .catch(() => undefined)
+      .finally(() => (this.checkpointing = false));
   }
 
   async dropDataset(datasetId: string): Promise<void> {
