@@ -42,7 +42,7 @@ function firstLoadKb() {
 
 async function startServer(dataDir) {
   const child = spawn(process.execPath, [join(ROOT, 'dist/main.js'), 'serve', '--port', '0', '--data-dir', dataDir], {
-    env: { ...process.env, WAGGLE_LOG_LEVEL: 'info', WAGGLE_INGEST_RATE_LIMIT: 'off', WAGGLE_RATE_LIMIT: 'off', WAGGLE_UI_QUERY_RESULT_RATE_LIMIT: 'off', WAGGLE_QUERY_RESULT_RATE_LIMIT: 'off' },
+    env: { ...process.env, WAGGLE_LOG_LEVEL: 'info', WAGGLE_OTLP_GRPC_PORT: '0', WAGGLE_INGEST_RATE_LIMIT: 'off', WAGGLE_RATE_LIMIT: 'off', WAGGLE_UI_QUERY_RESULT_RATE_LIMIT: 'off', WAGGLE_QUERY_RESULT_RATE_LIMIT: 'off' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';

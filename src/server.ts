@@ -32,7 +32,7 @@ export async function startServer(settings: Settings, out: NodeJS.WritableStream
     const init = await initialise(configStore);
     out.write(keysBanner(init));
   }
-  const eventStore = createEventStore(settings.eventStore, settings.dataDir, { memoryBytes: settings.eventStoreMemory });
+  const eventStore = createEventStore(settings.eventStore, settings.dataDir, { memoryBytes: settings.eventStoreMemory, checkpointBytes: settings.eventStoreCheckpoint });
   await eventStore.open();
   const app = await createApp({ configStore, eventStore, settings });
   // `waggle backup` asks this server for its copy over the control socket (src/ops/backup.ts).

@@ -130,6 +130,8 @@ export interface Settings {
   slowCommitMs: number;
   /** Memory the event store (DuckDB) may use, in bytes; past it, queries spill to its temp directory. */
   eventStoreMemory: number;
+  /** WAL size at which the embedded event store checkpoints (bytes); unset: the store's default (64 MB). */
+  eventStoreCheckpoint?: number;
   /** Ingest and configuration writes are refused (503) while the data directory's filesystem has less free space than this (bytes). */
   diskReserve: number;
   /** This node's name among several on one PostgreSQL store (logs, leases); '': host, pid and a random suffix. */
@@ -350,6 +352,11 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Settin
   s.slowQueryMs = int('WAGGLE_SLOW_QUERY_MS', 0, 3_600_000) ?? s.slowQueryMs;
   s.slowCommitMs = int('WAGGLE_SLOW_COMMIT_MS', 0, 3_600_000) ?? s.slowCommitMs;
   if (env.WAGGLE_EVENT_STORE_MEMORY) s.eventStoreMemory = parseBytes(env.WAGGLE_EVENT_STORE_MEMORY, 'WAGGLE_EVENT_STORE_MEMORY', 16 * 1024 ** 2);
+  if (env.WAGGLE_EVENT_STORE_CHECKPOINT) {
+    s.eventStoreCheckpoint = parseBytes(env.WAGGLE_EVENT_STORE_CHECKPOINT, 'WAGGLE_EVENT_STORE_CHECKPOINT', 64 * 1024);
+    // Past DuckDB's own threshold (512 MB, the safety net) checkpoints would run inside commits again.
+    if (s.eventStoreCheckpoint > 256 * 1024 ** 2) throw new Error('WAGGLE_EVENT_STORE_CHECKPOINT must be at most 256MB');
+  }
   if (env.WAGGLE_DISK_RESERVE) s.diskReserve = parseBytes(env.WAGGLE_DISK_RESERVE, 'WAGGLE_DISK_RESERVE', 0);
   if (env.WAGGLE_NODE_ID) {
     if (!/^[A-Za-z0-9._-]{1,100}$/.test(env.WAGGLE_NODE_ID)) throw new Error('WAGGLE_NODE_ID must be 1-100 letters, digits, dots, dashes or underscores');

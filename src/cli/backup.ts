@@ -35,7 +35,7 @@ export function registerBackupCommands(program: Command): void {
         how = 'with no server running';
         prepareDataDir(settings.dataDir);
         const config = openConfigStore(settings.configStore, settings.dataDir);
-        const events = createEventStore(settings.eventStore, settings.dataDir, { memoryBytes: settings.eventStoreMemory });
+        const events = createEventStore(settings.eventStore, settings.dataDir, { memoryBytes: settings.eventStoreMemory, checkpointBytes: settings.eventStoreCheckpoint });
         try {
           await config.migrate();
           try {

@@ -8,12 +8,13 @@ import type { EventStore } from './types.js';
 /**
  * The event store a setting names (not yet opened): `duckdb` (the default, a file in the data
  * directory) or `clickhouse://user:password@host:8123[,host:port…]/database[?cluster=name]`.
- * `limits.memoryBytes`: DuckDB's memory limit (WAGGLE_EVENT_STORE_MEMORY).
+ * `limits.memoryBytes`: DuckDB's memory limit (WAGGLE_EVENT_STORE_MEMORY); `limits.checkpointBytes`:
+ * the WAL size at which it checkpoints (WAGGLE_EVENT_STORE_CHECKPOINT).
  */
-export function createEventStore(setting: string, dataDir: string, limits: { memoryBytes?: number } = {}): EventStore {
+export function createEventStore(setting: string, dataDir: string, limits: { memoryBytes?: number; checkpointBytes?: number } = {}): EventStore {
   if (setting === 'duckdb' || setting === '') {
     // (DuckDB spills past its memory limit into a directory beside its file.)
-    return new DuckDbEventStore(join(dataDir, 'events.duckdb'), { memoryBytes: limits.memoryBytes, tempDirectory: join(dataDir, 'events.duckdb.tmp') });
+    return new DuckDbEventStore(join(dataDir, 'events.duckdb'), { ...limits, tempDirectory: join(dataDir, 'events.duckdb.tmp') });
   }
   if (setting.startsWith('clickhouse://')) return new ClickHouseEventStore(parseClickHouseUrl(setting));
   throw new Error(`WAGGLE_EVENT_STORE: unknown event store ${JSON.stringify(setting)} (expected duckdb or clickhouse://…)`);
