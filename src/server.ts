@@ -6,7 +6,7 @@ import { initialise } from './domain/tenancy.js';
 import { openConfigStore } from './stores/config/store.js';
 import type { ConfigStore } from './stores/config/types.js';
 import { backgroundBaseUrl, type Settings } from './settings.js';
-import { createEventStore } from './stores/events/open.js';
+import { eventStoreFor } from './stores/events/open.js';
 import { startGrpcServer, type GrpcServer } from './http/grpc.js';
 import { startMetricsServer } from './ops/metrics.js';
 import { prepareDataDir } from './ops/data-dir.js';
@@ -32,7 +32,7 @@ export async function startServer(settings: Settings, out: NodeJS.WritableStream
     const init = await initialise(configStore);
     out.write(keysBanner(init));
   }
-  const eventStore = createEventStore(settings.eventStore, settings.dataDir, { memoryBytes: settings.eventStoreMemory, checkpointBytes: settings.eventStoreCheckpoint });
+  const eventStore = eventStoreFor(settings);
   await eventStore.open();
   const app = await createApp({ configStore, eventStore, settings });
   // `waggle backup` asks this server for its copy over the control socket (src/ops/backup.ts).

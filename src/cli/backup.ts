@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { join } from 'node:path';
 import { loadSettings } from '../settings.js';
 import { openConfigStore } from '../stores/config/store.js';
-import { createEventStore } from '../stores/events/open.js';
+import { eventStoreFor } from '../stores/events/open.js';
 import { backupStores, requestBackup, restoreBackup, type BackupManifest } from '../ops/backup.js';
 import { prepareDataDir } from '../ops/data-dir.js';
 
@@ -35,7 +35,7 @@ export function registerBackupCommands(program: Command): void {
         how = 'with no server running';
         prepareDataDir(settings.dataDir);
         const config = openConfigStore(settings.configStore, settings.dataDir);
-        const events = createEventStore(settings.eventStore, settings.dataDir, { memoryBytes: settings.eventStoreMemory, checkpointBytes: settings.eventStoreCheckpoint });
+        const events = eventStoreFor(settings);
         try {
           await config.migrate();
           try {

@@ -3,6 +3,7 @@
 import { join } from 'node:path';
 import { ClickHouseEventStore, parseClickHouseUrl } from './clickhouse-store.js';
 import { DuckDbEventStore } from './duckdb-store.js';
+import type { Settings } from '../../settings.js';
 import type { EventStore } from './types.js';
 
 /**
@@ -18,4 +19,9 @@ export function createEventStore(setting: string, dataDir: string, limits: { mem
   }
   if (setting.startsWith('clickhouse://')) return new ClickHouseEventStore(parseClickHouseUrl(setting));
   throw new Error(`WAGGLE_EVENT_STORE: unknown event store ${JSON.stringify(setting)} (expected duckdb or clickhouse://…)`);
+}
+
+/** The event store the settings name, with their limits: what `waggle serve` and `waggle backup` open. */
+export function eventStoreFor(settings: Pick<Settings, 'eventStore' | 'dataDir' | 'eventStoreMemory' | 'eventStoreCheckpoint'>): EventStore {
+  return createEventStore(settings.eventStore, settings.dataDir, { memoryBytes: settings.eventStoreMemory, checkpointBytes: settings.eventStoreCheckpoint });
 }
