@@ -47,6 +47,12 @@ export interface Settings {
   otlpGrpcPort: number;
   /** Most columns a dataset may have; events that would add more are refused. */
   maxColumnsPerDataset: number;
+  /**
+   * Fields of a dataset stored in typed table columns of their own, at most; the rest are
+   * attributes (src/stores/events/placement.ts). Undefined: the event store's budget (DuckDB's
+   * from its memory limit).
+   */
+  hotColumns?: number;
   /** Events older than this many days are deleted in the background; 0 keeps them forever. */
   retentionDays: number;
   /** Per-key limit on creating query results (Honeycomb: 10 per minute). */
@@ -309,6 +315,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Settin
   }
   if (env.WAGGLE_OTLP_GRPC_PORT) s.otlpGrpcPort = parseInteger(env.WAGGLE_OTLP_GRPC_PORT, 'WAGGLE_OTLP_GRPC_PORT', 0, 65535);
   if (env.WAGGLE_MAX_COLUMNS) s.maxColumnsPerDataset = parseInteger(env.WAGGLE_MAX_COLUMNS, 'WAGGLE_MAX_COLUMNS', 1, 1_000_000);
+  if (env.WAGGLE_HOT_COLUMNS) s.hotColumns = parseInteger(env.WAGGLE_HOT_COLUMNS, 'WAGGLE_HOT_COLUMNS', 0, 1000);
   const int = (name: string, min: number, max: number) => (env[name] ? parseInteger(env[name]!, name, min, max) : undefined);
   s.notifyQueueSize = int('WAGGLE_NOTIFY_QUEUE_SIZE', 1, 1_000_000) ?? s.notifyQueueSize;
   s.notifyConcurrency = int('WAGGLE_NOTIFY_CONCURRENCY', 1, 1000) ?? s.notifyConcurrency;

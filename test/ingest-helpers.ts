@@ -8,6 +8,8 @@ import { slugify } from '../src/domain/ids.js';
 import type { Column, Dataset } from '../src/stores/config/types.js';
 import { tableName } from '../src/stores/events/types.js';
 import { quoteIdent } from '../src/stores/events/duckdb-store.js';
+import { duckdbDialect } from '../src/stores/events/duckdb-dialect.js';
+import { storedValueSql } from '../src/stores/events/placement.js';
 import { json, makeApp, type TestApp } from './helpers.js';
 import { initialTenancy } from './tenancy-fixtures.js';
 
@@ -113,7 +115,7 @@ export interface StoredRow {
   fields: Record<string, unknown>;
 }
 
-/** Every event of a dataset, in insertion order, read back with SQL. [] when there is no dataset. */
+/** Every event of a dataset, in insertion order, read back with SQL (fields as their stored types). [] when there is no dataset. */
 export async function stored(t: TestApp, name: string, envId?: string): Promise<StoredRow[]> {
   const ds = await datasetOf(t, name, envId);
   if (!ds || !(await tableExists(t, ds.id))) return [];
@@ -121,7 +123,8 @@ export async function stored(t: TestApp, name: string, envId?: string): Promise<
   const select = [
     'epoch_us(__time) AS "__t"',
     '__samplerate AS "__sr"',
-    ...cols.map((c, i) => `${quoteIdent(c.physical)} AS "f${i}"`),
+    // (Each field where it is stored: its column or its attribute, as its stored type.)
+    ...cols.map((c, i) => `${storedValueSql(duckdbDialect, c.physical, c.storedType)} AS "f${i}"`),
   ].join(', ');
   const rows = await t.events.query(`SELECT ${select} FROM ${quoteIdent(tableName(ds.id))} ORDER BY rowid`);
   return rows.map((r) => {

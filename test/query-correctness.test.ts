@@ -65,6 +65,8 @@ interface Engine {
   name: string;
   /** WAGGLE_EVENT_STORE for a fresh store (undefined: DuckDB). */
   setting(): string | undefined;
+  /** WAGGLE_HOT_COLUMNS: 0 stores every field as an attribute, a few a mix of both (src/stores/events/placement.ts). */
+  hotColumns?: number;
 }
 
 function correctness(engine: Engine) {
@@ -77,7 +79,7 @@ function correctness(engine: Engine) {
   let windowEndS: number;
 
   beforeAll(async () => {
-    t = await makeApp({ settings: { queryResultRateLimit: null }, eventStore: engine.setting() });
+    t = await makeApp({ settings: { queryResultRateLimit: null, hotColumns: engine.hotColumns }, eventStore: engine.setting() });
     nowS = Math.floor(t.clock.ms / 1000);
     windowEndS = Math.floor(nowS / 60) * 60;
     const start = (windowEndS - 110 * 60) * 1000;
@@ -509,16 +511,24 @@ function correctness(engine: Engine) {
 }
 
 describe('query results match the reference: DuckDB', { timeout: 120_000 }, () => correctness({ name: 'DuckDB', setting: () => undefined }));
+describe('query results match the reference: DuckDB, every field an attribute', { timeout: 120_000 }, () =>
+  correctness({ name: 'DuckDB, attributes', setting: () => undefined, hotColumns: 0 }),
+);
+describe('query results match the reference: DuckDB, three columns and the rest attributes', { timeout: 120_000 }, () =>
+  correctness({ name: 'DuckDB, mixed', setting: () => undefined, hotColumns: 4 }),
+);
 
-for (const shards of [1, 2] as const) {
+for (const [shards, hotColumns] of [[1, undefined], [2, undefined], [1, 0], [2, 4]] as const) {
   let cluster: ClickHouseCluster | undefined;
-  const name = shards === 1 ? 'ClickHouse single node' : 'ClickHouse 2 shards';
+  const name =
+    (shards === 1 ? 'ClickHouse single node' : 'ClickHouse 2 shards') +
+    (hotColumns === 0 ? ', every field an attribute' : hotColumns !== undefined ? ', three columns and the rest attributes' : '');
   describe.skipIf(!clickhouseBinary)(`query results match the reference: ${name}`, { timeout: 120_000 }, () => {
     beforeAll(async () => {
       cluster = await startClickHouse(shards);
     }, 60_000);
     afterAll(() => cluster?.stop());
-    correctness({ name, setting: () => cluster!.setting() });
+    correctness({ name, setting: () => cluster!.setting(), hotColumns });
   });
 }
 if (!clickhouseBinary) warnClickHouseSkipped('the query-correctness suite on ClickHouse');

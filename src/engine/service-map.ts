@@ -23,6 +23,8 @@
 // filters and the limit are bound parameters.
 import type { ConfigStore, Column, Dataset, Environment } from '../stores/config/types.js';
 import { tableName, type EventStore } from '../stores/events/types.js';
+import { isStored, type TableShape } from '../stores/events/placement.js';
+import { readField } from '../query/fields.js';
 import { SAMPLERATE_COLUMN, TIME_COLUMN, type SqlDialect } from '../stores/events/engine.js';
 import { DEFINITION_DEFAULTS } from '../domain/datasets.js';
 
@@ -45,14 +47,14 @@ export interface Dependency {
   calls: number;
 }
 
-/** One dataset's physical columns for the span fields (plus the annotation type when present). */
+/** One dataset's registered span fields (plus the annotation type when present). */
 export interface SpanSource {
   dataset: Dataset;
-  traceId: string;
-  spanId: string;
-  parentId: string;
-  service: string;
-  annotationType?: string;
+  traceId: Column;
+  spanId: Column;
+  parentId: Column;
+  service: Column;
+  annotationType?: Column;
 }
 
 /** The definition's field name, or the default when the dataset maps none. */
@@ -60,12 +62,12 @@ function fieldName(ds: Dataset, key: string): string {
   return ds.definitions[key] || DEFINITION_DEFAULTS[key];
 }
 
-/** The span columns of a dataset, or undefined when it lacks any of them (or has no events table). */
-export function spanSource(dataset: Dataset, columns: Column[], physical: Set<string>): SpanSource | undefined {
+/** The span fields of a dataset, or undefined when it lacks any of them (or has no events table). */
+export function spanSource(dataset: Dataset, columns: Column[], shape: TableShape): SpanSource | undefined {
   const byName = new Map(columns.map((c) => [c.keyName, c]));
   const col = (key: string) => {
     const c = byName.get(fieldName(dataset, key));
-    return c && physical.has(c.physical) ? c.physical : undefined;
+    return c && isStored(shape, c.physical) ? c : undefined;
   };
   const [traceId, spanId, parentId, service] = SPAN_DEFINITIONS.map(col);
   if (!traceId || !spanId || !parentId || !service) return undefined;
@@ -77,9 +79,9 @@ export async function spanSources(store: ConfigStore, events: EventStore, env: E
   const datasets = (await store.listDatasets(env.id)).slice().sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
   const found = await Promise.all(
     datasets.map(async (ds) => {
-      const physical = new Set((await events.columns(ds.id)).map((c) => c.physical));
-      if (physical.size === 0) return undefined; // no events table yet
-      return spanSource(ds, await store.listColumns(ds.id), physical);
+      const shape = await events.shape(ds.id);
+      if (!shape) return undefined; // no events table yet
+      return spanSource(ds, await store.listColumns(ds.id), shape);
     }),
   );
   return found.filter((s): s is SpanSource => s !== undefined);
@@ -99,7 +101,7 @@ export function dependencySql(d: SqlDialect, sources: SpanSource[], opts: Depend
     params.push(v);
     return `$${params.length}`;
   };
-  const text = (physical: string) => d.cast(quoteIdent(physical), 'string');
+  const text = (c: Column) => readField(d, c, 'string');
   const time = quoteIdent(TIME_COLUMN);
   const selects = sources.map((s) => {
     const where = [`${time} >= ${timestampSql(d, opts.start)}`, `${time} < ${timestampSql(d, opts.end)}`];

@@ -45,6 +45,7 @@ import { DEFINITION_DEFAULTS } from '../domain/datasets.js';
 import { shortId } from '../domain/ids.js';
 import { isDeliverable, refreshNotificationRecipients, SIGNAL_KIND, type NotificationRecipient } from '../domain/recipients.js';
 import { FieldScope, columnSources } from '../query/fields.js';
+import { isStored } from '../stores/events/placement.js';
 import { calculatedFieldsOf } from '../query/sources.js';
 import type { FieldInfo } from '../query/expr/index.js';
 import type { Notification, Notifier } from '../notify/types.js';
@@ -246,9 +247,9 @@ const definitionName = (ds: Dataset, key: string) => ds.definitions[key] || DEFI
 
 /** Whether the dataset can feed the signal, and a way to resolve its fields (per statement, as literals of calculated fields bind). */
 async function resolveFields(store: ConfigStore, events: EventStore, env: Environment, dataset: Dataset, kind: SignalKind): Promise<Resolution> {
-  const physical = new Set((await events.columns(dataset.id)).map((c) => c.physical));
-  if (physical.size === 0) return { status: 'onboarding', reason: 'the dataset has no events yet' };
-  const columns = (await store.listColumns(dataset.id)).filter((c) => physical.has(c.physical));
+  const shape = await events.shape(dataset.id);
+  if (!shape || (shape.columns.length === 0 && !shape.attributes)) return { status: 'onboarding', reason: 'the dataset has no events yet' };
+  const columns = (await store.listColumns(dataset.id)).filter((c) => isStored(shape, c.physical));
   const calculated = await calculatedFieldsOf(store, env, dataset);
   const scopeOf = (bind: (v: string | number | boolean) => string) =>
     new FieldScope({

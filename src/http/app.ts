@@ -7,7 +7,7 @@ import swagger from '@fastify/swagger';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ConfigStore } from '../stores/config/types.js';
-import type { EventStore } from '../stores/events/types.js';
+import { EventStoreUnavailable, type EventStore } from '../stores/events/types.js';
 import { IngestWriter } from '../ingest/writer.js';
 import { DEFAULTS, leaderLeaseMsOf, nodeIdOf, type Settings } from '../settings.js';
 import { authHook, authenticate, type AuthDeps } from './auth.js';
@@ -279,6 +279,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
   const events = withSlowQueryLog(deps.eventStore, settings.slowQueryMs, app.log);
   const writer = new IngestWriter(deps.configStore, events, {
     maxColumnsPerDataset: settings.maxColumnsPerDataset,
+    hotColumns: settings.hotColumns,
     now,
     log: app.log,
     shared: leadership.shared ? leadership : undefined,
@@ -403,6 +404,8 @@ function toApiError(err: FastifyError | ApiError, request: FastifyRequest, setti
   if (err instanceof ApiError) return err;
   // A feature the configured event engine does not offer yet (SLOs, BubbleUp on ClickHouse).
   if (err instanceof UnsupportedByEngine) return new ApiError(501, err.message);
+  // A write the event store could not do now (nothing of it stored): the client tries again.
+  if (err instanceof EventStoreUnavailable) return new ApiError(503, err.message, { retryAfter: err.retryAfterSeconds });
   const fe = err as FastifyError;
   if (fe.validation && fe.validationContext === 'body' && request.body === undefined) return unparseable();
   if (fe.validation) {

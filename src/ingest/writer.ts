@@ -42,6 +42,8 @@ import { UniqueViolation, type Column, type ColumnType, type ConfigStore, type D
 import type { AppendBatch, EventStore, PhysicalColumn, Scalar } from '../stores/events/types.js';
 import { Value, bit, columnsOf, kindOf, rowsOf, type EventColumns } from '../stores/events/columns.js';
 import type { NormalisedEvent } from './normalise.js';
+import { isColumn, parsePlacement, placementNumbers } from '../stores/events/placement.js';
+import { placeFields, placementState, type PlacementState } from './field-placement.js';
 
 export const DATASET_TOO_MANY_COLUMNS = 'Dataset has too many columns.';
 
@@ -90,7 +92,10 @@ export function widen(a: ColumnType, b: ColumnType): ColumnType {
 
 interface Registry {
   byName: Map<string, Column>;
-  nextPhysical: number;
+  /** How many fields have columns, how full each attribute bucket is, the next free field number (field-placement.ts). */
+  placement: PlacementState;
+  /** The table has its attribute buckets. */
+  attributes: boolean;
   /** performance.now() when loaded. */
   loadedAt: number;
 }
@@ -115,6 +120,8 @@ interface Plan {
   add: Map<string, ColumnType>;
   /** Existing columns to widen, by field name, to the type that holds all of the group's values. */
   widen: Map<string, ColumnType>;
+  /** How many of the waiting events have each new field (the densest get the free columns). */
+  seen: Map<string, number>;
   /** Events that wait for the changes: which request of the group, which event of the request. */
   waiting: { request: number; index: number; event: NormalisedEvent }[];
 }
@@ -148,6 +155,8 @@ export interface WriterLog {
 
 export interface WriterOptions {
   maxColumnsPerDataset: number;
+  /** Field columns a dataset's table may have (the rest of its fields are attributes); default: the event store's budget. */
+  hotColumns?: number;
   now: () => Date;
   log?: WriterLog;
   /** Told of every group commit that succeeded (metrics, slow-commit log): its events and seconds from staging to durable. */
@@ -168,6 +177,8 @@ export class IngestWriter {
   private readonly committing = new Set<Promise<void>>();
   private readonly lock = new Lock();
   private readonly registries = new Map<string, Registry>();
+  /** Attribute fields' densities as first seen (`<dataset id>:<placement>`), for balancing the buckets. */
+  private readonly densities = new Map<string, number>();
   /** Datasets and field names written since the last bookkeeping flush (last_written). */
   private touched = new Map<string, { dataset: Dataset; names: Set<string> }>();
   /** Ids of datasets deleted while this writer runs: writes still queued for them are refused. */
@@ -287,7 +298,7 @@ export class IngestWriter {
             if (fitsKnownColumns(reg, e)) ready[ei] = e;
             else {
               let plan = plans.get(dataset.id);
-              if (!plan) plans.set(dataset.id, (plan = { dataset, reg, add: new Map(), widen: new Map(), waiting: [] }));
+              if (!plan) plans.set(dataset.id, (plan = { dataset, reg, add: new Map(), widen: new Map(), seen: new Map(), waiting: [] }));
               const refused = this.plan(plan, e);
               if (refused) results[ei] = refused;
               else plan.waiting.push({ request: ri, index: ei, event: e });
@@ -371,9 +382,15 @@ export class IngestWriter {
       } else {
         const planned = add.get(k);
         add.set(k, planned === undefined ? type : widen(planned, type));
+        plan.seen.set(k, (plan.seen.get(k) ?? 0) + 1);
       }
     }
     return undefined;
+  }
+
+  /** Field columns a table may have (WriterOptions.hotColumns). */
+  private get hotColumns(): number {
+    return this.opts.hotColumns ?? this.events.hotColumns;
   }
 
   /** Several nodes: runs a change of a dataset's columns holding its lease (alone: just runs it). */
@@ -389,12 +406,14 @@ export class IngestWriter {
     const fresh = await this.reconcile(plan.dataset, true);
     // In place: the group's placements resolve field names against this same object.
     plan.reg.byName = fresh.byName;
-    plan.reg.nextPhysical = fresh.nextPhysical;
+    plan.reg.placement = fresh.placement;
+    plan.reg.attributes = fresh.attributes;
     plan.reg.loadedAt = fresh.loadedAt;
     const waiting = plan.waiting;
     plan.waiting = [];
     plan.add.clear();
     plan.widen.clear();
+    plan.seen.clear();
     for (const w of waiting) {
       if (fitsKnownColumns(plan.reg, w.event)) {
         (placed[w.request] as (NormalisedEvent | undefined)[])[w.index] = w.event;
@@ -413,14 +432,33 @@ export class IngestWriter {
    */
   private async applyPlan(plan: Plan): Promise<void> {
     const { dataset, reg } = plan;
-    const added = [...plan.add].map(([keyName, type]) => ({ keyName, physical: `c${reg.nextPhysical++}`, type }));
+    const events = Math.max(1, plan.waiting.length);
+    const densities = new Map([...plan.add.keys()].map((k) => [k, Math.min(1, (plan.seen.get(k) ?? 0) / events)]));
+    const placed = placeFields(reg.placement, this.hotColumns, densities);
+    const added = [...plan.add].map(([keyName, type]) => ({ keyName, physical: placed.get(keyName)!, type }));
     const widened = [...plan.widen].map(([keyName, type]) => ({ col: reg.byName.get(keyName)!, type }));
-    await this.events.changeColumns(dataset.id, {
-      add: added.map(({ physical, type }) => ({ physical, type })),
-      widen: widened.map(({ col, type }) => ({ physical: col.physical, type })),
-    });
+    for (const { keyName, physical } of added) if (!isColumn(physical)) this.densities.set(`${dataset.id}:${physical}`, densities.get(keyName)!);
+    await this.changeStoredColumns(dataset.id, reg, added, widened);
     for (const { keyName, physical, type } of added) await this.recordColumn(dataset, reg, keyName, { physical, type });
     for (const { col, type } of widened) await this.recordWidening(reg, col, type);
+  }
+
+  /**
+   * Makes the table's side of new and widened fields in one event-store transaction: columns for
+   * the fields placed in one (attributes need none, only the buckets), widened columns (an
+   * attribute's text needs no change).
+   */
+  private async changeStoredColumns(datasetId: string, reg: Registry, added: { physical: string; type: ColumnType }[], widened: { col: Column; type: ColumnType }[]): Promise<void> {
+    const attributes = !reg.attributes && added.some((a) => !isColumn(a.physical));
+    await this.events.changeColumns(datasetId, {
+      add: added.filter((a) => isColumn(a.physical)).map(({ physical, type }) => ({ physical: parsePlacement(physical).column!, type })),
+      widen: widened.flatMap(({ col, type }) => {
+        const column = parsePlacement(col.physical).column;
+        return column ? [{ physical: column, type }] : [];
+      }),
+      attributes,
+    });
+    if (attributes) reg.attributes = true;
   }
 
   /** Creates a column before any event has it (Columns API): the event store first, then the config store. */
@@ -431,8 +469,8 @@ export class IngestWriter {
     type: ColumnType,
     extra: { description?: string; hidden?: boolean; apiType?: ColumnType },
   ): Promise<Column> {
-    const physical = `c${reg.nextPhysical++}`;
-    await this.events.addColumn(dataset.id, { physical, type });
+    const physical = placeFields(reg.placement, this.hotColumns, new Map([[keyName, 0]])).get(keyName)!;
+    await this.changeStoredColumns(dataset.id, reg, [{ physical, type }], []);
     try {
       return await this.recordColumn(dataset, reg, keyName, { physical, type }, extra);
     } catch (err) {
@@ -490,31 +528,47 @@ export class IngestWriter {
    */
   private async reconcile(dataset: Dataset, ensureTable: boolean): Promise<Registry> {
     const registered = await this.config.listColumns(dataset.id);
-    let layout = await this.events.columns(dataset.id);
-    // No field columns: perhaps no table either.
-    if (layout.length === 0 && (ensureTable || registered.length > 0)) {
+    let shape = await this.events.shape(dataset.id);
+    if (!shape && (ensureTable || registered.length > 0)) {
       await this.events.ensureTable(dataset.id);
-      layout = await this.events.columns(dataset.id);
+      shape = await this.events.shape(dataset.id);
     }
-    const stored = new Map(layout.map((c) => [c.physical, c.type]));
-    const reg: Registry = { byName: new Map(), nextPhysical: 1, loadedAt: performance.now() };
-    for (const p of [...stored.keys(), ...registered.map((c) => c.physical)]) {
-      const n = Number(/^c(\d+)$/.exec(p)?.[1] ?? 0);
-      if (n >= reg.nextPhysical) reg.nextPhysical = n + 1;
-    }
+    const stored = new Map((shape?.columns ?? []).map((c) => [c.physical, c.type]));
+    let next = 1;
+    for (const n of [...[...stored.keys()].flatMap(placementNumbers), ...registered.flatMap((c) => placementNumbers(c.physical))]) next = Math.max(next, n + 1);
+    const reg: Registry = {
+      byName: new Map(),
+      placement: placementState(
+        registered.map((c) => c.physical),
+        next,
+        (physical) => this.densities.get(`${dataset.id}:${physical}`),
+      ),
+      attributes: shape?.attributes ?? false,
+      loadedAt: performance.now(),
+    };
     const repairs: string[] = [];
     const missing: PhysicalColumn[] = [];
     const widenTable: PhysicalColumn[] = [];
+    let attributes = false;
     for (let col of registered) {
-      const actual = stored.get(col.physical);
-      stored.delete(col.physical);
+      const { column, attribute } = parsePlacement(col.physical);
+      if (attribute && !reg.attributes && !attributes) {
+        attributes = true;
+        repairs.push(`the attribute buckets were missing from the event store (${JSON.stringify(col.keyName)} is an attribute): added, empty`);
+      }
+      if (!column) {
+        reg.byName.set(col.keyName, col);
+        continue;
+      }
+      const actual = stored.get(column);
+      stored.delete(column);
       if (actual === undefined) {
-        missing.push({ physical: col.physical, type: col.storedType });
+        missing.push({ physical: column, type: col.storedType });
         repairs.push(`column ${JSON.stringify(col.keyName)} (${col.physical}) was missing from the event store: added back, empty, as ${col.storedType}`);
       } else if (actual !== col.storedType && this.opts.shared && widen(actual, col.storedType) === col.storedType) {
         // Several nodes: another node widened it (in its own event store, or before this one
         // looked): the table follows the wider type.
-        widenTable.push({ physical: col.physical, type: col.storedType });
+        widenTable.push({ physical: column, type: col.storedType });
         repairs.push(`column ${JSON.stringify(col.keyName)} (${col.physical}) is registered as ${col.storedType}: the table widened to it`);
       } else if (actual !== col.storedType) {
         const patch = col.type === col.storedType ? { storedType: actual, type: actual } : { storedType: actual };
@@ -523,7 +577,8 @@ export class IngestWriter {
       }
       reg.byName.set(col.keyName, col);
     }
-    await this.events.changeColumns(dataset.id, { add: missing, widen: widenTable });
+    await this.events.changeColumns(dataset.id, { add: missing, widen: widenTable, attributes });
+    if (attributes) reg.attributes = true;
     // (several nodes: a column nobody registered may be another node's, between its two writes)
     for (const physical of this.opts.shared ? [] : stored.keys()) {
       await this.events.dropColumn(dataset.id, physical);
@@ -586,16 +641,20 @@ export class IngestWriter {
    * Resolves false, dropping nothing, when the column is already gone: the caller looked it up
    * before the lock, and its physical name may since have gone to a newer column.
    */
-  deleteColumn(dataset: Dataset, column: Column): Promise<boolean> {
+  deleteColumn(dataset: Dataset, doomed: Column): Promise<boolean> {
     return this.lock.run(async () => {
-      const current = (await this.config.listColumns(dataset.id)).find((c) => c.id === column.id);
+      const current = (await this.config.listColumns(dataset.id)).find((c) => c.id === doomed.id);
       if (!current) return false;
       this.registries.delete(dataset.id);
+      const { column, attribute } = parsePlacement(current.physical);
+      // An attribute's values go first: its number may be given to a new field once the column
+      // is no longer registered, and must then name no value of this one.
+      if (attribute) await this.events.purgeAttribute(dataset.id, attribute);
       // The config store first (see the head of this file): a failure after it leaves a table
       // column that nothing names, which reconciling drops.
       await this.config.deleteColumn(dataset.id, current.id);
       try {
-        await this.events.dropColumn(dataset.id, current.physical);
+        if (column) await this.events.dropColumn(dataset.id, column);
       } catch (err) {
         if (!(await this.repair(dataset, err))) throw err;
       }

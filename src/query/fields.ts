@@ -7,6 +7,7 @@
 // inline ones).
 import { compileExpression, CycleError, ExpressionError, parseExpression, type CompileContext, type FieldInfo } from './expr/index.js';
 import type { SqlDialect } from '../stores/events/engine.js';
+import { storedValueSql } from '../stores/events/placement.js';
 import type { Column } from '../stores/config/types.js';
 
 export interface ColumnSource {
@@ -29,7 +30,12 @@ export interface CalculatedSource {
  * the table first).
  */
 export function columnSources(d: SqlDialect, columns: Column[]): ColumnSource[] {
-  return columns.map((c) => ({ keyName: c.keyName, sql: d.readColumn(d.quoteIdent(c.physical), c.storedType, c.type), type: c.type }));
+  return columns.map((c) => ({ keyName: c.keyName, sql: readField(d, c, c.type), type: c.type }));
+}
+
+/** SQL reading a registered field as `asType` (its column or its attribute: stores/events/placement.ts). */
+export function readField(d: SqlDialect, c: Pick<Column, 'physical' | 'storedType'>, asType: Column['type']): string {
+  return d.readColumn(storedValueSql(d, c.physical, c.storedType), c.storedType, asType);
 }
 
 export class FieldScope {

@@ -40,7 +40,7 @@ const UNWEIGHTED = new Set<QueryOp>(['MIN', 'MAX', 'COUNT_DISTINCT', 'RATE_AVG',
 
 /** Keeps the datasets whose events table exists (a dataset without events has none). */
 export async function withTables(events: EventStore, sources: Source[]): Promise<Source[]> {
-  const present = await Promise.all(sources.map(async (s) => (await events.columns(s.dataset.id)).length > 0));
+  const present = await Promise.all(sources.map(async (s) => (await events.shape(s.dataset.id)) !== undefined));
   return sources.filter((_, i) => present[i]);
 }
 

@@ -86,6 +86,7 @@ export const CHECK_ONLY_DIALECT: SqlDialect = {
   cast: (e, t) => `CAST(${e} AS ${t})`,
   tryCast: (e, t) => `CAST(${e} AS ${t})`,
   readColumn: (c, _stored, t) => `CAST(${c} AS ${t})`,
+  attribute: (bucket, key, t) => `CAST(attribute(${bucket}, ${key}) AS ${t})`,
   nullOf: (t) => `CAST(NULL AS ${t})`,
   timestamp: (us) => String(Math.trunc(us)),
   epochUs: (e) => e,

@@ -3,7 +3,7 @@
 // (UInt8 1/0), every field column Nullable.
 import type { ColumnType } from '../config/types.js';
 import { clickhouseIdent } from './clickhouse-sql.js';
-import type { ExprFunctions, SqlDialect } from './engine.js';
+import { attributeBucket, type ExprFunctions, type SqlDialect } from './engine.js';
 
 const SQL_TYPE: Record<ColumnType, string> = { string: 'String', integer: 'Int64', float: 'Float64', boolean: 'UInt8' };
 const nullable = (t: ColumnType) => `Nullable(${SQL_TYPE[t]})`;
@@ -196,6 +196,12 @@ export const clickhouseDialect: SqlDialect = {
   // directly (an integer converts exactly as its text would, up to 2^53).
   readColumn: (column, stored, t) =>
     stored === t ? column : stored === 'integer' && t === 'float' ? `CAST(${column} AS Nullable(Float64))` : clickhouseDialect.tryCast(column, t),
+  attribute: (bucket, key, t) => {
+    const [keys, values] = [`${attributeBucket(bucket)}_k`, `${attributeBucket(bucket)}_v`];
+    const k = Math.trunc(key);
+    const text = `if(has(${keys}, ${k}), CAST(${values}[indexOf(${keys}, ${k})] AS Nullable(String)), CAST(NULL AS Nullable(String)))`;
+    return t === 'string' ? text : clickhouseDialect.tryCast(text, t);
+  },
   nullOf: (t) => `CAST(NULL AS ${nullable(t)})`,
   timestamp: (us) => `toInt64(${Math.trunc(us)})`,
   epochUs: (expr) => expr,

@@ -1,6 +1,6 @@
 // DuckDB's SQL for the planner, the calculated-field compiler and the engine's own statements.
 import type { ColumnType } from '../config/types.js';
-import type { ExprFunctions, SqlDialect } from './engine.js';
+import { attributeBucket, type ExprFunctions, type SqlDialect } from './engine.js';
 
 const SQL_TYPE: Record<ColumnType, string> = { string: 'VARCHAR', integer: 'BIGINT', float: 'DOUBLE', boolean: 'BOOLEAN' };
 
@@ -48,6 +48,11 @@ export const duckdbDialect: SqlDialect = {
   // Always the safe cast: DuckDB drops a cast to the type a column has when it binds the query,
   // so this costs nothing, and it never depends on the registry's copy of the type.
   readColumn: (column, _stored, t) => `TRY_CAST(${column} AS ${SQL_TYPE[t]})`,
+  // (A MAP's subscript gives its value, or NULL where the key is absent.)
+  attribute: (bucket, key, t) => {
+    const text = `"${attributeBucket(bucket)}"[${Math.trunc(key)}]`;
+    return t === 'string' ? text : `TRY_CAST(${text} AS ${SQL_TYPE[t]})`;
+  },
   nullOf: (t) => `CAST(NULL AS ${SQL_TYPE[t]})`,
   timestamp: (us) => `make_timestamp(${Math.trunc(us)}::BIGINT)`,
   epochUs: (expr) => `epoch_us(${expr})`,

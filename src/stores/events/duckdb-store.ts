@@ -6,30 +6,49 @@
 // survives a crash of this process; the WAL is folded into the file at checkpoints, which the
 // store takes itself between stagings (checkpointIfDue).
 import { mkdirSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { endianness } from 'node:os';
 import { dirname } from 'node:path';
-import { DuckDBDataChunk, DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
-import type Bindings from '@duckdb/node-bindings';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { ColumnType } from '../config/types.js';
-import { textAt, Value, type EventColumns, type FieldColumn } from './columns.js';
+import { appendChunks, shapeOf, type Layout } from './duckdb-chunks.js';
 import { duckdbDialect } from './duckdb-dialect.js';
-import { INGESTED_COLUMN, SAMPLERATE_COLUMN, TIME_COLUMN } from './engine.js';
+import { attributeBucket, INGESTED_COLUMN, isOwnColumn, SAMPLERATE_COLUMN, TIME_COLUMN } from './engine.js';
+import { ATTRIBUTE_BUCKETS, type Attribute, type TableShape } from './placement.js';
 import { QueryTimeout, tableName, type AppendBatch, type ColumnChanges, type EventStore, type PhysicalColumn, type StoreMemory } from './types.js';
-
-// The raw C API bindings, for writing data chunks straight into DuckDB's vector memory. Loaded
-// from where @duckdb/node-api finds them, so that both use the same native module (its handles
-// are only valid there).
-const bindings: typeof Bindings = createRequire(createRequire(import.meta.url).resolve('@duckdb/node-api'))('@duckdb/node-bindings');
 
 /** A string literal for SQL (a file path). */
 const quoteLiteral = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 const SQL_TYPE: Record<ColumnType, string> = { string: 'VARCHAR', integer: 'BIGINT', float: 'DOUBLE', boolean: 'BOOLEAN' };
 const FROM_SQL_TYPE: Record<string, ColumnType> = { VARCHAR: 'string', BIGINT: 'integer', DOUBLE: 'float', BOOLEAN: 'boolean' };
+/** An attribute bucket: field number → value as text (placement.ts). */
+const ATTRIBUTES_SQL_TYPE = 'MAP(INTEGER, VARCHAR)';
 /** DuckDB's identifier quoting (tests quote with it too). */
 export const quoteIdent = duckdbDialect.quoteIdent;
 const FIXED = new Set([TIME_COLUMN, SAMPLERATE_COLUMN, INGESTED_COLUMN]);
+
+/**
+ * What one table column costs a commit that continues a row group after a checkpoint: DuckDB
+ * pins a new block (256 KB) for each column's data and validity while it appends, and a
+ * checkpoint as much again. Measured (docs/wide-events.md): at a 256 MB limit, 200 VARCHAR
+ * columns held and 250 failed; 80 MAP columns held and 120 failed (a map is about 2.5 columns).
+ */
+const BYTES_PER_COLUMN = 1.1 * 1024 ** 2;
+const BUCKET_COLUMNS = 2.5;
+/** Of the memory limit, the share one table's commit may take (queries and the other appends share the rest). */
+const COMMIT_SHARE = 0.45;
+const MAX_HOT_COLUMNS = 256;
+const MIN_HOT_COLUMNS = 8;
+
+/**
+ * The field columns a table may have within a memory limit (bytes; DuckDB's default limit, 80 %
+ * of RAM, when undefined): the share of the memory for one commit, less the fixed columns and
+ * the attribute buckets, at BYTES_PER_COLUMN each.
+ */
+export function hotColumnsFor(memoryBytes: number | undefined): number {
+  if (memoryBytes === undefined) return MAX_HOT_COLUMNS;
+  const columns = Math.floor((memoryBytes * COMMIT_SHARE) / BYTES_PER_COLUMN) - FIXED.size - Math.ceil(ATTRIBUTE_BUCKETS * BUCKET_COLUMNS);
+  return Math.max(MIN_HOT_COLUMNS, Math.min(MAX_HOT_COLUMNS, columns));
+}
 
 /**
  * WAL size at which the store checkpoints. DuckDB's default threshold, 16 MB, is about 60,000
@@ -84,7 +103,7 @@ export class DuckDbEventStore implements EventStore {
   private derived?: DuckDBConnection;
   private derivedChain: Promise<unknown> = Promise.resolve();
   /** Table layouts, dropped whenever this store changes a table's columns. */
-  private readonly layouts = new Map<string, PhysicalColumn[]>();
+  private readonly layouts = new Map<string, Layout>();
   /** Operations running now; close() waits for them and refuses new ones. */
   private active = 0;
   private closing = false;
@@ -185,21 +204,42 @@ export class DuckDbEventStore implements EventStore {
     }
   }
 
-  columns(datasetId: string): Promise<PhysicalColumn[]> {
-    return this.op(() => this.layout(datasetId));
+  get hotColumns(): number {
+    return hotColumnsFor(this.limits.memoryBytes);
   }
 
-  private async layout(datasetId: string): Promise<PhysicalColumn[]> {
+  shape(datasetId: string): Promise<TableShape | undefined> {
+    return this.op(async () => {
+      const layout = await this.layout(datasetId);
+      if (!layout) return undefined;
+      const columns: PhysicalColumn[] = [];
+      let attributes = false;
+      for (const c of layout) {
+        if ('bucket' in c) attributes = true;
+        else columns.push(c);
+      }
+      return { columns, attributes };
+    });
+  }
+
+  /** The table's columns after the fixed ones (undefined: no table). */
+  private async layout(datasetId: string): Promise<Layout | undefined> {
     const cached = this.layouts.get(datasetId);
     if (cached) return cached;
     const rows = await this.read(
       `SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position`,
       [tableName(datasetId)],
     );
-    const layout = rows
-      .filter((r) => !FIXED.has(String(r.column_name)))
-      .map((r) => ({ physical: String(r.column_name), type: FROM_SQL_TYPE[String(r.data_type)] ?? 'string' }));
-    if (rows.length > 0) this.layouts.set(datasetId, layout);
+    if (rows.length === 0) return undefined;
+    const layout: Layout = [];
+    for (const r of rows) {
+      const name = String(r.column_name);
+      if (FIXED.has(name)) continue;
+      const bucket = /^__a(\d+)$/.exec(name);
+      if (bucket) layout.push({ bucket: Number(bucket[1]) });
+      else if (!isOwnColumn(name)) layout.push({ physical: name, type: FROM_SQL_TYPE[String(r.data_type)] ?? 'string' });
+    }
+    this.layouts.set(datasetId, layout);
     return layout;
   }
 
@@ -229,17 +269,32 @@ export class DuckDbEventStore implements EventStore {
     await this.write(datasetId, `ALTER TABLE ${quoteIdent(tableName(datasetId))} DROP COLUMN IF EXISTS ${quoteIdent(physical)}`);
   }
 
+  async purgeAttribute(datasetId: string, { key, bucket }: Attribute): Promise<void> {
+    if (!(await this.shape(datasetId))?.attributes) return;
+    const m = quoteIdent(attributeBucket(bucket));
+    const k = Math.trunc(key);
+    // (An event left with no attribute in the bucket gets NULL, as one written without any.)
+    await this.write(
+      datasetId,
+      `UPDATE ${quoteIdent(tableName(datasetId))} SET ${m} = CASE WHEN cardinality(${m}) = 1 THEN NULL ` +
+        `ELSE map_from_entries(list_filter(map_entries(${m}), lambda e: e.key <> ${k})) END WHERE ${m}[${k}] IS NOT NULL`,
+    );
+  }
+
   /**
    * Adds and widens columns of one table in one transaction: one commit (one WAL sync) for all
    * the columns a group of events brings, instead of one per column.
    */
   async changeColumns(datasetId: string, changes: ColumnChanges): Promise<void> {
-    if (changes.add.length === 0 && changes.widen.length === 0) return;
     const t = quoteIdent(tableName(datasetId));
     const statements = [
       ...changes.add.map((c) => `ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS ${quoteIdent(c.physical)} ${SQL_TYPE[c.type]}`),
       ...changes.widen.map((c) => `ALTER TABLE ${t} ALTER COLUMN ${quoteIdent(c.physical)} TYPE ${SQL_TYPE[c.type]}`),
     ];
+    if (changes.attributes && !(await this.shape(datasetId))?.attributes) {
+      for (let b = 0; b < ATTRIBUTE_BUCKETS; b++) statements.push(`ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS ${quoteIdent(attributeBucket(b))} ${ATTRIBUTES_SQL_TYPE}`);
+    }
+    if (statements.length === 0) return;
     await this.exclusive(async (w) => {
       await w.run('BEGIN TRANSACTION');
       try {
@@ -340,7 +395,11 @@ export class DuckDbEventStore implements EventStore {
    */
   private async writeTransaction(conn: DuckDBConnection, batches: AppendBatch[], ingestedUs: number): Promise<void> {
     const layouts = [];
-    for (const batch of batches) layouts.push(shapeOf(await this.layout(batch.datasetId)));
+    for (const batch of batches) {
+      const layout = await this.layout(batch.datasetId);
+      if (!layout) throw new Error(`event store append: no table for dataset ${batch.datasetId}`);
+      layouts.push(shapeOf(layout));
+    }
     const begin = this.begun.get(conn);
     this.begun.delete(conn);
     if (!begin || !(await begin.then(() => true, () => false))) await conn.run('BEGIN TRANSACTION');
@@ -517,321 +576,5 @@ export class DuckDbEventStore implements EventStore {
         this.layouts.delete(datasetId);
       }
     });
-  }
-}
-
-// --- The append path: events come column by column (columns.ts) and are written into DuckDB
-// data chunks (2,048 rows each), handed to an appender whole. Numbers, booleans, times and
-// short ASCII strings are written into typed arrays in JavaScript and copied into each vector
-// with one native call per column per chunk; only longer strings cross into the native module
-// one call each. A column whose rows all have the same string in a chunk (ColumnsBuilder marks
-// such columns `constant`) becomes one constant vector: one call for the chunk. (One Appender
-// call per value cost two to three times as much of the JavaScript thread, the thread that also
-// serves every request.)
-
-const VECTOR_SIZE = bindings.vector_size();
-/** DuckDB's string_t: 16 bytes, holding strings of up to 12 bytes inline. */
-const STRING_T = 16;
-const STRING_INLINE = 12;
-const TWO_32 = 2 ** 32;
-const LITTLE_ENDIAN = endianness() === 'LE';
-
-/** How a column's values are written (the column's stored type). */
-const Kind = { String: 0, Integer: 1, Float: 2, Boolean: 3 } as const;
-type Kind = (typeof Kind)[keyof typeof Kind];
-const KIND: Record<ColumnType, Kind> = { string: Kind.String, integer: Kind.Integer, float: Kind.Float, boolean: Kind.Boolean };
-const LOGICAL: Record<ColumnType, Bindings.Type> = {
-  string: bindings.Type.VARCHAR,
-  integer: bindings.Type.BIGINT,
-  float: bindings.Type.DOUBLE,
-  boolean: bindings.Type.BOOLEAN,
-};
-
-/** A table layout as the chunk writer needs it: column kinds, positions and DuckDB types. */
-interface Shape {
-  columns: PhysicalColumn[];
-  kinds: Kind[];
-  /** Physical column name → field column position (0 = the first field column). */
-  position: Map<string, number>;
-  /** Logical types of every table column, the three fixed ones first. */
-  logical: Bindings.LogicalType[];
-}
-
-const shapes = new WeakMap<PhysicalColumn[], Shape>();
-
-/** The shape of a layout; layouts are replaced (never changed) when a table changes, so this caches per layout. */
-function shapeOf(columns: PhysicalColumn[]): Shape {
-  let shape = shapes.get(columns);
-  if (!shape) {
-    const fixed = [bindings.Type.TIMESTAMP, bindings.Type.BIGINT, bindings.Type.TIMESTAMP];
-    shape = {
-      columns,
-      kinds: columns.map((c) => KIND[c.type]),
-      position: new Map(columns.map((c, i) => [c.physical, i])),
-      logical: [...fixed, ...columns.map((c) => LOGICAL[c.type])].map((t) => bindings.create_logical_type(t)),
-    };
-    shapes.set(columns, shape);
-  }
-  return shape;
-}
-
-/**
- * One column's values for the chunk being filled, in JavaScript memory (copied into the vector
- * once the chunk is full: the bindings give no view of a vector's own memory to write through).
- */
-class ColumnBuffer {
-  readonly validity = new Uint8Array(VECTOR_SIZE / 8);
-  readonly bytes: ArrayBuffer;
-  readonly u32: Uint32Array;
-  readonly i32: Int32Array;
-  readonly f64: Float64Array;
-  readonly u8: Uint8Array;
-  /** The chunk (by number) this buffer holds values of; -1: none yet. */
-  chunk = -1;
-  vector?: Bindings.Vector;
-
-  /** Strings too long to inline (or not ASCII), by row: given to DuckDB one by one after the copy. */
-  private longRows?: Uint16Array;
-  private longValues?: (string | Uint8Array)[];
-  private longCount = 0;
-  /**
-   * The one string of this chunk's rows 0 to constantRows - 1, while they all have it (columns
-   * marked constant): written as a constant vector, one native call for the chunk, unless the
-   * chunk's other rows differ (then it is written row by row after all).
-   */
-  constantText?: string;
-  constantRows = 0;
-
-  constructor(readonly kind: Kind) {
-    this.bytes = new ArrayBuffer(VECTOR_SIZE * (kind === Kind.String ? STRING_T : 8));
-    this.u32 = new Uint32Array(this.bytes);
-    this.i32 = new Int32Array(this.bytes);
-    this.f64 = new Float64Array(this.bytes);
-    this.u8 = new Uint8Array(this.bytes);
-  }
-
-  /** Readies the buffer for a new chunk: every row NULL (and every inline string empty). */
-  clear(): void {
-    this.validity.fill(0);
-    if (this.kind === Kind.String) {
-      this.u8.fill(0);
-      this.longCount = 0;
-      this.constantText = undefined;
-      this.constantRows = 0;
-    }
-  }
-
-  /**
-   * Takes rows `row` to `row + take - 1` as `text` if they start the chunk or continue its
-   * constant rows with the same string; false otherwise (the caller writes them row by row).
-   */
-  extendConstant(text: string, row: number, take: number): boolean {
-    if (row !== 0 && (this.constantText !== text || this.constantRows !== row)) return false;
-    this.constantText = text;
-    this.constantRows = row + take;
-    return true;
-  }
-
-  /** Writes the constant rows as ordinary ones. */
-  unconstant(): void {
-    const text = this.constantText;
-    if (text === undefined) return;
-    this.constantText = undefined;
-    for (let r = 0; r < this.constantRows; r++) {
-      this.setString(r, text);
-      this.validity[r >> 3] |= 1 << (r & 7);
-    }
-  }
-
-  /**
-   * A VARCHAR value. DuckDB keeps a string of up to 12 bytes inline in its 16-byte string_t
-   * (length, then the bytes, zero-padded): short ASCII strings are written so here, with no
-   * call into the native module. Longer ones need DuckDB to copy them to the vector's heap.
-   */
-  setString(row: number, text: string): void {
-    const n = text.length;
-    if (n <= STRING_INLINE) {
-      const at = row * STRING_T + 4;
-      let i = 0;
-      for (; i < n; i++) {
-        const ch = text.charCodeAt(i);
-        if (ch >= 0x80) break;
-        this.u8[at + i] = ch;
-      }
-      if (i === n) {
-        this.u32[row * (STRING_T / 4)] = n;
-        return;
-      }
-      this.u8.fill(0, at, at + STRING_INLINE);
-    }
-    this.addLong(row, text);
-  }
-
-  /** A string value given as UTF-8 bytes (EventColumns.text): inline when it fits. */
-  setBytes(row: number, bytes: Uint8Array, start: number, end: number): void {
-    const n = end - start;
-    if (n <= STRING_INLINE) {
-      const at = row * STRING_T + 4;
-      for (let i = 0; i < n; i++) this.u8[at + i] = bytes[start + i];
-      this.u32[row * (STRING_T / 4)] = n;
-      return;
-    }
-    this.addLong(row, bytes.subarray(start, end));
-  }
-
-  /** A value for DuckDB to copy to the vector's heap, after the copy of the inline ones. */
-  private addLong(row: number, value: string | Uint8Array): void {
-    // (Sized for a whole chunk once: pushing onto arrays emptied per chunk regrew them every time.)
-    const k = this.longCount++;
-    (this.longRows ??= new Uint16Array(VECTOR_SIZE))[k] = row;
-    (this.longValues ??= new Array<string>(VECTOR_SIZE).fill(''))[k] = value;
-  }
-
-  /** Copies `rows` values and their validity into the vector. */
-  copyTo(vector: Bindings.Vector, rows: number, validity = true): void {
-    if (this.constantText !== undefined) {
-      if (this.constantRows === rows) return bindings.vector_reference_value(vector, bindings.create_varchar(this.constantText));
-      this.unconstant();
-    }
-    const size = this.kind === Kind.Boolean ? rows : this.kind === Kind.String ? rows * STRING_T : rows * 8;
-    bindings.copy_data_to_vector(vector, 0, this.bytes, 0, size);
-    // After the copy: DuckDB writes these rows' string_t (pointing into the vector's heap) itself.
-    for (let i = 0; i < this.longCount; i++) {
-      const v = this.longValues![i];
-      if (typeof v === 'string') bindings.vector_assign_string_element(vector, this.longRows![i], v);
-      else bindings.vector_assign_string_element_len(vector, this.longRows![i], v);
-    }
-    if (validity) this.copyValidityTo(vector, rows);
-  }
-
-  copyValidityTo(vector: Bindings.Vector, rows: number): void {
-    bindings.vector_ensure_validity_writable(vector);
-    bindings.copy_data_to_vector_validity(vector, 0, this.validity.buffer, 0, Math.ceil(rows / 64) * 8);
-  }
-}
-
-/** All NULL: the validity of a field column no event of a chunk has. */
-const NO_VALUES = new ColumnBuffer(Kind.Boolean);
-
-/**
- * Writes an integral number (exact in a double; |v| < 2^63) as a little-endian int64 without
- * making a BigInt: both halves come out exact, since dividing by 2^32 is exact and the low part
- * is an integer below 2^32.
- */
-function setInt64(b: ColumnBuffer, row: number, v: number): void {
-  const hi = Math.floor(v / TWO_32);
-  b.u32[2 * row] = v - hi * TWO_32;
-  b.i32[2 * row + 1] = hi;
-}
-
-function invalid(message: string): Error {
-  return new Error(`event store append: ${message}`);
-}
-
-/** Appends one batch's events to `appender` in data chunks of the table's shape. */
-function appendChunks(appender: DuckDBAppender, shape: Shape, batch: AppendBatch, ingestedUs: number): void {
-  if (!LITTLE_ENDIAN) throw invalid('the chunk writer assumes a little-endian machine');
-  const { parts, columns } = batch;
-  const { kinds } = shape;
-  const width = kinds.length;
-  // Field (or physical) name → field column position, resolved once per name per batch.
-  const positions = new Map<string, number>();
-  const positionOf = (key: string): number => {
-    let p = positions.get(key);
-    if (p === undefined) {
-      const physical = columns ? columns.get(key)?.physical : key;
-      p = physical === undefined ? undefined : shape.position.get(physical);
-      if (p === undefined) throw invalid(`no column for ${JSON.stringify(key)} in the table`);
-      positions.set(key, p);
-    }
-    return p;
-  };
-  let total = 0;
-  for (const part of parts) total += part.count;
-  const time = new ColumnBuffer(Kind.Integer);
-  const samplerate = new ColumnBuffer(Kind.Integer);
-  const ingested = new ColumnBuffer(Kind.Integer);
-  for (let row = 0; row < Math.min(VECTOR_SIZE, total); row++) setInt64(ingested, row, ingestedUs);
-  // Field columns' buffers, made when a column first gets a value.
-  const buffers: (ColumnBuffer | undefined)[] = new Array(width);
-  const chunk = new DuckDBDataChunk(bindings.create_data_chunk(shape.logical));
-  const raw = chunk.chunk;
-  // The next row to write: which part, which of its rows.
-  let pi = 0;
-  let from = 0;
-  for (let start = 0, n = 0; start < total; start += VECTOR_SIZE, n++) {
-    const rows = Math.min(VECTOR_SIZE, total - start);
-    if (n > 0) bindings.data_chunk_reset(raw);
-    // The chunk's rows, a run of rows of one part at a time.
-    for (let row = 0; row < rows; ) {
-      const part = parts[pi];
-      const take = Math.min(rows - row, part.count - from);
-      for (let i = 0; i < take; i++) {
-        setInt64(time, row + i, Math.trunc(part.timeUs[from + i]));
-        setInt64(samplerate, row + i, part.samplerate[from + i]);
-      }
-      for (const f of part.fields) {
-        const c = positionOf(f.name);
-        let b = buffers[c];
-        if (b === undefined) b = buffers[c] = new ColumnBuffer(kinds[c]);
-        if (b.chunk !== n) {
-          // First value of this column in this chunk: every other row is NULL.
-          b.chunk = n;
-          b.clear();
-          b.vector = bindings.data_chunk_get_vector(raw, c + 3);
-        }
-        if (f.constant && b.kind === Kind.String && b.extendConstant(textAt(part, f.spans![2 * from], f.spans![2 * from + 1]), row, take)) continue;
-        b.unconstant();
-        writeRun(b, part, f, from, row, take);
-      }
-      row += take;
-      from += take;
-      if (from === part.count) {
-        pi++;
-        from = 0;
-      }
-    }
-    time.copyTo(bindings.data_chunk_get_vector(raw, 0), rows, false);
-    samplerate.copyTo(bindings.data_chunk_get_vector(raw, 1), rows, false);
-    ingested.copyTo(bindings.data_chunk_get_vector(raw, 2), rows, false);
-    for (let c = 0; c < width; c++) {
-      const b = buffers[c];
-      if (b !== undefined && b.chunk === n) b.copyTo(b.vector!, rows);
-      else NO_VALUES.copyValidityTo(bindings.data_chunk_get_vector(raw, c + 3), rows);
-    }
-    bindings.data_chunk_set_size(raw, rows);
-    appender.appendDataChunk(chunk);
-  }
-}
-
-/** Writes `take` rows of a part's column, from its row `from`, into the buffer from row `row`. */
-function writeRun(b: ColumnBuffer, part: EventColumns, f: FieldColumn, from: number, row: number, take: number): void {
-  const { kinds: values, nums, spans } = f;
-  const { text } = part;
-  for (let i = 0; i < take; i++) {
-    const k = values[from + i];
-    if (k === Value.Absent) continue;
-    const r = row + i;
-    const x = nums[from + i];
-    switch (b.kind) {
-      case Kind.String:
-        if (k === Value.String) b.setBytes(r, text, spans![2 * (from + i)], spans![2 * (from + i) + 1]);
-        else b.setString(r, k === Value.Boolean ? String(x !== 0) : String(x));
-        break;
-      case Kind.Integer:
-        // The writer widens a column before a value it cannot hold reaches it.
-        if (k !== Value.Integer) throw invalid(`a ${k === Value.String ? 'string' : 'non-integer'} value for an integer column`);
-        setInt64(b, r, x);
-        break;
-      case Kind.Float:
-        if (k !== Value.Integer && k !== Value.Float) throw invalid('a non-numeric value for a float column');
-        b.f64[r] = x;
-        break;
-      case Kind.Boolean:
-        if (k !== Value.Boolean) throw invalid('a non-boolean value for a boolean column');
-        b.u8[r] = x;
-        break;
-    }
-    b.validity[r >> 3] |= 1 << (r & 7);
   }
 }

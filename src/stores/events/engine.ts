@@ -14,6 +14,10 @@ import type { ColumnType } from '../config/types.js';
 export const TIME_COLUMN = '__time';
 export const SAMPLERATE_COLUMN = '__samplerate';
 export const INGESTED_COLUMN = '__ingested';
+/** The table column (DuckDB) or pair of columns (ClickHouse: `_k`, `_v`) of an attribute bucket (placement.ts). */
+export const attributeBucket = (bucket: number): string => `__a${Math.trunc(bucket)}`;
+/** Whether a table column is one of Waggle's own (fixed columns, attribute buckets), not a field's. */
+export const isOwnColumn = (name: string): boolean => name.startsWith('__');
 /** A minute in microseconds (SLO rollups count per minute of event time). */
 export const MINUTE_US = 60_000_000;
 
@@ -40,6 +44,11 @@ export interface SqlDialect {
    * can at worst fail that query, never answer wrongly.
    */
   readColumn(column: string, stored: ColumnType, asType: ColumnType): string;
+  /**
+   * An attribute's value (placement.ts) as the given type: NULL where the event has no such
+   * attribute or its text does not convert. `bucket` and `key` are the planner's own numbers.
+   */
+  attribute(bucket: number, key: number, t: ColumnType): string;
   /** A typed NULL. */
   nullOf(t: ColumnType): string;
   /** SQL of a timestamp the planner computed (microseconds since the epoch; never user text). */

@@ -1,9 +1,12 @@
 // The event store: one table per dataset with the event time first, then the sample rate and
-// the ingest time, then one typed column per field (named c1, c2, … — field names live in the
-// config store's column registry, because field names are case-sensitive and arbitrary).
+// the ingest time, then a typed column per hot field (named c1, c2, …) and, once a dataset has
+// more fields than its hot columns, the attribute buckets that hold the rest (placement.ts).
+// Field names live in the config store's column registry, because field names are
+// case-sensitive and arbitrary; each registered field's `physical` says where it is stored.
 import type { ColumnType } from '../config/types.js';
 import type { EventColumns } from './columns.js';
 import type { SqlDialect } from './engine.js';
+import type { Attribute, TableShape } from './placement.js';
 
 export type Scalar = string | number | boolean;
 
@@ -18,8 +21,8 @@ export interface AppendBatch {
   parts: EventColumns[];
   /**
    * When given, the parts' columns are named by field name, and this maps each name to its
-   * column (the ingest writer passes its column registry). Otherwise they are named by
-   * physical column name.
+   * placement (placement.ts; the ingest writer passes its column registry). Otherwise they are
+   * named by physical column name.
    */
   columns?: ReadonlyMap<string, { readonly physical: string }>;
 }
@@ -28,6 +31,8 @@ export interface AppendBatch {
 export interface ColumnChanges {
   add: PhysicalColumn[];
   widen: PhysicalColumn[];
+  /** The table needs its attribute buckets (added when missing). */
+  attributes?: boolean;
 }
 
 export interface EventStore {
@@ -35,13 +40,23 @@ export interface EventStore {
   readonly dialect: SqlDialect;
   open(): Promise<void>;
   close(): Promise<void>;
-  /** Physical columns of a dataset's table as the store has them ([] when there is no table). */
-  columns(datasetId: string): Promise<PhysicalColumn[]>;
+  /**
+   * Columns of a dataset's table a field may be read from, as the store has them: its field
+   * columns and whether it has the attribute buckets; undefined when there is no table.
+   */
+  shape(datasetId: string): Promise<TableShape | undefined>;
+  /**
+   * How many field columns a table may have (the rest of its fields are attributes): what one
+   * table's commit can hold within the store's memory. The writer keeps to it.
+   */
+  readonly hotColumns: number;
   ensureTable(datasetId: string): Promise<void>;
   addColumn(datasetId: string, column: PhysicalColumn): Promise<void>;
   /** Widens a column's type; existing values are converted (integer → float → string). */
   changeColumnType(datasetId: string, column: PhysicalColumn): Promise<void>;
   dropColumn(datasetId: string, physical: string): Promise<void>;
+  /** Deletes an attribute's values from every event (the field is deleted; its number may be given again). */
+  purgeAttribute(datasetId: string, attribute: Attribute): Promise<void>;
   /** Adds and widens several columns of a table in one transaction. */
   changeColumns(datasetId: string, changes: ColumnChanges): Promise<void>;
   /**
@@ -87,6 +102,24 @@ export class QueryTimeout extends Error {
   constructor(readonly timeoutMs: number) {
     super(`the query ran longer than ${timeoutMs / 1000} s`);
     this.name = 'QueryTimeout';
+  }
+}
+
+/**
+ * A write the event store could not do now (out of memory, an engine that does not answer, a
+ * commit that failed): nothing of it was stored, the store is usable again, and the same write
+ * may succeed later. Ingest answers 503 with Retry-After (docs/ingest.md). A full disk keeps its
+ * own error (src/ops/disk.ts).
+ */
+export class EventStoreUnavailable extends Error {
+  constructor(
+    /** What went wrong, in words for the client (the engine's own error is the cause, logged). */
+    readonly reason: string,
+    readonly retryAfterSeconds: number,
+    options?: { cause?: unknown },
+  ) {
+    super(`the event store could not store the events: ${reason}; retry later`, options);
+    this.name = 'EventStoreUnavailable';
   }
 }
 
