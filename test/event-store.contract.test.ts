@@ -77,7 +77,7 @@ function contract(engine: Engine) {
     expect(await store.shape(DS)).toBeUndefined();
     await store.ensureTable(DS);
     await store.ensureTable(DS); // idempotent
-    expect(await store.shape(DS)).toEqual({ columns: [], attributes: false });
+    expect(await store.shape(DS)).toEqual({ columns: [], buckets: 0 });
     await store.changeColumns(DS, {
       add: [
         { physical: 'c1', type: 'string' },
@@ -190,7 +190,7 @@ function contract(engine: Engine) {
     await store.dropDataset(other);
     expect(await store.shape(other)).toBeUndefined();
     await store.dropDataset(other); // idempotent
-    expect(await store.shape(DS)).toEqual({ columns: [{ physical: 'c1', type: 'integer' }], attributes: false });
+    expect(await store.shape(DS)).toEqual({ columns: [{ physical: 'c1', type: 'integer' }], buckets: 0 });
     await store.close();
   });
 

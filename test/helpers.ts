@@ -26,7 +26,10 @@ export interface TestApp {
   /** Headers for the initial management key. */
   mgmt: Record<string, string>;
   clock: TestClock;
+  /** Closes the app and its stores and removes the data directory. */
   close(): Promise<void>;
+  /** Closes the app and its stores, keeping the data directory (to open it again: makeApp({ reopen })). */
+  stop(): Promise<void>;
 }
 
 /** A controllable clock: starts at real now, moves only when told. */
@@ -38,19 +41,36 @@ export class TestClock {
   }
 }
 
-/** `eventStore`: a WAGGLE_EVENT_STORE setting (default: DuckDB in the temp data directory). */
+/**
+ * `eventStore`: a WAGGLE_EVENT_STORE setting (default: DuckDB in the temp data directory);
+ * `eventStoreLimits`: DuckDB's memory limit and checkpoint size (default: DuckDB's own limit);
+ * `dataDir`: an existing data directory to open again (default: a new temp one).
+ */
 export async function makeApp(
-  opts: { settings?: Partial<Settings>; store?: ConfigStore; logger?: AppDeps['logger']; eventStore?: string } = {},
+  opts: {
+    settings?: Partial<Settings>;
+    store?: ConfigStore;
+    logger?: AppDeps['logger'];
+    eventStore?: string;
+    eventStoreLimits?: { memoryBytes?: number; checkpointBytes?: number };
+    /** A stopped app's data directory and keys, opened again. */
+    reopen?: Pick<TestApp, 'dataDir' | 'init'>;
+  } = {},
 ): Promise<TestApp> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'waggle-test-'));
+  const dataDir = opts.reopen?.dataDir ?? mkdtempSync(join(tmpdir(), 'waggle-test-'));
   const store = opts.store ?? openSqliteStore(join(dataDir, 'config.sqlite'));
   await store.migrate();
-  const init = await initialise(store);
+  const init = opts.reopen?.init ?? (await initialise(store));
   const clock = new TestClock();
-  const events = createEventStore(opts.eventStore ?? 'duckdb', dataDir);
+  const events = createEventStore(opts.eventStore ?? 'duckdb', dataDir, opts.eventStoreLimits);
   await events.open();
   const app = await createApp({ configStore: store, eventStore: events, settings: { dataDir, ...opts.settings }, now: clock.now, logger: opts.logger ?? false });
   await app.ready();
+  const stop = async () => {
+    await app.close();
+    await events.close();
+    await store.close();
+  };
   return {
     app,
     store,
@@ -60,11 +80,10 @@ export async function makeApp(
     clock,
     ...keyHeaders(init),
     async close() {
-      await app.close();
-      await events.close();
-      await store.close();
+      await stop();
       rmSync(dataDir, { recursive: true, force: true });
     },
+    stop,
   };
 }
 

@@ -1,6 +1,7 @@
 // Whether the configuration store and the event store agree on every dataset's columns, read
 // straight from both (the event store's information_schema, not any cache): every registered
-// column exists in its dataset's table with its registered stored type; no table column is left
+// column exists in its dataset's table with its registered stored type (an attribute: its bucket
+// exists; placements never share a number); no table column is left
 // that nothing registers; every key name is well-formed Unicode and names one column only (a
 // name the config store cannot keep as it is reads back as another, and two columns can then
 // share a name). For tests after anything that changes columns: `await expectStoresAgree(t.store, t.events)`.
@@ -8,6 +9,8 @@ import { expect } from 'vitest';
 import { allDatasets } from '../src/domain/datasets.js';
 import type { ConfigStore } from '../src/stores/config/types.js';
 import { tableName, type EventStore } from '../src/stores/events/types.js';
+import { attributeBucket, isOwnColumn } from '../src/stores/events/engine.js';
+import { parsePlacement, placementNumbers } from '../src/stores/events/placement.js';
 
 const TYPE_OF_SQL: Record<string, string> = { VARCHAR: 'string', BIGINT: 'integer', DOUBLE: 'float', BOOLEAN: 'boolean' };
 const FIXED = new Set(['__time', '__samplerate', '__ingested']);
@@ -26,17 +29,27 @@ export async function storeDisagreements(config: ConfigStore, events: EventStore
   for (const ds of await allDatasets(config)) {
     const table = tables.get(tableName(ds.id)) ?? new Map<string, string>();
     const names = new Set<string>();
+    const numbers = new Set<number>();
     for (const col of await config.listColumns(ds.id)) {
       const at = `dataset ${ds.slug}: column ${JSON.stringify(col.keyName)} (${col.physical})`;
-      const stored = table.get(col.physical);
-      if (stored === undefined) problems.push(`${at} is registered but not in the event store`);
-      else if (stored !== col.storedType) problems.push(`${at} is registered as ${col.storedType} but stored as ${stored}`);
+      // Where the field is stored: its table column, or its attribute bucket (a MAP column).
+      const { column, attribute } = parsePlacement(col.physical);
+      if (column) {
+        const stored = table.get(column);
+        if (stored === undefined) problems.push(`${at} is registered but not in the event store`);
+        else if (stored !== col.storedType) problems.push(`${at} is registered as ${col.storedType} but stored as ${stored}`);
+        table.delete(column);
+      }
+      if (attribute && !/^MAP\(INTEGER, VARCHAR\)$/.test(table.get(attributeBucket(attribute.bucket)) ?? '')) problems.push(`${at} is an attribute but its bucket is not in the event store`);
+      for (const n of placementNumbers(col.physical)) {
+        if (numbers.has(n)) problems.push(`${at} shares its number ${n} with another column`);
+        numbers.add(n);
+      }
       if (!col.keyName.isWellFormed()) problems.push(`${at} has a key name that is not well-formed Unicode`);
       if (names.has(col.keyName)) problems.push(`${at} shares its key name with another column`);
       names.add(col.keyName);
-      table.delete(col.physical);
     }
-    for (const physical of table.keys()) problems.push(`dataset ${ds.slug}: event-store column ${physical} is not registered`);
+    for (const physical of table.keys()) if (!isOwnColumn(physical)) problems.push(`dataset ${ds.slug}: event-store column ${physical} is not registered`);
   }
   return problems;
 }

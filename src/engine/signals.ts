@@ -248,7 +248,7 @@ const definitionName = (ds: Dataset, key: string) => ds.definitions[key] || DEFI
 /** Whether the dataset can feed the signal, and a way to resolve its fields (per statement, as literals of calculated fields bind). */
 async function resolveFields(store: ConfigStore, events: EventStore, env: Environment, dataset: Dataset, kind: SignalKind): Promise<Resolution> {
   const shape = await events.shape(dataset.id);
-  if (!shape || (shape.columns.length === 0 && !shape.attributes)) return { status: 'onboarding', reason: 'the dataset has no events yet' };
+  if (!shape || (shape.columns.length === 0 && shape.buckets === 0)) return { status: 'onboarding', reason: 'the dataset has no events yet' };
   const columns = (await store.listColumns(dataset.id)).filter((c) => isStored(shape, c.physical));
   const calculated = await calculatedFieldsOf(store, env, dataset);
   const scopeOf = (bind: (v: string | number | boolean) => string) =>

@@ -6,7 +6,7 @@
 // group's new fields take the free columns first. Densities (the share of a group's events that
 // have the field) are this process's estimates: after a restart the fields already placed count
 // as average.
-import { ATTRIBUTE_BUCKETS, attributePlacement, columnPlacement, emptiestBucket, isColumn, parsePlacement } from '../stores/events/placement.js';
+import { MAX_ATTRIBUTE_BUCKETS, attributePlacement, columnPlacement, emptiestBucket, isColumn, parsePlacement } from '../stores/events/placement.js';
 
 /** Of the hot-column budget, the share new fields may take when they first appear (the rest is for promotion). */
 const NEW_FIELD_SHARE = 0.75;
@@ -24,7 +24,7 @@ export interface PlacementState {
 
 /** The placement state of a dataset from its registered placements, with densities known to this process. */
 export function placementState(physicals: Iterable<string>, next: number, density: (physical: string) => number | undefined): PlacementState {
-  const state: PlacementState = { hot: 0, load: new Array<number>(ATTRIBUTE_BUCKETS).fill(0), next };
+  const state: PlacementState = { hot: 0, load: new Array<number>(MAX_ATTRIBUTE_BUCKETS).fill(0), next };
   for (const physical of physicals) {
     if (isColumn(physical)) state.hot++;
     else {
@@ -40,10 +40,10 @@ export const newFieldColumns = (budget: number): number => Math.floor(budget * N
 
 /**
  * Places new fields, densest first: columns while the dataset has fewer than its share of the
- * budget for new fields, attributes after. `fields`: name → density in [0, 1]. Updates `state`.
- * Returns name → placement.
+ * budget for new fields, attributes after, in the table's `buckets`. `fields`: name → density in
+ * [0, 1]. Updates `state`. Returns name → placement.
  */
-export function placeFields(state: PlacementState, budget: number, fields: ReadonlyMap<string, number>): Map<string, string> {
+export function placeFields(state: PlacementState, budget: number, buckets: number, fields: ReadonlyMap<string, number>): Map<string, string> {
   const out = new Map<string, string>();
   const order = [...fields].sort((a, b) => b[1] - a[1]);
   for (const [name, density] of order) {
@@ -51,7 +51,7 @@ export function placeFields(state: PlacementState, budget: number, fields: Reado
       state.hot++;
       out.set(name, columnPlacement(state.next++));
     } else {
-      const bucket = emptiestBucket(state.load);
+      const bucket = emptiestBucket(state.load, buckets);
       state.load[bucket] += density;
       out.set(name, attributePlacement({ key: state.next++, bucket }));
     }

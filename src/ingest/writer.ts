@@ -94,8 +94,8 @@ interface Registry {
   byName: Map<string, Column>;
   /** How many fields have columns, how full each attribute bucket is, the next free field number (field-placement.ts). */
   placement: PlacementState;
-  /** The table has its attribute buckets. */
-  attributes: boolean;
+  /** The table's attribute buckets (0: none yet; the first attribute brings the event store's number of them). */
+  buckets: number;
   /** performance.now() when loaded. */
   loadedAt: number;
 }
@@ -407,7 +407,7 @@ export class IngestWriter {
     // In place: the group's placements resolve field names against this same object.
     plan.reg.byName = fresh.byName;
     plan.reg.placement = fresh.placement;
-    plan.reg.attributes = fresh.attributes;
+    plan.reg.buckets = fresh.buckets;
     plan.reg.loadedAt = fresh.loadedAt;
     const waiting = plan.waiting;
     plan.waiting = [];
@@ -434,7 +434,7 @@ export class IngestWriter {
     const { dataset, reg } = plan;
     const events = Math.max(1, plan.waiting.length);
     const densities = new Map([...plan.add.keys()].map((k) => [k, Math.min(1, (plan.seen.get(k) ?? 0) / events)]));
-    const placed = placeFields(reg.placement, this.hotColumns, densities);
+    const placed = placeFields(reg.placement, this.hotColumns, this.bucketsOf(reg), densities);
     const added = [...plan.add].map(([keyName, type]) => ({ keyName, physical: placed.get(keyName)!, type }));
     const widened = [...plan.widen].map(([keyName, type]) => ({ col: reg.byName.get(keyName)!, type }));
     for (const { keyName, physical } of added) if (!isColumn(physical)) this.densities.set(`${dataset.id}:${physical}`, densities.get(keyName)!);
@@ -449,16 +449,21 @@ export class IngestWriter {
    * attribute's text needs no change).
    */
   private async changeStoredColumns(datasetId: string, reg: Registry, added: { physical: string; type: ColumnType }[], widened: { col: Column; type: ColumnType }[]): Promise<void> {
-    const attributes = !reg.attributes && added.some((a) => !isColumn(a.physical));
+    const buckets = reg.buckets === 0 && added.some((a) => !isColumn(a.physical)) ? this.bucketsOf(reg) : 0;
     await this.events.changeColumns(datasetId, {
       add: added.filter((a) => isColumn(a.physical)).map(({ physical, type }) => ({ physical: parsePlacement(physical).column!, type })),
       widen: widened.flatMap(({ col, type }) => {
         const column = parsePlacement(col.physical).column;
         return column ? [{ physical: column, type }] : [];
       }),
-      attributes,
+      buckets,
     });
-    if (attributes) reg.attributes = true;
+    if (buckets > 0) reg.buckets = buckets;
+  }
+
+  /** The attribute buckets new attributes of a dataset go to: its table's, or the event store's number for a table with none yet. */
+  private bucketsOf(reg: Registry): number {
+    return reg.buckets > 0 ? reg.buckets : this.events.attributeBuckets;
   }
 
   /** Creates a column before any event has it (Columns API): the event store first, then the config store. */
@@ -469,7 +474,7 @@ export class IngestWriter {
     type: ColumnType,
     extra: { description?: string; hidden?: boolean; apiType?: ColumnType },
   ): Promise<Column> {
-    const physical = placeFields(reg.placement, this.hotColumns, new Map([[keyName, 0]])).get(keyName)!;
+    const physical = placeFields(reg.placement, this.hotColumns, this.bucketsOf(reg), new Map([[keyName, 0]])).get(keyName)!;
     await this.changeStoredColumns(dataset.id, reg, [{ physical, type }], []);
     try {
       return await this.recordColumn(dataset, reg, keyName, { physical, type }, extra);
@@ -543,18 +548,19 @@ export class IngestWriter {
         next,
         (physical) => this.densities.get(`${dataset.id}:${physical}`),
       ),
-      attributes: shape?.attributes ?? false,
+      buckets: shape?.buckets ?? 0,
       loadedAt: performance.now(),
     };
     const repairs: string[] = [];
     const missing: PhysicalColumn[] = [];
     const widenTable: PhysicalColumn[] = [];
-    let attributes = false;
+    // Attribute buckets the registry names and the table lacks (another node's table may have more).
+    let buckets = reg.buckets;
     for (let col of registered) {
       const { column, attribute } = parsePlacement(col.physical);
-      if (attribute && !reg.attributes && !attributes) {
-        attributes = true;
-        repairs.push(`the attribute buckets were missing from the event store (${JSON.stringify(col.keyName)} is an attribute): added, empty`);
+      if (attribute && attribute.bucket >= buckets) {
+        buckets = attribute.bucket + 1;
+        repairs.push(`attribute bucket ${attribute.bucket} was missing from the event store (${JSON.stringify(col.keyName)} is in it): added, empty`);
       }
       if (!column) {
         reg.byName.set(col.keyName, col);
@@ -577,8 +583,8 @@ export class IngestWriter {
       }
       reg.byName.set(col.keyName, col);
     }
-    await this.events.changeColumns(dataset.id, { add: missing, widen: widenTable, attributes });
-    if (attributes) reg.attributes = true;
+    await this.events.changeColumns(dataset.id, { add: missing, widen: widenTable, buckets: buckets > reg.buckets ? buckets : undefined });
+    reg.buckets = buckets;
     // (several nodes: a column nobody registered may be another node's, between its two writes)
     for (const physical of this.opts.shared ? [] : stored.keys()) {
       await this.events.dropColumn(dataset.id, physical);

@@ -26,7 +26,7 @@ import { ClickHouseClient, type ClickHouseNode } from './clickhouse-client.js';
 import { clickhouseColumnType, clickhouseDialect, fieldTypeOf } from './clickhouse-dialect.js';
 import { bindParams, clickhouseIdent as q, clickhouseLiteral } from './clickhouse-sql.js';
 import { attributeBucket, INGESTED_COLUMN, isOwnColumn, SAMPLERATE_COLUMN, TIME_COLUMN } from './engine.js';
-import { ATTRIBUTE_BUCKETS, attributeText, parsePlacement, type Attribute, type TableShape } from './placement.js';
+import { MAX_ATTRIBUTE_BUCKETS, attributeText, parsePlacement, type Attribute, type TableShape } from './placement.js';
 import { QueryTimeout, tableName, type AppendBatch, type ColumnChanges, type EventStore, type PhysicalColumn } from './types.js';
 
 /**
@@ -37,10 +37,10 @@ import { QueryTimeout, tableName, type AppendBatch, type ColumnChanges, type Eve
 const HOT_COLUMNS = 128;
 const ATTRIBUTE_KEYS_TYPE = 'Array(UInt32)';
 const ATTRIBUTE_VALUES_TYPE = 'Array(String)';
-/** The ALTER clauses adding the attribute buckets a table lacks. */
-function addAttributes(current: Map<string, string>): string[] {
+/** The ALTER clauses adding the attribute buckets (of the first `buckets`) a table lacks. */
+function addAttributes(current: Map<string, string>, buckets: number): string[] {
   const out: string[] = [];
-  for (let b = 0; b < ATTRIBUTE_BUCKETS; b++) {
+  for (let b = 0; b < Math.min(buckets, MAX_ATTRIBUTE_BUCKETS); b++) {
     const name = attributeBucket(b);
     if (!current.has(`${name}_k`)) out.push(`ADD COLUMN ${q(`${name}_k`)} ${ATTRIBUTE_KEYS_TYPE}`);
     if (!current.has(`${name}_v`)) out.push(`ADD COLUMN ${q(`${name}_v`)} ${ATTRIBUTE_VALUES_TYPE}`);
@@ -48,6 +48,13 @@ function addAttributes(current: Map<string, string>): string[] {
   return out;
 }
 const MINIMUM_VERSION = [18, 16];
+
+/** How many attribute buckets a table's columns hold (buckets 0, 1, … have both their arrays). */
+function countBuckets(names: Set<string>): number {
+  let n = 0;
+  while (n < MAX_ATTRIBUTE_BUCKETS && names.has(`${attributeBucket(n)}_k`) && names.has(`${attributeBucket(n)}_v`)) n++;
+  return n;
+}
 
 export interface ClickHouseSettings {
   /** Every node's HTTP interface; with a cluster, one per shard (the first takes reads and writes). */
@@ -149,6 +156,7 @@ export class ClickHouseEventStore implements EventStore {
   }
 
   readonly hotColumns = HOT_COLUMNS;
+  readonly attributeBuckets = MAX_ATTRIBUTE_BUCKETS;
 
   async shape(datasetId: string): Promise<TableShape | undefined> {
     const cached = this.layouts.get(datasetId);
@@ -158,7 +166,7 @@ export class ClickHouseEventStore implements EventStore {
     const rows = await this.main.rows(`DESCRIBE TABLE ${q(tableName(datasetId))}`);
     const shape: TableShape = {
       columns: rows.filter((r) => !isOwnColumn(String(r.name))).map((r) => ({ physical: String(r.name), type: fieldTypeOf(String(r.type)) })),
-      attributes: rows.some((r) => String(r.name) === `${attributeBucket(0)}_k`),
+      buckets: countBuckets(new Set(rows.map((r) => String(r.name)))),
     };
     this.layouts.set(datasetId, shape);
     return shape;
@@ -171,7 +179,7 @@ export class ClickHouseEventStore implements EventStore {
       const existing = await this.shape(datasetId);
       // A table created now gets the columns the dataset has elsewhere already (other nodes).
       let fields = (existing?.columns ?? []).map((c) => `, ${q(c.physical)} ${clickhouseColumnType(c.type)}`).join('');
-      if (existing?.attributes) fields += addAttributes(new Map()).map((clause) => `, ${clause.slice('ADD COLUMN '.length)}`).join('');
+      fields += addAttributes(new Map(), existing?.buckets ?? 0).map((clause) => `, ${clause.slice('ADD COLUMN '.length)}`).join('');
       for (const c of this.clients) {
         await c.run(
           `CREATE TABLE IF NOT EXISTS ${local} (${fixed}${fields}) ENGINE = MergeTree ` +
@@ -212,14 +220,14 @@ export class ClickHouseEventStore implements EventStore {
    * ClickHouse's form (a float 3 reads "3", where DuckDB writes "3.0").
    */
   changeColumns(datasetId: string, changes: ColumnChanges): Promise<void> {
-    if (changes.add.length === 0 && changes.widen.length === 0 && !changes.attributes) return Promise.resolve();
+    if (changes.add.length === 0 && changes.widen.length === 0 && !changes.buckets) return Promise.resolve();
     return this.serial(async () => {
       const clauses = (current: Map<string, string>) => [
         ...changes.add.filter((c) => !current.has(c.physical)).map((c) => `ADD COLUMN ${q(c.physical)} ${clickhouseColumnType(c.type)}`),
         ...changes.widen
           .filter((c) => current.get(c.physical) !== clickhouseColumnType(c.type))
           .map((c) => `MODIFY COLUMN ${q(c.physical)} ${clickhouseColumnType(c.type)}`),
-        ...(changes.attributes ? addAttributes(current) : []),
+        ...addAttributes(current, changes.buckets ?? 0),
       ];
       try {
         await this.alterEverywhere(datasetId, clauses);
@@ -232,7 +240,7 @@ export class ClickHouseEventStore implements EventStore {
   /** Deletes an attribute's values with a mutation on every shard's table (waited for). */
   purgeAttribute(datasetId: string, { key, bucket }: Attribute): Promise<void> {
     return this.serial(async () => {
-      if (!(await this.shape(datasetId))?.attributes) return;
+      if (bucket >= ((await this.shape(datasetId))?.buckets ?? 0)) return;
       const [keys, values] = [q(`${attributeBucket(bucket)}_k`), q(`${attributeBucket(bucket)}_v`)];
       const k = Math.trunc(key);
       const local = this.localTable(datasetId);
@@ -262,7 +270,7 @@ export class ClickHouseEventStore implements EventStore {
       const layout = new Map((shape?.columns ?? []).map((c) => [c.physical, c.type]));
       let lines = bodies.get(b.datasetId);
       if (!lines) bodies.set(b.datasetId, (lines = []));
-      for (const part of b.parts) encodeRows(lines, part, b, layout, shape?.attributes ?? false, ingestedUs);
+      for (const part of b.parts) encodeRows(lines, part, b, layout, shape?.buckets ?? 0, ingestedUs);
     }
     const committed = this.serial(async () => {
       for (const [datasetId, lines] of bodies) {
@@ -403,7 +411,7 @@ async function waitForMutations(c: ClickHouseClient, database: string, table: st
  * text column is its text form), then the attribute buckets with values, as their pairs of arrays
  * (values as text, as placement.ts writes them).
  */
-function encodeRows(lines: string[], part: EventColumns, batch: AppendBatch, layout: Map<string, string>, attributes: boolean, ingestedUs: number): void {
+function encodeRows(lines: string[], part: EventColumns, batch: AppendBatch, layout: Map<string, string>, buckets: number, ingestedUs: number): void {
   const targets = part.fields.map((f) => {
     // (Without the registry's placements, parts name table columns.)
     const physical = batch.columns ? batch.columns.get(f.name)?.physical : undefined;
@@ -411,11 +419,11 @@ function encodeRows(lines: string[], part: EventColumns, batch: AppendBatch, lay
     const type = p?.column === undefined ? undefined : layout.get(p.column);
     // A field moving to a column of its own is written to the column.
     if (p?.column !== undefined && type !== undefined) return { key: JSON.stringify(p.column), type };
-    if (p?.attribute && !p.column && attributes) return { attribute: p.attribute };
+    if (p?.attribute && !p.column && p.attribute.bucket < buckets) return { attribute: p.attribute };
     throw new Error(`event store append: no column for ${JSON.stringify(f.name)} in the table`);
   });
-  const keys: number[][] = Array.from({ length: ATTRIBUTE_BUCKETS }, () => []);
-  const values: string[][] = Array.from({ length: ATTRIBUTE_BUCKETS }, () => []);
+  const keys: number[][] = Array.from({ length: MAX_ATTRIBUTE_BUCKETS }, () => []);
+  const values: string[][] = Array.from({ length: MAX_ATTRIBUTE_BUCKETS }, () => []);
   for (let row = 0; row < part.count; row++) {
     let line = `{"${TIME_COLUMN}":${Math.trunc(part.timeUs[row])},"${SAMPLERATE_COLUMN}":${part.samplerate[row]},"${INGESTED_COLUMN}":${ingestedUs}`;
     for (let i = 0; i < part.fields.length; i++) {
@@ -450,7 +458,7 @@ function encodeRows(lines: string[], part: EventColumns, batch: AppendBatch, lay
       }
       line += `,${target.key}:${v}`;
     }
-    for (let b = 0; b < ATTRIBUTE_BUCKETS; b++) {
+    for (let b = 0; b < MAX_ATTRIBUTE_BUCKETS; b++) {
       if (keys[b].length === 0) continue;
       line += `,"${attributeBucket(b)}_k":[${keys[b].join(',')}],"${attributeBucket(b)}_v":[${values[b].join(',')}]`;
       keys[b].length = 0;

@@ -14,7 +14,7 @@ import { DuckDBDataChunk, type DuckDBAppender } from '@duckdb/node-api';
 import type Bindings from '@duckdb/node-bindings';
 import type { ColumnType } from '../config/types.js';
 import { textAt, Value, type EventColumns, type FieldColumn } from './columns.js';
-import { ATTRIBUTE_BUCKETS, attributeText, parsePlacement } from './placement.js';
+import { MAX_ATTRIBUTE_BUCKETS, attributeText, parsePlacement } from './placement.js';
 import type { AppendBatch } from './types.js';
 
 // The raw C API bindings, for writing data chunks straight into DuckDB's vector memory. Loaded
@@ -65,7 +65,7 @@ export function shapeOf(layout: Layout): Shape {
   let shape = shapes.get(layout);
   if (!shape) {
     const fixed = [bindings.Type.TIMESTAMP, bindings.Type.BIGINT, bindings.Type.TIMESTAMP].map((t) => bindings.create_logical_type(t));
-    const bucketPosition = new Array<number>(ATTRIBUTE_BUCKETS).fill(-1);
+    const bucketPosition = new Array<number>(MAX_ATTRIBUTE_BUCKETS).fill(-1);
     layout.forEach((c, i) => {
       if ('bucket' in c) bucketPosition[c.bucket] = i;
     });
@@ -290,7 +290,7 @@ export function appendChunks(appender: DuckDBAppender, shape: Shape, batch: Appe
   // Field columns' buffers, made when a column first gets a value.
   const buffers: (ColumnBuffer | undefined)[] = new Array(width);
   // Each bucket's attribute runs in the chunk being filled, and its map builder.
-  const runs: AttributeRun[][] = Array.from({ length: ATTRIBUTE_BUCKETS }, () => []);
+  const runs: AttributeRun[][] = Array.from({ length: MAX_ATTRIBUTE_BUCKETS }, () => []);
   let maps: MapBuilder | undefined;
   const chunk = new DuckDBDataChunk(bindings.create_data_chunk(shape.logical));
   const raw = chunk.chunk;
@@ -343,7 +343,7 @@ export function appendChunks(appender: DuckDBAppender, shape: Shape, batch: Appe
       if (b !== undefined && b.chunk === n) b.copyTo(b.vector!, rows);
       else NO_VALUES.copyValidityTo(bindings.data_chunk_get_vector(raw, c + 3), rows);
     }
-    for (let bucket = 0; bucket < ATTRIBUTE_BUCKETS; bucket++) {
+    for (let bucket = 0; bucket < MAX_ATTRIBUTE_BUCKETS; bucket++) {
       const at = shape.bucketPosition[bucket];
       if (at < 0) continue;
       const vector = bindings.data_chunk_get_vector(raw, at + 3);

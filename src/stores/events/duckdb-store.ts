@@ -5,6 +5,13 @@
 // transaction is open. DuckDB commits write its WAL before returning, so a committed append
 // survives a crash of this process; the WAL is folded into the file at checkpoints, which the
 // store takes itself between stagings (checkpointIfDue).
+//
+// A failed write leaves the store usable: the transaction is rolled back and its connection
+// replaced (a connection whose rollback failed would refuse every later statement), and the
+// writer gets EventStoreUnavailable (ingest answers 503 with Retry-After). A fatal DuckDB error
+// (a checkpoint that runs out of memory) invalidates the whole database until it is opened
+// again: the store then waits for the operations in flight to end, reopens the file (DuckDB
+// replays its WAL: every committed transaction is kept) and goes on.
 import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
@@ -12,8 +19,8 @@ import type { ColumnType } from '../config/types.js';
 import { appendChunks, shapeOf, type Layout } from './duckdb-chunks.js';
 import { duckdbDialect } from './duckdb-dialect.js';
 import { attributeBucket, INGESTED_COLUMN, isOwnColumn, SAMPLERATE_COLUMN, TIME_COLUMN } from './engine.js';
-import { ATTRIBUTE_BUCKETS, type Attribute, type TableShape } from './placement.js';
-import { QueryTimeout, tableName, type AppendBatch, type ColumnChanges, type EventStore, type PhysicalColumn, type StoreMemory } from './types.js';
+import { MAX_ATTRIBUTE_BUCKETS, type Attribute, type TableShape } from './placement.js';
+import { EventStoreUnavailable, QueryTimeout, tableName, type AppendBatch, type ColumnChanges, type EventStore, type PhysicalColumn, type StoreMemory } from './types.js';
 
 /** A string literal for SQL (a file path). */
 const quoteLiteral = (text: string) => `'${text.replace(/'/g, "''")}'`;
@@ -27,27 +34,31 @@ export const quoteIdent = duckdbDialect.quoteIdent;
 const FIXED = new Set([TIME_COLUMN, SAMPLERATE_COLUMN, INGESTED_COLUMN]);
 
 /**
- * What one table column costs a commit that continues a row group after a checkpoint: DuckDB
- * pins a new block (256 KB) for each column's data and validity while it appends, and a
- * checkpoint as much again. Measured (docs/wide-events.md): at a 256 MB limit, 200 VARCHAR
- * columns held and 250 failed; 80 MAP columns held and 120 failed (a map is about 2.5 columns).
+ * What one table column costs a commit that continues a row group after a checkpoint, and the
+ * checkpoint itself: DuckDB pins a block (256 KB) for each column's data and validity at once.
+ * Measured (docs/wide-events.md): at a 256 MB limit, 150 dense VARCHAR columns and 16 buckets
+ * held through commits and checkpoints and 200 failed (the checkpoint, fatally); at 64 MB, 8
+ * columns and 16 buckets failed. A bucket (a MAP) costs about 2.5 columns.
  */
 const BYTES_PER_COLUMN = 1.1 * 1024 ** 2;
 const BUCKET_COLUMNS = 2.5;
-/** Of the memory limit, the share one table's commit may take (queries and the other appends share the rest). */
-const COMMIT_SHARE = 0.45;
+/** Of the memory limit, the share one table's columns may take (about half what fails: queries and the other appends share the rest). */
+const TABLE_SHARE = 0.45;
 const MAX_HOT_COLUMNS = 256;
-const MIN_HOT_COLUMNS = 8;
+/** Columns kept for hot fields before buckets are given up for them, at small memory limits. */
+const MIN_HOT_COLUMNS = 24;
 
 /**
- * The field columns a table may have within a memory limit (bytes; DuckDB's default limit, 80 %
- * of RAM, when undefined): the share of the memory for one commit, less the fixed columns and
- * the attribute buckets, at BYTES_PER_COLUMN each.
+ * A table's columns within a memory limit (bytes; DuckDB's default limit, 80 % of RAM, when
+ * undefined): of TABLE_SHARE of it, at BYTES_PER_COLUMN each, the fixed columns, then the
+ * attribute buckets (16, or fewer at small limits: a power of two), then the hot columns.
  */
-export function hotColumnsFor(memoryBytes: number | undefined): number {
-  if (memoryBytes === undefined) return MAX_HOT_COLUMNS;
-  const columns = Math.floor((memoryBytes * COMMIT_SHARE) / BYTES_PER_COLUMN) - FIXED.size - Math.ceil(ATTRIBUTE_BUCKETS * BUCKET_COLUMNS);
-  return Math.max(MIN_HOT_COLUMNS, Math.min(MAX_HOT_COLUMNS, columns));
+export function tableLayoutFor(memoryBytes: number | undefined): { hotColumns: number; buckets: number } {
+  if (memoryBytes === undefined) return { hotColumns: MAX_HOT_COLUMNS, buckets: MAX_ATTRIBUTE_BUCKETS };
+  const units = Math.floor((memoryBytes * TABLE_SHARE) / BYTES_PER_COLUMN) - FIXED.size;
+  let buckets = MAX_ATTRIBUTE_BUCKETS;
+  while (buckets > 1 && buckets * BUCKET_COLUMNS > units - MIN_HOT_COLUMNS) buckets /= 2;
+  return { hotColumns: Math.max(0, Math.min(MAX_HOT_COLUMNS, Math.floor(units - buckets * BUCKET_COLUMNS))), buckets };
 }
 
 /**
@@ -59,6 +70,28 @@ export function hotColumnsFor(memoryBytes: number | undefined): number {
 const CHECKPOINT_BYTES = 64 * 1024 ** 2;
 /** DuckDB's own threshold: reached only if the store's checkpoints keep being refused. */
 const SAFETY_CHECKPOINT_THRESHOLD = '512MB';
+
+/** Seconds a client is asked to wait after a write the store could not do. */
+const RETRY_AFTER_SECONDS = 5;
+
+/** A DuckDB error after which the database must be opened again. */
+const isFatal = (err: unknown): boolean =>
+  /FATAL Error|database has been invalidated/i.test(String((err as Error)?.message ?? err)) || (err instanceof EventStoreUnavailable && isFatal(err.cause));
+
+/**
+ * A failed write's error as the writer sees it: EventStoreUnavailable saying why (a full disk
+ * keeps its own error, which the server answers as such: src/ops/disk.ts).
+ */
+function unavailable(err: unknown): unknown {
+  const message = String((err as Error)?.message ?? err);
+  if (err instanceof EventStoreUnavailable || /No space left on device|ENOSPC|disk is full/i.test(message)) return err;
+  const reason = /could not allocate|failed to pin|out of memory/i.test(message)
+    ? 'it ran out of memory (WAGGLE_EVENT_STORE_MEMORY)'
+    : isFatal(err)
+      ? 'it failed and is being opened again'
+      : 'its commit failed';
+  return new EventStoreUnavailable(reason, RETRY_AFTER_SECONDS, { cause: err });
+}
 
 /** The size of a database file's WAL (0 when there is none). */
 export function walBytes(file: string): number {
@@ -107,7 +140,10 @@ export class DuckDbEventStore implements EventStore {
   /** Operations running now; close() waits for them and refuses new ones. */
   private active = 0;
   private closing = false;
-  private whenIdle?: () => void;
+  /** Called when no operation runs any more (close() and reopening wait for that). */
+  private idleWaiters: (() => void)[] = [];
+  /** Set while the database is being opened again after a fatal error; operations wait for it. */
+  private reopening?: Promise<void>;
 
   constructor(
     private readonly file: string,
@@ -120,6 +156,10 @@ export class DuckDbEventStore implements EventStore {
 
   async open(): Promise<void> {
     if (this.file !== ':memory:') mkdirSync(dirname(this.file), { recursive: true });
+    await this.openInstance();
+  }
+
+  private async openInstance(): Promise<void> {
     // Checkpoints (folding the WAL into the file) are this store's own (checkpointIfDue), at
     // CHECKPOINT_BYTES of WAL; DuckDB's own, inside whichever commit crosses its threshold, is
     // only a safety net at a higher one.
@@ -141,22 +181,66 @@ export class DuckDbEventStore implements EventStore {
   async close(): Promise<void> {
     if (!this.instance || this.closing) return;
     this.closing = true;
-    if (this.active > 0) await new Promise<void>((resolve) => (this.whenIdle = resolve));
+    await this.reopening?.catch(() => undefined);
+    await this.idle();
     try {
+      if (!this.instance) return;
       await this.settleAppends();
       await this.writer!.run('CHECKPOINT');
     } finally {
-      this.writer!.closeSync();
-      for (const c of this.appendConns) c.closeSync();
-      this.appendConns = [];
-      this.busy.clear();
-      this.reader!.closeSync();
-      this.derived?.closeSync();
-      this.derived = undefined;
-      this.instance.closeSync();
-      this.instance = undefined;
+      this.closeInstance();
       this.closing = false;
     }
+  }
+
+  /** Closes every connection and the database (no operation may be running). */
+  private closeInstance(): void {
+    for (const c of [this.writer, ...this.appendConns, this.reader, this.derived]) {
+      try {
+        c?.closeSync();
+      } catch {
+        // (an invalidated database may refuse; it is dropped all the same)
+      }
+    }
+    this.writer = this.reader = this.derived = undefined;
+    this.appendConns = [];
+    this.busy.clear();
+    this.begun.clear();
+    this.staging = undefined;
+    this.lastCommit = this.lastCommitSent = Promise.resolve();
+    this.checkpointing = false;
+    this.layouts.clear();
+    try {
+      this.instance?.closeSync();
+    } finally {
+      this.instance = undefined;
+    }
+  }
+
+  /** Resolves once no operation runs. */
+  private idle(): Promise<void> {
+    return this.active === 0 ? Promise.resolve() : new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private finished(): void {
+    if (--this.active > 0) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  /**
+   * After a fatal error: once the operations in flight have ended (each fails at once on an
+   * invalidated database), opens the file again. Operations asked for meanwhile wait for it.
+   */
+  private reopenAfter(cause: unknown): void {
+    if (this.reopening || this.closing || !isFatal(cause)) return;
+    this.reopening = (async () => {
+      await this.idle();
+      this.closeInstance();
+      await this.openInstance();
+    })().finally(() => (this.reopening = undefined));
+    this.reopening.catch(() => undefined);
   }
 
   /** Runs `fn` when the operations queued on the gate before it are done. */
@@ -193,19 +277,27 @@ export class DuckDbEventStore implements EventStore {
     }
   }
 
-  /** Runs one public operation; refused once close() has begun. */
+  /** Runs one public operation; refused once close() has begun; waits while the database is opened again. */
   private async op<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.reopening && !this.closing) await this.reopening.catch(() => undefined);
     if (!this.instance || this.closing) throw new Error('the event store is closed');
     this.active++;
     try {
       return await fn();
+    } catch (err) {
+      this.reopenAfter(err);
+      throw err;
     } finally {
-      if (--this.active === 0) this.whenIdle?.();
+      this.finished();
     }
   }
 
   get hotColumns(): number {
-    return hotColumnsFor(this.limits.memoryBytes);
+    return tableLayoutFor(this.limits.memoryBytes).hotColumns;
+  }
+
+  get attributeBuckets(): number {
+    return tableLayoutFor(this.limits.memoryBytes).buckets;
   }
 
   shape(datasetId: string): Promise<TableShape | undefined> {
@@ -213,12 +305,12 @@ export class DuckDbEventStore implements EventStore {
       const layout = await this.layout(datasetId);
       if (!layout) return undefined;
       const columns: PhysicalColumn[] = [];
-      let attributes = false;
+      let buckets = 0;
       for (const c of layout) {
-        if ('bucket' in c) attributes = true;
+        if ('bucket' in c) buckets = Math.max(buckets, c.bucket + 1);
         else columns.push(c);
       }
-      return { columns, attributes };
+      return { columns, buckets };
     });
   }
 
@@ -270,7 +362,7 @@ export class DuckDbEventStore implements EventStore {
   }
 
   async purgeAttribute(datasetId: string, { key, bucket }: Attribute): Promise<void> {
-    if (!(await this.shape(datasetId))?.attributes) return;
+    if (bucket >= ((await this.shape(datasetId))?.buckets ?? 0)) return;
     const m = quoteIdent(attributeBucket(bucket));
     const k = Math.trunc(key);
     // (An event left with no attribute in the bucket gets NULL, as one written without any.)
@@ -291,8 +383,10 @@ export class DuckDbEventStore implements EventStore {
       ...changes.add.map((c) => `ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS ${quoteIdent(c.physical)} ${SQL_TYPE[c.type]}`),
       ...changes.widen.map((c) => `ALTER TABLE ${t} ALTER COLUMN ${quoteIdent(c.physical)} TYPE ${SQL_TYPE[c.type]}`),
     ];
-    if (changes.attributes && !(await this.shape(datasetId))?.attributes) {
-      for (let b = 0; b < ATTRIBUTE_BUCKETS; b++) statements.push(`ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS ${quoteIdent(attributeBucket(b))} ${ATTRIBUTES_SQL_TYPE}`);
+    const buckets = Math.min(MAX_ATTRIBUTE_BUCKETS, changes.buckets ?? 0);
+    if (buckets > 0) {
+      const has = (await this.shape(datasetId))?.buckets ?? 0;
+      for (let b = has; b < buckets; b++) statements.push(`ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS ${quoteIdent(attributeBucket(b))} ${ATTRIBUTES_SQL_TYPE}`);
     }
     if (statements.length === 0) return;
     await this.exclusive(async (w) => {
@@ -302,7 +396,7 @@ export class DuckDbEventStore implements EventStore {
         await w.run('COMMIT');
       } catch (err) {
         await w.run('ROLLBACK').catch(() => undefined);
-        throw err;
+        throw unavailable(err);
       } finally {
         this.layouts.delete(datasetId);
       }
@@ -314,7 +408,9 @@ export class DuckDbEventStore implements EventStore {
   }
 
   stage(batches: AppendBatch[], ingestedUs: number): Promise<{ committed: Promise<void> }> {
-    return this.op(() => this.gated(() => this.stageAll(batches, ingestedUs)));
+    return this.op(() => this.gated(() => this.stageAll(batches, ingestedUs))).catch((err: unknown) => {
+      throw unavailable(err);
+    });
   }
 
   /**
@@ -331,6 +427,9 @@ export class DuckDbEventStore implements EventStore {
     this.staging = conn;
     try {
       await this.writeTransaction(conn, batches, ingestedUs);
+    } catch (err) {
+      await this.replaceAppendConnection(conn);
+      throw err;
     } finally {
       this.staging = undefined;
     }
@@ -347,14 +446,15 @@ export class DuckDbEventStore implements EventStore {
           await commit;
           this.checkpointIfDue();
         } catch (err) {
-          await conn.run('ROLLBACK').catch(() => undefined);
-          throw err;
+          await this.replaceAppendConnection(conn);
+          this.reopenAfter(err);
+          throw unavailable(err);
         }
       })
       .finally(() => {
         sent();
         this.busy.delete(conn);
-        if (--this.active === 0) this.whenIdle?.();
+        this.finished();
       });
     const settled = committed.catch(() => undefined);
     this.busy.set(conn, settled);
@@ -378,6 +478,24 @@ export class DuckDbEventStore implements EventStore {
     }
     this.lastIngestedUs = Math.max(Math.trunc(requestedUs), this.lastIngestedUs + 1);
     return this.lastIngestedUs;
+  }
+
+  /**
+   * After a failed transaction: rolls it back and puts a new connection in the failed one's
+   * place (a connection whose transaction DuckDB aborted and could not roll back would refuse
+   * every later statement with "Current transaction is aborted").
+   */
+  private async replaceAppendConnection(conn: DuckDBConnection): Promise<void> {
+    await conn.run('ROLLBACK').catch(() => undefined);
+    const i = this.appendConns.indexOf(conn);
+    if (i < 0 || !this.instance) return;
+    try {
+      this.appendConns[i] = await this.instance.connect();
+      this.begun.delete(conn);
+      conn.closeSync();
+    } catch {
+      // (the database is being opened again: it gets new connections anyway)
+    }
   }
 
   /** An append connection with no transaction in flight (waiting for a commit to end if need be). */
@@ -410,7 +528,11 @@ export class DuckDbEventStore implements EventStore {
           appendChunks(appender, layouts[i], batches[i], ingestedUs);
           appender.flushSync();
         } finally {
-          appender.closeSync();
+          try {
+            appender.closeSync();
+          } catch {
+            // (after a failed append its close fails too; the transaction is rolled back)
+          }
         }
       }
     } catch (err) {
@@ -440,7 +562,8 @@ export class DuckDbEventStore implements EventStore {
     if (this.checkpointing || this.closing || this.file === ':memory:' || walBytes(this.file) < threshold) return;
     this.checkpointing = true;
     void this.op(() => this.gated(() => this.writer!.run('CHECKPOINT')))
-      // Refused (another write transaction, e.g. an SLO rollup, was open): the next commit tries again.
+      // Refused (another write transaction, e.g. an SLO rollup, was open): the next commit
+      // tries again. (A fatal failure reopens the database: op() saw it.)
       .catch(() => undefined)
       .finally(() => (this.checkpointing = false));
   }

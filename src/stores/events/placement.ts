@@ -3,7 +3,7 @@
 // most fields are sparse, but an engine cannot hold a table column per field: a DuckDB commit
 // after a checkpoint pins a block per table column (256 KB), a ClickHouse insert buffers about
 // 2-4 MB per column. So a dataset's first fields (up to the store's hot-column budget) get a
-// typed column each, and the rest live as attributes in a fixed number of buckets: key/value
+// typed column each, and the rest live as attributes in up to 16 buckets: key/value
 // maps (`MAP(INTEGER, VARCHAR)` on DuckDB, a pair of arrays on ClickHouse) keyed by the field's
 // number, the value as text (read back through a cast to the field's stored type). A field
 // moving from the attributes to a column of its own (promotion) is in both for a while: its new
@@ -16,8 +16,11 @@
 import type { ColumnType } from '../config/types.js';
 import type { SqlDialect } from './engine.js';
 
-/** Attribute buckets per table: a lookup reads one bucket, about 1/16 of an event's attributes. */
-export const ATTRIBUTE_BUCKETS = 16;
+/**
+ * Attribute buckets per table, at most: a lookup reads one bucket, about 1/16 of an event's
+ * attributes. (An event store may give a table fewer, to keep within its memory.)
+ */
+export const MAX_ATTRIBUTE_BUCKETS = 16;
 
 export interface Attribute {
   /** The field's number in the bucket's map (unique in the dataset). */
@@ -74,23 +77,23 @@ export function storedValueSql(d: SqlDialect, physical: string, stored: ColumnTy
   return attribute ? `coalesce(${column}, ${attribute})` : column;
 }
 
-/** A table's shape as the event store reports it: its field columns and whether it has the attribute buckets. */
+/** A table's shape as the event store reports it: its field columns and how many attribute buckets it has (0, 1, …). */
 export interface TableShape {
   columns: { physical: string; type: ColumnType }[];
-  attributes: boolean;
+  buckets: number;
 }
 
-/** Whether a field's values can be read from the table (its column, or the buckets, exist). */
+/** Whether a field's values can be read from the table (its column, or its bucket, exist). */
 export function isStored(shape: TableShape, physical: string): boolean {
   const p = parsePlacement(physical);
-  if (p.attribute && !shape.attributes) return false;
+  if (p.attribute && p.attribute.bucket >= shape.buckets) return false;
   return !p.column || shape.columns.some((c) => c.physical === p.column);
 }
 
-/** The attribute bucket a new field goes to: the one with the fewest expected values per event. */
-export function emptiestBucket(load: readonly number[]): number {
+/** The attribute bucket a new field goes to: of the first `buckets`, the one with the fewest expected values per event. */
+export function emptiestBucket(load: readonly number[], buckets: number): number {
   let best = 0;
-  for (let b = 1; b < ATTRIBUTE_BUCKETS; b++) if ((load[b] ?? 0) < (load[best] ?? 0)) best = b;
+  for (let b = 1; b < buckets; b++) if ((load[b] ?? 0) < (load[best] ?? 0)) best = b;
   return best;
 }
 

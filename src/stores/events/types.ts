@@ -31,8 +31,8 @@ export interface AppendBatch {
 export interface ColumnChanges {
   add: PhysicalColumn[];
   widen: PhysicalColumn[];
-  /** The table needs its attribute buckets (added when missing). */
-  attributes?: boolean;
+  /** The table needs this many attribute buckets (added when it has fewer). */
+  buckets?: number;
 }
 
 export interface EventStore {
@@ -50,6 +50,8 @@ export interface EventStore {
    * table's commit can hold within the store's memory. The writer keeps to it.
    */
   readonly hotColumns: number;
+  /** How many attribute buckets a table gets when its first attribute comes (at most MAX_ATTRIBUTE_BUCKETS). */
+  readonly attributeBuckets: number;
   ensureTable(datasetId: string): Promise<void>;
   addColumn(datasetId: string, column: PhysicalColumn): Promise<void>;
   /** Widens a column's type; existing values are converted (integer → float → string). */
