@@ -4,8 +4,12 @@ export interface ClickHouseCluster {
   setting(database?: string): string;
   /** The HTTP ports of the servers. */
   httpPorts: number[];
-  /** The server processes. */
+  /** The server processes (as started). */
   pids: number[];
+  /** Kills server `i` at once (SIGKILL): a shard that no longer answers. */
+  kill(i: number): Promise<void>;
+  /** Starts server `i` again on its data directory and ports (after kill). */
+  restart(i: number): Promise<void>;
   stop(): Promise<void>;
 }
 export const clickhouseBinary: string | undefined;

@@ -78,17 +78,31 @@ export async function startClickHouse(count) {
     for (const n of nodes) {
       for (const sub of ['data', 'tmp', 'user_files', 'format_schemas']) mkdirSync(join(n.dir, sub), { recursive: true });
       writeFileSync(join(n.dir, 'config.xml'), config(n.dir, n.http, n.tcp, n.interserver, nodes));
-      const args = clickhouseBinary.endsWith('/clickhouse') ? ['server', `--config-file=${n.dir}/config.xml`] : [`--config-file=${n.dir}/config.xml`];
-      children.push(spawn(clickhouseBinary, args, { cwd: n.dir, stdio: 'ignore' }));
+      children.push(spawn(clickhouseBinary, clickhouseBinary.endsWith('/clickhouse') ? ['server', `--config-file=${n.dir}/config.xml`] : [`--config-file=${n.dir}/config.xml`], { cwd: n.dir, stdio: 'ignore' }));
     }
     await Promise.all(nodes.map((n, i) => waitReady(n.http, children[i], n.dir)));
   } catch (err) {
     for (const c of children) c.kill('SIGKILL');
     throw err;
   }
+  const launch = (n) => spawn(clickhouseBinary, clickhouseBinary.endsWith('/clickhouse') ? ['server', `--config-file=${n.dir}/config.xml`] : [`--config-file=${n.dir}/config.xml`], { cwd: n.dir, stdio: 'ignore' });
   return {
     httpPorts: nodes.map((n) => n.http),
     pids: children.map((c) => c.pid),
+    /** Kills server `i` at once (SIGKILL): a shard that no longer answers. */
+    kill: async (i) => {
+      const c = children[i];
+      if (c.exitCode !== null || c.signalCode !== null) return;
+      await new Promise((resolve) => {
+        c.once('exit', resolve);
+        c.kill('SIGKILL');
+      });
+    },
+    /** Starts server `i` again on its data directory and ports (after kill). */
+    restart: async (i) => {
+      children[i] = launch(nodes[i]);
+      await waitReady(nodes[i].http, children[i], nodes[i].dir);
+    },
     setting: (database = `waggle_test_${process.pid}_${++databases}`) =>
       `clickhouse://default@${nodes.map((n) => `127.0.0.1:${n.http}`).join(',')}/${database}${count > 1 ? '?cluster=waggle' : ''}`,
     stop: async () => {

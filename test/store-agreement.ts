@@ -12,7 +12,16 @@ import { tableName, type EventStore } from '../src/stores/events/types.js';
 import { attributeBucket, isOwnColumn } from '../src/stores/events/engine.js';
 import { parsePlacement, placementNumbers } from '../src/stores/events/placement.js';
 
-const TYPE_OF_SQL: Record<string, string> = { VARCHAR: 'string', BIGINT: 'integer', DOUBLE: 'float', BOOLEAN: 'boolean' };
+const TYPE_OF_SQL: Record<string, string> = {
+  VARCHAR: 'string',
+  BIGINT: 'integer',
+  DOUBLE: 'float',
+  BOOLEAN: 'boolean',
+  'Nullable(String)': 'string',
+  'Nullable(Int64)': 'integer',
+  'Nullable(Float64)': 'float',
+  'Nullable(UInt8)': 'boolean',
+};
 const FIXED = new Set(['__time', '__samplerate', '__ingested']);
 
 /** Every disagreement between the two stores, as a sentence naming the dataset and column; [] when they agree. */
@@ -20,7 +29,11 @@ export async function storeDisagreements(config: ConfigStore, events: EventStore
   const problems: string[] = [];
   // Every table's columns in one query (one per dataset grows slow with many datasets).
   const tables = new Map<string, Map<string, string>>();
-  for (const r of await events.query('SELECT table_name, column_name, data_type FROM information_schema.columns')) {
+  const catalogue =
+    events.dialect.name === 'clickhouse'
+      ? 'SELECT table AS table_name, name AS column_name, type AS data_type FROM system.columns WHERE database = currentDatabase()'
+      : 'SELECT table_name, column_name, data_type FROM information_schema.columns';
+  for (const r of await events.query(catalogue)) {
     if (FIXED.has(String(r.column_name))) continue;
     const name = String(r.table_name);
     if (!tables.has(name)) tables.set(name, new Map());
@@ -40,7 +53,10 @@ export async function storeDisagreements(config: ConfigStore, events: EventStore
         else if (stored !== col.storedType) problems.push(`${at} is registered as ${col.storedType} but stored as ${stored}`);
         table.delete(column);
       }
-      if (attribute && !/^MAP\(INTEGER, VARCHAR\)$/.test(table.get(attributeBucket(attribute.bucket)) ?? '')) problems.push(`${at} is an attribute but its bucket is not in the event store`);
+      const bucket = attribute && attributeBucket(attribute.bucket);
+      if (bucket && table.get(bucket) !== 'MAP(INTEGER, VARCHAR)' && !(table.get(`${bucket}_k`) === 'Array(UInt32)' && table.get(`${bucket}_v`) === 'Array(String)')) {
+        problems.push(`${at} is an attribute but its bucket is not in the event store`);
+      }
       for (const n of placementNumbers(col.physical)) {
         if (numbers.has(n)) problems.push(`${at} shares its number ${n} with another column`);
         numbers.add(n);

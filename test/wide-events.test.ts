@@ -10,6 +10,10 @@ import { batch, columnsOf, DATASET_TOO_MANY_COLUMNS, results } from './ingest-he
 import { runQuery } from './query-helpers.js';
 import { expectStoresAgree } from './store-agreement.js';
 import { isColumn } from '../src/stores/events/placement.js';
+import { columnsOf as columnsOfRows } from '../src/stores/events/columns.js';
+import { createEventStore } from '../src/stores/events/open.js';
+import { EventStoreUnavailable, tableName } from '../src/stores/events/types.js';
+import { clickhouseBinary, startClickHouse, warnClickHouseSkipped, type ClickHouseCluster } from './clickhouse.js';
 
 const MB = 1024 ** 2;
 const EVENTS_PER_BATCH = 50;
@@ -183,3 +187,75 @@ describe('a failed commit never breaks a dataset (DuckDB)', { timeout: 120_000 }
     }
   });
 });
+
+describe.skipIf(!clickhouseBinary)('wide datasets and failed inserts on ClickHouse', { timeout: 300_000 }, () => {
+  let cluster: ClickHouseCluster | undefined;
+  beforeAll(async () => {
+    cluster = await startClickHouse(2);
+  }, 60_000);
+  afterAll(() => cluster?.stop());
+
+  it.each([
+    { fields: 1000, columns: 5000, batches: 4 },
+    { fields: 1000, columns: 10_000, batches: 4 },
+  ])('2 shards, $fields fields per event over $columns columns: every batch stored, every field queryable', async ({ fields, columns, batches }) => {
+    const t = await makeApp({ settings: { queryResultRateLimit: null }, eventStore: cluster!.setting() });
+    try {
+      const ds = `wide-${fields}-${columns}`;
+      for (let n = 0; n < batches; n++) expect((await send(t, ds, wideBatch(fields, columns, n))).every((x) => x.status === 202)).toBe(true);
+      const cols = await columnsOf(t, ds);
+      expect(cols.size).toBe(columns);
+      expect([...cols.values()].filter((c) => isColumn(c.physical)).length).toBeLessThanOrEqual(t.events.hotColumns);
+      const attribute = [...cols.values()].reverse().find((c) => !isColumn(c.physical) && c.type === 'integer')!;
+      const k = Number(attribute.keyName.slice('field_'.length));
+      const want = expected(fields, columns, batches, k);
+      const r = await runQuery(t, ds, { calculations: [{ op: 'COUNT' }, { op: 'SUM', column: attribute.keyName }], filters: [{ column: attribute.keyName, op: 'exists' }], time_range: 3600 });
+      expect(r.data.results[0].data).toMatchObject({ COUNT: want.count, [`SUM(${attribute.keyName})`]: want.sum });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a shard that does not answer: 503 with Retry-After, no event half stored; once it is back the next batch goes in', async () => {
+    const t = await makeApp({ settings: { queryResultRateLimit: null }, eventStore: cluster!.setting() });
+    try {
+      const events = (n: number) => Array.from({ length: 200 }, (_, i) => ({ data: { seq: n * 1000 + i, service: `s${i % 7}` } }));
+      expect((await send(t, 'sharded', events(0))).every((x) => x.status === 202)).toBe(true);
+      await cluster!.kill(1);
+      const refused = await batch(t, 'sharded', events(1));
+      expect(refused.statusCode, refused.body).toBe(503);
+      expect(refused.headers['retry-after']).toBeTruthy();
+      expect(json(refused).error).toMatch(/^the event store could not store the events: .*did not answer; retry later$/);
+      await cluster!.restart(1);
+      expect((await send(t, 'sharded', events(2))).every((x) => x.status === 202)).toBe(true);
+      // Exactly the acknowledged events: none of the refused batch's rows stayed on the shard that answered.
+      const r = await runQuery(t, 'sharded', { calculations: [{ op: 'COUNT' }, { op: 'COUNT_DISTINCT', column: 'seq' }], time_range: 3600 });
+      expect(r.data.results[0].data).toMatchObject({ COUNT: 400, 'COUNT_DISTINCT(seq)': 400 });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a group whose second insert fails: the first dataset\'s rows of it are deleted again on every shard', async () => {
+    const store = createEventStore(cluster!.setting(), '');
+    await store.open();
+    try {
+      const [a, b] = ['hcxds_undoa', 'hcxds_undob'];
+      for (const ds of [a, b]) {
+        await store.ensureTable(ds);
+        await store.changeColumns(ds, { add: [{ physical: 'c1', type: 'integer' }], widen: [] });
+      }
+      const rows = (n: number) => columnsOfRows(Array.from({ length: n }, (_, i) => ({ timeUs: Date.now() * 1000, samplerate: 1, fields: new Map([['c1', i]]) })));
+      await store.append([{ datasetId: a, parts: [rows(10)] }], Date.now() * 1000);
+      // The second dataset's table goes away behind the store's back (which still knows its shape): its insert fails.
+      expect(await store.shape(b)).toBeDefined();
+      await store.execute([{ sql: `DROP TABLE ${tableName(b)}` }]);
+      const { committed } = await store.stage([{ datasetId: a, parts: [rows(100)] }, { datasetId: b, parts: [rows(5)] }], Date.now() * 1000);
+      await expect(committed).rejects.toBeInstanceOf(EventStoreUnavailable);
+      expect(Number((await store.query(`SELECT count() AS n FROM ${tableName(a)}`))[0].n)).toBe(10);
+    } finally {
+      await store.close();
+    }
+  });
+});
+if (!clickhouseBinary) warnClickHouseSkipped('the wide-event and failed-insert tests on ClickHouse');

@@ -58,3 +58,49 @@ export function placeFields(state: PlacementState, budget: number, buckets: numb
   }
   return out;
 }
+
+/** Events over which a field's density halves in weight (the recent past counts most). */
+const HALF_LIFE_EVENTS = 5000;
+/** An attribute present in at least this share of recent events is worth a column of its own. */
+const PROMOTE_DENSITY = 0.25;
+/** Events seen before any promotion (a dataset's first batches say little). */
+const PROMOTE_AFTER_EVENTS = 1000;
+
+/**
+ * How often each attribute field of a dataset comes in recent events (decaying counts), to find
+ * one worth a column of its own (promotion): the densest one present in at least a quarter of
+ * recent events. Kept in memory only: after a restart it learns again.
+ */
+export class AttributeDensity {
+  private events = 0;
+  private readonly present = new Map<string, number>();
+
+  /** A committed group of `events` events in which each attribute field named had `present[name]` values. */
+  record(events: number, present: ReadonlyMap<string, number>): void {
+    const decay = 0.5 ** (events / HALF_LIFE_EVENTS);
+    this.events = this.events * decay + events;
+    for (const [name, n] of this.present) this.present.set(name, n * decay);
+    for (const [name, n] of present) this.present.set(name, (this.present.get(name) ?? 0) + n);
+    // (Forget fields gone quiet, so the map stays the size of what is current.)
+    for (const [name, n] of this.present) if (n < 1) this.present.delete(name);
+  }
+
+  /** The field to promote now, if one is dense enough. */
+  candidate(): string | undefined {
+    if (this.events < PROMOTE_AFTER_EVENTS) return undefined;
+    let best: string | undefined;
+    let most = PROMOTE_DENSITY * this.events;
+    for (const [name, n] of this.present) {
+      if (n >= most) {
+        best = name;
+        most = n;
+      }
+    }
+    return best;
+  }
+
+  /** Stops counting a field (promoted, or deleted). */
+  forget(name: string): void {
+    this.present.delete(name);
+  }
+}

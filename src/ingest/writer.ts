@@ -42,8 +42,8 @@ import { UniqueViolation, type Column, type ColumnType, type ConfigStore, type D
 import type { AppendBatch, EventStore, PhysicalColumn, Scalar } from '../stores/events/types.js';
 import { Value, bit, columnsOf, kindOf, rowsOf, type EventColumns } from '../stores/events/columns.js';
 import type { NormalisedEvent } from './normalise.js';
-import { isColumn, parsePlacement, placementNumbers } from '../stores/events/placement.js';
-import { placeFields, placementState, type PlacementState } from './field-placement.js';
+import { columnPlacement, isColumn, movingPlacement, parsePlacement, placementNumbers } from '../stores/events/placement.js';
+import { AttributeDensity, placeFields, placementState, type PlacementState } from './field-placement.js';
 
 export const DATASET_TOO_MANY_COLUMNS = 'Dataset has too many columns.';
 
@@ -179,6 +179,12 @@ export class IngestWriter {
   private readonly registries = new Map<string, Registry>();
   /** Attribute fields' densities as first seen (`<dataset id>:<placement>`), for balancing the buckets. */
   private readonly densities = new Map<string, number>();
+  /** How often each dataset's attribute fields come in recent events (which to promote to a column). */
+  private readonly attributeDensity = new Map<string, AttributeDensity>();
+  /** Datasets with a promotion being planned, and columns (by id) whose values are being moved. */
+  private readonly promoting = new Set<string>();
+  /** Promotions under way (close() waits for them: each stops at its next slice). */
+  private readonly promotions = new Set<Promise<void>>();
   /** Datasets and field names written since the last bookkeeping flush (last_written). */
   private touched = new Map<string, { dataset: Dataset; names: Set<string> }>();
   /** Ids of datasets deleted while this writer runs: writes still queued for them are refused. */
@@ -335,12 +341,19 @@ export class IngestWriter {
     // The field names written, gathered now so that nothing holds the events once they are
     // staged (they are garbage from then on, not kept until the commit ends), and recorded
     // (last_written) once the commit succeeds.
-    const written = new Map<string, { dataset: Dataset; names: Set<string> }>();
+    const written = new Map<string, { dataset: Dataset; names: Set<string>; events: number; attributes: Map<string, number>; buckets: number }>();
     group.forEach(({ dataset, events }, i) => {
       if (!outcomes[i].ok) return;
       let t = written.get(dataset.id);
-      if (!t) written.set(dataset.id, (t = { dataset, names: new Set<string>() }));
-      for (const f of events!.fields) t.names.add(f.name);
+      if (!t) written.set(dataset.id, (t = { dataset, names: new Set<string>(), events: 0, attributes: new Map(), buckets: 0 }));
+      t.events += events!.count;
+      t.buckets = Math.max(t.buckets, registries[i]?.buckets ?? 0);
+      for (const f of events!.fields) {
+        t.names.add(f.name);
+        // How many of the events have each attribute field (promotion looks for the frequent ones).
+        const physical = registries[i]?.byName.get(f.name)?.physical;
+        if (physical !== undefined && !isColumn(physical)) t.attributes.set(f.name, (t.attributes.get(f.name) ?? 0) + f.present);
+      }
     });
     for (const p of group) p.events = undefined;
     const nowDate = this.opts.now();
@@ -351,8 +364,9 @@ export class IngestWriter {
     const touched = committed.then(() => {
       for (const [id, w] of written) {
         const t = this.touched.get(id);
-        if (!t) this.touched.set(id, w);
+        if (!t) this.touched.set(id, { dataset: w.dataset, names: w.names });
         else for (const k of w.names) t.names.add(k);
+        if (w.buckets > 0) this.notePromotion(w.dataset, w.events, w.attributes);
       }
     });
     return { outcomes, committed: touched };
@@ -556,8 +570,11 @@ export class IngestWriter {
     const widenTable: PhysicalColumn[] = [];
     // Attribute buckets the registry names and the table lacks (another node's table may have more).
     let buckets = reg.buckets;
+    /** Fields being promoted when the process stopped: their moves go on (promotion, below). */
+    const moving: string[] = [];
     for (let col of registered) {
       const { column, attribute } = parsePlacement(col.physical);
+      if (column && attribute) moving.push(col.id);
       if (attribute && attribute.bucket >= buckets) {
         buckets = attribute.bucket + 1;
         repairs.push(`attribute bucket ${attribute.bucket} was missing from the event store (${JSON.stringify(col.keyName)} is in it): added, empty`);
@@ -591,6 +608,17 @@ export class IngestWriter {
       repairs.push(`event-store column ${physical} was not registered: dropped`);
     }
     if (repairs.length > 0) this.opts.log?.warn({ dataset: dataset.id, repairs }, `column registry of dataset ${dataset.slug} repaired`);
+    // (After this returns and the lock is free.)
+    for (const id of moving) {
+      setImmediate(() => {
+        if (this.closed) return;
+        this.track(
+          this.finishMove(dataset, id).catch((err: unknown) =>
+            this.opts.log?.error({ err, dataset: dataset.id, column: id }, 'could not finish moving an attribute to its column; tried again at the next start'),
+          ),
+        );
+      });
+    }
     return reg;
   }
 
@@ -625,6 +653,91 @@ export class IngestWriter {
         }
       }
     });
+  }
+
+  // --- promotion: an attribute frequent enough gets a column of its own (stores/events/placement.ts)
+  //
+  // 1. Under the lock (and the columns lease): the table gets a column for the field, and the
+  //    registry moves the field to `c<new>+a<key>.<bucket>`: from the next group on its events go
+  //    to the column; reads take the column where it has a value, the attribute elsewhere.
+  // 2. The event store moves the older values from the bucket into the column, a slice at a time,
+  //    while ingest goes on (EventStore.moveToColumn).
+  // 3. Under the lock: the registry moves the field to `c<new>`, and reads take the column only.
+  // A restart between the steps resumes at the second (reconcile() finds the moving field); one
+  // between the table's column and the registry's change leaves an unregistered column, which
+  // reconciling drops. With several nodes each on an embedded store of its own, the third step
+  // waits for no other node's store, so it is left out: the field reads through both for good.
+
+  /** After a group committed: counts the dataset's attribute fields and promotes one if it is frequent and the table has room. */
+  private notePromotion(dataset: Dataset, events: number, present: ReadonlyMap<string, number>): void {
+    let density = this.attributeDensity.get(dataset.id);
+    if (!density) this.attributeDensity.set(dataset.id, (density = new AttributeDensity()));
+    density.record(events, present);
+    const name = density.candidate();
+    const reg = this.registries.get(dataset.id);
+    if (name === undefined || !reg || reg.placement.hot >= this.hotColumns || this.promoting.has(dataset.id) || this.closed) return;
+    density.forget(name);
+    this.track(this.promote(dataset, name));
+  }
+
+  private track(p: Promise<void>): void {
+    this.promotions.add(p);
+    void p.finally(() => this.promotions.delete(p));
+  }
+
+  private async promote(dataset: Dataset, keyName: string): Promise<void> {
+    this.promoting.add(dataset.id);
+    try {
+      const columnId = await this.lock.run(() =>
+        this.underColumnsLease(dataset.id, async () => {
+          if (this.opts.shared) this.registries.delete(dataset.id); // (reloaded under the lease)
+          const reg = await this.registry(dataset);
+          const col = reg.byName.get(keyName);
+          if (!col || isColumn(col.physical) || reg.placement.hot >= this.hotColumns) return undefined;
+          const column = columnPlacement(reg.placement.next++);
+          try {
+            await this.events.changeColumns(dataset.id, { add: [{ physical: column, type: col.storedType }], widen: [] });
+            const physical = movingPlacement(column, parsePlacement(col.physical).attribute!);
+            reg.byName.set(keyName, (await this.config.updateColumn(dataset.id, col.id, { physical })) ?? { ...col, physical });
+            reg.placement.hot++;
+          } catch (err) {
+            await this.repair(dataset, err);
+            throw err;
+          }
+          return col.id;
+        }),
+      );
+      if (columnId !== undefined) await this.finishMove(dataset, columnId);
+    } catch (err) {
+      this.opts.log?.error({ err, dataset: dataset.id, field: keyName }, 'could not promote an attribute to a column; it stays an attribute');
+    } finally {
+      this.promoting.delete(dataset.id);
+    }
+  }
+
+  /** Steps 2 and 3 of a promotion (also resumed after a restart), once per column at a time. */
+  private async finishMove(dataset: Dataset, columnId: string): Promise<void> {
+    const key = `${dataset.id}:${columnId}`;
+    if (this.promoting.has(key)) return;
+    this.promoting.add(key);
+    try {
+      const col = (await this.config.listColumns(dataset.id)).find((c) => c.id === columnId);
+      const { column, attribute } = col ? parsePlacement(col.physical) : {};
+      if (!col || !column || !attribute) return;
+      await this.events.moveToColumn(dataset.id, attribute, column, () => this.closed);
+      if (this.closed || (this.opts.shared && this.events.embedded)) return;
+      await this.lock.run(() =>
+        this.underColumnsLease(dataset.id, async () => {
+          // (Deleted, or changed, meanwhile: nothing to finish.)
+          const now = (await this.config.listColumns(dataset.id)).find((c) => c.id === columnId);
+          if (now?.physical !== col.physical) return;
+          await this.config.updateColumn(dataset.id, columnId, { physical: column });
+          this.registries.delete(dataset.id);
+        }),
+      );
+    } finally {
+      this.promoting.delete(key);
+    }
   }
 
   // --- column changes from the Columns API and dataset deletion, under the same lock
@@ -709,6 +822,7 @@ export class IngestWriter {
     this.closed = true;
     while (this.draining) await this.draining;
     await Promise.all(this.committing);
+    await Promise.all(this.promotions);
     await this.lock.run(async () => undefined);
     await this.flushBookkeeping();
   }

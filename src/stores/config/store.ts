@@ -486,6 +486,7 @@ class KyselyConfigStore implements ConfigStore {
   }
   async updateColumn(datasetId: string, id: string, patch: ColumnPatch) {
     const set: Partial<ColumnRow> = {};
+    if (patch.physical !== undefined) set.physical = patch.physical;
     if (patch.storedType !== undefined) set.stored_type = patch.storedType;
     if (patch.type !== undefined) set.type = patch.type;
     if (patch.description !== undefined) set.description = patch.description;

@@ -76,7 +76,7 @@ export interface Column {
   updatedAt: string;
 }
 export type NewColumn = Omit<Column, 'createdAt' | 'updatedAt' | 'lastWritten'>;
-export type ColumnPatch = Partial<Pick<Column, 'storedType' | 'type' | 'description' | 'hidden' | 'lastWritten'>>;
+export type ColumnPatch = Partial<Pick<Column, 'physical' | 'storedType' | 'type' | 'description' | 'hidden' | 'lastWritten'>>;
 
 /**
  * A configuration object stored as a document (calculated field, query, query annotation, query

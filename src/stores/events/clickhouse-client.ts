@@ -2,8 +2,10 @@
 // @clickhouse/client sends settings and server-side query parameters that 18.16, the version
 // Debian ships, does not know; this one sends only the statement, the database, credentials and
 // the settings asked for.) A statement that fails answers a non-2xx status with ClickHouse's
-// message as the body: that becomes a ClickHouseError.
+// message as the body: that becomes a ClickHouseError; a request it does not answer at all
+// (refused, reset, timed out) becomes EventStoreUnavailable.
 import { randomUUID } from 'node:crypto';
+import { EventStoreUnavailable } from './types.js';
 
 export interface ClickHouseNode {
   /** http://host:port of the node's HTTP interface. */
@@ -47,12 +49,20 @@ export class ClickHouseClient {
     for (const [k, v] of Object.entries(opts.settings ?? {})) params.set(k, String(v));
     // The statement goes in the URL when there is data to send, else as the body.
     if (opts.body !== undefined) params.set('query', sql);
-    const res = await fetch(`${this.node.url}/?${params}`, {
-      method: 'POST',
-      headers: { 'X-ClickHouse-User': this.node.user, 'X-ClickHouse-Key': this.node.password },
-      body: opts.body ?? sql,
-      signal: opts.signal,
-    });
+    let res: Response;
+    try {
+      res = await fetch(`${this.node.url}/?${params}`, {
+        method: 'POST',
+        headers: { 'X-ClickHouse-User': this.node.user, 'X-ClickHouse-Key': this.node.password },
+        body: opts.body ?? sql,
+        signal: opts.signal,
+      });
+    } catch (err) {
+      // Not answered (refused, reset, timed out): the caller may try again later. (An abort the
+      // caller asked for stays as it is.)
+      if (opts.signal?.aborted && (opts.signal.reason as Error)?.name !== 'TimeoutError') throw err;
+      throw new EventStoreUnavailable(`ClickHouse at ${this.node.url} did not answer`, 5, { cause: err });
+    }
     const text = await res.text();
     if (!res.ok) {
       const code = /^Code: (\d+)/.exec(text)?.[1];

@@ -19,15 +19,20 @@
 // is staged: ClickHouse sees few large inserts. It resolves once ClickHouse answered the insert
 // (the 202 waits for that). Inserts run one after another in staging order, so ingest times grow
 // in commit order as with DuckDB. There are no transactions: a group spanning datasets is one
-// insert per dataset, and execute()'s statements run one by one.
+// insert per dataset, and execute()'s statements run one by one. So a failed insert (a shard that
+// does not answer, a memory limit) is undone by hand: every dataset of the group has the rows of
+// its ingest time deleted on every shard that answers (a mutation, waited for), and the writer
+// gets EventStoreUnavailable (ingest answers 503): nothing acknowledged is lost, and a retry does
+// not store its events twice. (A shard that stored rows but is unreachable afterwards keeps them:
+// ClickHouse 18.16 has no transactions to roll back.)
 import { randomUUID } from 'node:crypto';
 import { textAt, Value, type EventColumns } from './columns.js';
-import { ClickHouseClient, type ClickHouseNode } from './clickhouse-client.js';
+import { ClickHouseClient, ClickHouseError, type ClickHouseNode } from './clickhouse-client.js';
 import { clickhouseColumnType, clickhouseDialect, fieldTypeOf } from './clickhouse-dialect.js';
 import { bindParams, clickhouseIdent as q, clickhouseLiteral } from './clickhouse-sql.js';
 import { attributeBucket, INGESTED_COLUMN, isOwnColumn, SAMPLERATE_COLUMN, TIME_COLUMN } from './engine.js';
 import { MAX_ATTRIBUTE_BUCKETS, attributeText, parsePlacement, type Attribute, type TableShape } from './placement.js';
-import { QueryTimeout, tableName, type AppendBatch, type ColumnChanges, type EventStore, type PhysicalColumn } from './types.js';
+import { EventStoreUnavailable, QueryTimeout, tableName, type AppendBatch, type ColumnChanges, type EventStore, type PhysicalColumn } from './types.js';
 
 /**
  * Field columns per table: ClickHouse buffers about 2-4 MB per column of an insert (measured:
@@ -35,6 +40,21 @@ import { QueryTimeout, tableName, type AppendBatch, type ColumnChanges, type Eve
  * per part, so a table keeps its columns for the fields most events have.
  */
 const HOT_COLUMNS = 128;
+/** How long an insert may wait for the shards (seconds) before it counts as failed. */
+const INSERT_TIMEOUT_SECONDS = 30;
+/** Seconds a client is asked to wait after a write that failed. */
+const RETRY_AFTER_SECONDS = 5;
+
+/** A failed write's error as the writer sees it: EventStoreUnavailable saying why. */
+function unavailable(err: unknown): EventStoreUnavailable {
+  if (err instanceof EventStoreUnavailable) return err;
+  const code = err instanceof ClickHouseError ? err.code : undefined;
+  const reason =
+    code === 241 ? 'ClickHouse ran out of memory'
+    : !(err instanceof ClickHouseError) || code === 209 || code === 210 || code === 279 || code === 159 ? 'ClickHouse (or one of its shards) did not answer'
+    : 'ClickHouse refused the insert';
+  return new EventStoreUnavailable(reason, RETRY_AFTER_SECONDS, { cause: err });
+}
 const ATTRIBUTE_KEYS_TYPE = 'Array(UInt32)';
 const ATTRIBUTE_VALUES_TYPE = 'Array(String)';
 /** The ALTER clauses adding the attribute buckets (of the first `buckets`) a table lacks. */
@@ -82,6 +102,7 @@ export function parseClickHouseUrl(setting: string): ClickHouseSettings {
 
 export class ClickHouseEventStore implements EventStore {
   readonly dialect = clickhouseDialect;
+  readonly embedded = false;
   private readonly clients: ClickHouseClient[];
   /** The node reads and writes go through. */
   private readonly main: ClickHouseClient;
@@ -114,8 +135,8 @@ export class ClickHouseEventStore implements EventStore {
     const limit = await this.main.rows(`SELECT name FROM system.settings WHERE name = 'max_partitions_per_insert_block'`, { database: false });
     this.insertSettings = {
       ...(limit.length > 0 ? { max_partitions_per_insert_block: 0 } : {}),
-      // The insert returns once every shard has stored its rows.
-      ...(this.settings.cluster ? { insert_distributed_sync: 1 } : {}),
+      // The insert returns once every shard has stored its rows (or fails after a timeout).
+      ...(this.settings.cluster ? { insert_distributed_sync: 1, insert_distributed_timeout: INSERT_TIMEOUT_SECONDS } : {}),
     };
     this.opened = true;
   }
@@ -254,6 +275,29 @@ export class ClickHouseEventStore implements EventStore {
     });
   }
 
+  /**
+   * One mutation per shard, after the inserts queued before it (those of groups placed before the
+   * column was given): ClickHouse applies it to the parts there are while inserts go on, so the
+   * inserts are not held. Waited for on every shard.
+   */
+  async moveToColumn(datasetId: string, attribute: Attribute, column: string, stopped = () => false): Promise<void> {
+    await this.serial(async () => undefined);
+    const shape = await this.shape(datasetId);
+    const type = shape?.columns.find((c) => c.physical === column)?.type;
+    if (!type || attribute.bucket >= shape!.buckets) return;
+    const [keys, values] = [q(`${attributeBucket(attribute.bucket)}_k`), q(`${attributeBucket(attribute.bucket)}_v`)];
+    const k = Math.trunc(attribute.key);
+    const local = this.localTable(datasetId);
+    for (const c of this.clients) {
+      if (stopped()) return;
+      await c.run(
+        `ALTER TABLE ${q(local)} UPDATE ${q(column)} = coalesce(${q(column)}, ${clickhouseDialect.attribute(attribute.bucket, k, type)}), ` +
+          `${values} = arrayFilter((v, x) -> x != ${k}, ${values}, ${keys}), ${keys} = arrayFilter(x -> x != ${k}, ${keys}) WHERE has(${keys}, ${k})`,
+      );
+      await waitForMutations(c, this.database, local);
+    }
+  }
+
   async append(batches: AppendBatch[], ingestedUs: number): Promise<void> {
     await (await this.stage(batches, ingestedUs)).committed;
   }
@@ -273,14 +317,40 @@ export class ClickHouseEventStore implements EventStore {
       for (const part of b.parts) encodeRows(lines, part, b, layout, shape?.buckets ?? 0, ingestedUs);
     }
     const committed = this.serial(async () => {
-      for (const [datasetId, lines] of bodies) {
-        await this.main.run(`INSERT INTO ${q(tableName(datasetId))} FORMAT JSONEachRow`, {
-          body: lines.join('\n'),
-          settings: this.insertSettings,
-        });
+      try {
+        for (const [datasetId, lines] of bodies) {
+          await this.main.run(`INSERT INTO ${q(tableName(datasetId))} FORMAT JSONEachRow`, {
+            body: lines.join('\n'),
+            settings: this.insertSettings,
+            signal: AbortSignal.timeout(2 * INSERT_TIMEOUT_SECONDS * 1000),
+          });
+        }
+      } catch (err) {
+        await this.undoInsert([...bodies.keys()], ingestedUs);
+        throw unavailable(err);
       }
     });
     return { committed };
+  }
+
+  /**
+   * Deletes the rows of a failed group (its ingest time) from the datasets' tables on every
+   * shard that answers. Best effort: a shard that does not answer now cannot be cleaned.
+   */
+  private async undoInsert(datasetIds: string[], ingestedUs: number): Promise<void> {
+    for (const datasetId of datasetIds) {
+      const local = q(this.localTable(datasetId));
+      for (const c of this.clients) {
+        try {
+          const left = await c.rows(`SELECT count() AS n FROM ${local} WHERE ${q(INGESTED_COLUMN)} = ${ingestedUs}`);
+          if (Number(left[0]?.n ?? 0) === 0) continue;
+          await c.run(`ALTER TABLE ${local} DELETE WHERE ${q(INGESTED_COLUMN)} = ${ingestedUs}`);
+          await waitForMutations(c, this.database, this.localTable(datasetId));
+        } catch {
+          // (this shard does not answer either)
+        }
+      }
+    }
   }
 
   /** As DuckDB's: the time asked for, but always after the previous transaction's. */

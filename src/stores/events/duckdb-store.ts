@@ -71,6 +71,22 @@ const CHECKPOINT_BYTES = 64 * 1024 ** 2;
 /** DuckDB's own threshold: reached only if the store's checkpoints keep being refused. */
 const SAFETY_CHECKPOINT_THRESHOLD = '512MB';
 
+/** Rows a slice of moveToColumn updates at once: about 50 ms of a staging's wait. */
+const MOVE_SLICE_ROWS = 100_000;
+/** Whole passes of a move before it gives up (each pass leaves nothing but what rows renumbered under it skipped). */
+const MOVE_PASSES = 5;
+
+/** An attribute's bucket column and key as SQL. */
+function attributeSql({ key, bucket }: Attribute): { m: string; k: number } {
+  return { m: quoteIdent(attributeBucket(bucket)), k: Math.trunc(key) };
+}
+
+/** SQL of the attribute's bucket without it (NULL once the bucket would be empty, as for an event written without any). */
+function withoutKey(attribute: Attribute): string {
+  const { m, k } = attributeSql(attribute);
+  return `CASE WHEN cardinality(${m}) = 1 THEN NULL ELSE map_from_entries(list_filter(map_entries(${m}), lambda e: e.key <> ${k})) END`;
+}
+
 /** Seconds a client is asked to wait after a write the store could not do. */
 const RETRY_AFTER_SECONDS = 5;
 
@@ -100,6 +116,7 @@ export function walBytes(file: string): number {
 
 export class DuckDbEventStore implements EventStore {
   readonly dialect = duckdbDialect;
+  readonly embedded = true;
   private instance?: DuckDBInstance;
   private writer?: DuckDBConnection;
   /** Connections appends run on, each one transaction at a time. */
@@ -361,16 +378,53 @@ export class DuckDbEventStore implements EventStore {
     await this.write(datasetId, `ALTER TABLE ${quoteIdent(tableName(datasetId))} DROP COLUMN IF EXISTS ${quoteIdent(physical)}`);
   }
 
-  async purgeAttribute(datasetId: string, { key, bucket }: Attribute): Promise<void> {
-    if (bucket >= ((await this.shape(datasetId))?.buckets ?? 0)) return;
-    const m = quoteIdent(attributeBucket(bucket));
-    const k = Math.trunc(key);
-    // (An event left with no attribute in the bucket gets NULL, as one written without any.)
-    await this.write(
-      datasetId,
-      `UPDATE ${quoteIdent(tableName(datasetId))} SET ${m} = CASE WHEN cardinality(${m}) = 1 THEN NULL ` +
-        `ELSE map_from_entries(list_filter(map_entries(${m}), lambda e: e.key <> ${k})) END WHERE ${m}[${k}] IS NOT NULL`,
-    );
+  async purgeAttribute(datasetId: string, attribute: Attribute): Promise<void> {
+    if (attribute.bucket >= ((await this.shape(datasetId))?.buckets ?? 0)) return;
+    const { m, k } = attributeSql(attribute);
+    await this.write(datasetId, `UPDATE ${quoteIdent(tableName(datasetId))} SET ${m} = ${withoutKey(attribute)} WHERE ${m}[${k}] IS NOT NULL`);
+  }
+
+  /**
+   * The rows are taken in slices of MOVE_SLICE_ROWS (by rowid: a slice reads only its own row
+   * groups), each an UPDATE of its own between two stagings (through the gate), so that ingest
+   * waits at most one slice. Rows appended meanwhile have no such attribute (new events go to the
+   * column), except those of groups staged before the column was given: the slices begin once
+   * they have committed. A final count (a retention delete may renumber rows) repeats the whole
+   * move until no event has the attribute.
+   */
+  async moveToColumn(datasetId: string, attribute: Attribute, column: string, stopped = () => false): Promise<void> {
+    const t = quoteIdent(tableName(datasetId));
+    const { m, k } = attributeSql(attribute);
+    const left = async () => {
+      const shape = await this.shape(datasetId);
+      // (The field deleted meanwhile: nothing left to move.)
+      if (!shape?.columns.some((c) => c.physical === column) || attribute.bucket >= shape.buckets) return 0;
+      return Number((await this.query(`SELECT count(*) AS n FROM ${t} WHERE ${m}[${k}] IS NOT NULL`))[0].n);
+    };
+    for (let pass = 0; (await left()) > 0; pass++) {
+      if (pass === MOVE_PASSES) throw new Error(`moving attribute ${k} of ${datasetId} to ${column}: values are left after ${pass} passes`);
+      const rows = await this.op(() =>
+        this.gated(async () => {
+          await Promise.all(this.busy.values());
+          return Number((await this.read(`SELECT coalesce(max(rowid), -1) + 1 AS n FROM ${t}`))[0].n);
+        }),
+      );
+      for (let from = 0; from < rows; from += MOVE_SLICE_ROWS) {
+        if (stopped()) return;
+        await this.op(() =>
+          this.gated(async () => {
+            // The column's type as the table has it now (it may have widened since the move began).
+            const type = (await this.layout(datasetId))?.find((c) => 'physical' in c && c.physical === column);
+            if (!type || !('type' in type)) return;
+            const c = quoteIdent(column);
+            await this.writer!.run(
+              `UPDATE ${t} SET ${c} = coalesce(${c}, TRY_CAST(${m}[${k}] AS ${SQL_TYPE[type.type]})), ${m} = ${withoutKey(attribute)} ` +
+                `WHERE rowid >= ${from} AND rowid < ${from + MOVE_SLICE_ROWS} AND ${m}[${k}] IS NOT NULL`,
+            );
+          }),
+        );
+      }
+    }
   }
 
   /**

@@ -38,6 +38,8 @@ export interface ColumnChanges {
 export interface EventStore {
   /** The SQL this store's engine speaks (engine.ts). */
   readonly dialect: SqlDialect;
+  /** The store is this process's own (embedded), not a server that other nodes share. */
+  readonly embedded: boolean;
   open(): Promise<void>;
   close(): Promise<void>;
   /**
@@ -59,6 +61,14 @@ export interface EventStore {
   dropColumn(datasetId: string, physical: string): Promise<void>;
   /** Deletes an attribute's values from every event (the field is deleted; its number may be given again). */
   purgeAttribute(datasetId: string, attribute: Attribute): Promise<void>;
+  /**
+   * Moves an attribute's values into a table column of the dataset (added already; new events of
+   * the field are written to it): each event's value goes to the column, read as the column's
+   * type, and out of the bucket, a slice at a time, while appends go on. Resolves once no event
+   * has the attribute, or as soon as `stopped()` says so between two slices (the rest is left for
+   * a later run). Safe to run again (a move resumed after a restart).
+   */
+  moveToColumn(datasetId: string, attribute: Attribute, column: string, stopped?: () => boolean): Promise<void>;
   /** Adds and widens several columns of a table in one transaction. */
   changeColumns(datasetId: string, changes: ColumnChanges): Promise<void>;
   /**

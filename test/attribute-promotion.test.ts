@@ -1,0 +1,105 @@
+// Promotion: an attribute that turns out to be frequent gets a table column of its own
+// (src/stores/events/placement.ts, src/ingest/writer.ts), while ingest goes on, losing no value:
+// its older values move from the bucket into the column, and reads then take the column alone. A
+// move interrupted by a restart goes on at the next start. On DuckDB and ClickHouse.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeApp, type TestApp } from './helpers.js';
+import { batch, columnsOf, eventually, results } from './ingest-helpers.js';
+import { runQuery } from './query-helpers.js';
+import { expectStoresAgree } from './store-agreement.js';
+import { clickhouseBinary, startClickHouse, warnClickHouseSkipped, type ClickHouseCluster } from './clickhouse.js';
+import { isColumn, parsePlacement } from '../src/stores/events/placement.js';
+
+/** Four table columns: three for new fields, one kept for promotion. */
+const settings = { queryResultRateLimit: null, hotColumns: 4 };
+
+async function send(t: TestApp, ds: string, events: unknown[]): Promise<void> {
+  const res = await batch(t, ds, events);
+  expect(res.statusCode, res.body.slice(0, 300)).toBe(200);
+  expect(results(res).every((r) => r.status === 202), res.body.slice(0, 300)).toBe(true);
+}
+
+/** Events of batch `n`: three dense fields, `late` in one event of the first batch and in every event after. */
+const events = (n: number) =>
+  Array.from({ length: 250 }, (_, i) => ({
+    data: { a: `a${i % 5}`, b: i, c: i % 2 === 0, ...(n > 0 || i === 0 ? { late: n * 1000 + i } : {}), ...(i % 50 === 0 ? { rare: `r${n}` } : {}) },
+  }));
+
+/** Sum of `late` over batches 0 … n-1. */
+const lateSum = (n: number) => {
+  let s = 0;
+  for (let k = 0; k < n; k++) for (const e of events(k)) s += (e.data as { late?: number }).late ?? 0;
+  return s;
+};
+
+async function expectLate(t: TestApp, ds: string, batches: number): Promise<void> {
+  const r = await runQuery(t, ds, { calculations: [{ op: 'COUNT' }, { op: 'SUM', column: 'late' }], filters: [{ column: 'late', op: 'exists' }], time_range: 3600 });
+  expect(r.data.results[0].data).toMatchObject({ COUNT: 1 + (batches - 1) * 250, 'SUM(late)': lateSum(batches) });
+}
+
+function promotion(engine: { name: string; setting: () => string | undefined }) {
+  it(`${engine.name}: a frequent attribute moves to a column while ingest goes on; every value is kept`, async () => {
+    const t = await makeApp({ settings, eventStore: engine.setting() });
+    try {
+      await send(t, 'promoted', events(0));
+      const first = (await columnsOf(t, 'promoted')).get('late')!;
+      expect(isColumn(first.physical), first.physical).toBe(false);
+      // `late` is now in every event: after 1,000 events it is worth the spare column.
+      let n = 1;
+      const done = await eventually(
+        async () => {
+          await send(t, 'promoted', events(n++));
+          return (await columnsOf(t, 'promoted')).get('late')!.physical;
+        },
+        (physical) => /^c\d+$/.test(physical),
+        60_000,
+      );
+      expect(parsePlacement(done).attribute).toBeUndefined();
+      // The rare field stays an attribute (no column left for it).
+      expect(isColumn((await columnsOf(t, 'promoted')).get('rare')!.physical)).toBe(false);
+      await send(t, 'promoted', events(n++));
+      await expectLate(t, 'promoted', n);
+      await expectStoresAgree(t.store, t.events);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it(`${engine.name}: a move cut short by a restart is finished at the next start`, async () => {
+    let t = await makeApp({ settings: { ...settings, hotColumns: 3 }, eventStore: engine.setting() });
+    try {
+      for (let n = 0; n < 3; n++) await send(t, 'resumed', events(n));
+      const late = (await columnsOf(t, 'resumed')).get('late')!;
+      const attribute = parsePlacement(late.physical).attribute!;
+      // What a stop after the first step leaves: the column made, the field moving to it, no value moved yet.
+      const ds = late.datasetId;
+      await t.events.changeColumns(ds, { add: [{ physical: 'c90', type: 'integer' }], widen: [] });
+      await t.store.updateColumn(ds, late.id, { physical: `c90+a${attribute.key}.${attribute.bucket}` });
+      await t.stop();
+      t = await makeApp({ settings: { ...settings, hotColumns: 3 }, eventStore: engine.setting(), reopen: t });
+      await expectLate(t, 'resumed', 3);
+      await eventually(async () => (await columnsOf(t, 'resumed')).get('late')!.physical, (p) => p === 'c90', 20_000);
+      await expectLate(t, 'resumed', 3);
+      await send(t, 'resumed', events(3));
+      await expectLate(t, 'resumed', 4);
+      await expectStoresAgree(t.store, t.events);
+    } finally {
+      await t.close();
+    }
+  });
+}
+
+describe('attribute promotion', { timeout: 120_000 }, () => {
+  promotion({ name: 'DuckDB', setting: () => undefined });
+});
+
+describe.skipIf(!clickhouseBinary)('attribute promotion on ClickHouse', { timeout: 180_000 }, () => {
+  let cluster: ClickHouseCluster | undefined;
+  beforeAll(async () => {
+    cluster = await startClickHouse(1);
+  }, 60_000);
+  afterAll(() => cluster?.stop());
+  // (One database for both tests: the restart opens it again. Each app's datasets have tables of their own.)
+  promotion({ name: 'ClickHouse', setting: () => cluster!.setting(`waggle_promotion_${process.pid}`) });
+});
+if (!clickhouseBinary) warnClickHouseSkipped('attribute promotion on ClickHouse');
