@@ -188,6 +188,34 @@ describe('a failed commit never breaks a dataset (DuckDB)', { timeout: 120_000 }
   });
 });
 
+describe('a table with more columns than its memory holds (made before attributes)', { timeout: 120_000 }, () => {
+  it('at the next start its least written fields become attributes; every value reads back the same, and it takes events again', async () => {
+    // 300 columns, as every field was a column before (the budget overridden, memory unlimited).
+    let t = await makeApp({ settings: { queryResultRateLimit: null, hotColumns: 1000 } });
+    try {
+      for (let n = 0; n < 6; n++) expect((await send(t, 'legacy', wideBatch(30, 300, n))).every((x) => x.status === 202)).toBe(true);
+      expect([...(await columnsOf(t, 'legacy')).values()].every((c) => isColumn(c.physical))).toBe(true);
+      const spec = { calculations: [{ op: 'COUNT' }, { op: 'SUM', column: 'field_4' }, { op: 'COUNT_DISTINCT', column: 'field_3' }, { op: 'MAX', column: 'field_298' }], time_range: 3600 };
+      const before = (await runQuery(t, 'legacy', spec)).data.results;
+      const texts = (await runQuery(t, 'legacy', { calculations: [{ op: 'COUNT' }], breakdowns: ['field_297', 'field_5'], time_range: 3600 })).data.results;
+      await t.stop();
+
+      // Opened at 64 MB, whose commits hold 20 columns: the table is rewritten at start.
+      t = await makeApp({ settings: { queryResultRateLimit: null }, eventStoreLimits: { memoryBytes: 64 * MB, checkpointBytes: 256 * 1024 }, reopen: t });
+      const cols = [...(await columnsOf(t, 'legacy')).values()];
+      expect(cols.filter((c) => isColumn(c.physical)).length).toBeLessThanOrEqual(t.events.hotColumns);
+      expect((await t.events.shape(cols[0].datasetId))!.columns.length).toBeLessThanOrEqual(t.events.hotColumns);
+      expect((await runQuery(t, 'legacy', spec)).data.results).toEqual(before);
+      expect((await runQuery(t, 'legacy', { calculations: [{ op: 'COUNT' }], breakdowns: ['field_297', 'field_5'], time_range: 3600 })).data.results).toEqual(texts);
+      for (let n = 6; n < 16; n++) expect((await send(t, 'legacy', wideBatch(30, 300, n))).every((x) => x.status === 202)).toBe(true);
+      expect((await runQuery(t, 'legacy', { calculations: [{ op: 'COUNT' }], time_range: 3600 })).data.results[0].data.COUNT).toBe(16 * EVENTS_PER_BATCH);
+      await expectStoresAgree(t.store, t.events);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe.skipIf(!clickhouseBinary)('wide datasets and failed inserts on ClickHouse', { timeout: 300_000 }, () => {
   let cluster: ClickHouseCluster | undefined;
   beforeAll(async () => {

@@ -42,8 +42,8 @@ import { UniqueViolation, type Column, type ColumnType, type ConfigStore, type D
 import type { AppendBatch, EventStore, PhysicalColumn, Scalar } from '../stores/events/types.js';
 import { Value, bit, columnsOf, kindOf, rowsOf, type EventColumns } from '../stores/events/columns.js';
 import type { NormalisedEvent } from './normalise.js';
-import { columnPlacement, isColumn, movingPlacement, parsePlacement, placementNumbers } from '../stores/events/placement.js';
-import { AttributeDensity, placeFields, placementState, type PlacementState } from './field-placement.js';
+import { attributePlacement, columnPlacement, isColumn, movingPlacement, parsePlacement, placementNumbers } from '../stores/events/placement.js';
+import { AttributeDensity, newFieldColumns, placeFields, placementState, type PlacementState } from './field-placement.js';
 
 export const DATASET_TOO_MANY_COLUMNS = 'Dataset has too many columns.';
 
@@ -585,7 +585,13 @@ export class IngestWriter {
       }
       const actual = stored.get(column);
       stored.delete(column);
-      if (actual === undefined) {
+      if (actual === undefined && !attribute && !this.opts.shared && reg.buckets > 0 && this.events.columnsToAttributes) {
+        // What a stop between the two writes of columnsToAttributes (below) leaves: the column's
+        // values are its attribute now, in the bucket of its number.
+        const physical = attributePlacement({ key: Number(column.slice(1)), bucket: Number(column.slice(1)) % reg.buckets });
+        col = (await this.config.updateColumn(dataset.id, col.id, { physical })) ?? { ...col, physical };
+        repairs.push(`column ${JSON.stringify(col.keyName)} (${column}) had become an attribute in the event store: registered as ${physical}`);
+      } else if (actual === undefined) {
         missing.push({ physical: column, type: col.storedType });
         repairs.push(`column ${JSON.stringify(col.keyName)} (${col.physical}) was missing from the event store: added back, empty, as ${col.storedType}`);
       } else if (actual !== col.storedType && this.opts.shared && widen(actual, col.storedType) === col.storedType) {
@@ -602,6 +608,7 @@ export class IngestWriter {
     }
     await this.events.changeColumns(dataset.id, { add: missing, widen: widenTable, buckets: buckets > reg.buckets ? buckets : undefined });
     reg.buckets = buckets;
+    if (shape) await this.fitBudget(dataset, reg, repairs);
     // (several nodes: a column nobody registered may be another node's, between its two writes)
     for (const physical of this.opts.shared ? [] : stored.keys()) {
       await this.events.dropColumn(dataset.id, physical);
@@ -620,6 +627,35 @@ export class IngestWriter {
       });
     }
     return reg;
+  }
+
+  /**
+   * A table with more columns than the budget (made before tables had attributes, or at a larger
+   * memory limit) could fail every commit: its least recently written fields become attributes,
+   * in a rewrite of the table (the event store first: a stop before the registry follows is
+   * repaired by reconcile, above), until it has its share of the budget for new fields. Not with
+   * several nodes (another node's table may need the columns).
+   */
+  private async fitBudget(dataset: Dataset, reg: Registry, repairs: string[]): Promise<void> {
+    const columns = [...reg.byName.values()].filter((c) => !parsePlacement(c.physical).attribute);
+    if (columns.length <= this.hotColumns || this.opts.shared || !this.events.columnsToAttributes) return;
+    const keep = newFieldColumns(this.hotColumns);
+    const number = (c: Column) => Number(parsePlacement(c.physical).column!.slice(1));
+    const order = columns.sort((a, b) => (b.lastWritten ?? '').localeCompare(a.lastWritten ?? '') || number(a) - number(b));
+    const buckets = this.bucketsOf(reg);
+    const moves = order.slice(keep).map((c) => ({ col: c, column: parsePlacement(c.physical).column!, attribute: { key: number(c), bucket: number(c) % buckets } }));
+    await this.events.columnsToAttributes(dataset.id, moves, buckets);
+    reg.buckets = Math.max(reg.buckets, buckets);
+    for (const m of moves) {
+      const physical = attributePlacement(m.attribute);
+      reg.byName.set(m.col.keyName, (await this.config.updateColumn(dataset.id, m.col.id, { physical })) ?? { ...m.col, physical });
+    }
+    reg.placement = placementState(
+      [...reg.byName.values()].map((c) => c.physical),
+      reg.placement.next,
+      (physical) => this.densities.get(`${dataset.id}:${physical}`),
+    );
+    repairs.push(`the table had ${columns.length} columns, more than the ${this.hotColumns} a commit can hold: ${moves.length} fields written least recently became attributes`);
   }
 
   /**

@@ -457,6 +457,62 @@ export class DuckDbEventStore implements EventStore {
     });
   }
 
+  /**
+   * A rewrite of the table: a new one with the fixed columns, the columns kept and the buckets
+   * (each its attributes so far and the moved columns' values as text: DuckDB's own cast, so a
+   * float column's 3 reads back "3.0" as the column did), filled from the old, which it then
+   * replaces; all in one transaction. Reading a table of more columns than fit the memory limit
+   * needs more, so the limit is raised for it (by about a megabyte per column) and set back after.
+   */
+  async columnsToAttributes(datasetId: string, moves: { column: string; attribute: Attribute }[], buckets: number): Promise<void> {
+    await this.exclusive(async (w) => {
+      const layout = (await this.layout(datasetId)) ?? [];
+      const moving = new Map(moves.map((m) => [m.column, m.attribute]));
+      const kept = layout.filter((c): c is PhysicalColumn => 'physical' in c && !moving.has(c.physical));
+      const had = new Set(layout.flatMap((c) => ('bucket' in c ? [c.bucket] : [])));
+      const count = Math.min(MAX_ATTRIBUTE_BUCKETS, Math.max(buckets, ...had.values(), ...moves.map((m) => m.attribute.bucket + 1)));
+      const table = tableName(datasetId);
+      const next = `${table}__reshaped`;
+      const entries = (b: number) => {
+        const moved = moves
+          .filter((m) => m.attribute.bucket === b)
+          .map((m) => `{'key': ${Math.trunc(m.attribute.key)}::INTEGER, 'value': CAST(${quoteIdent(m.column)} AS VARCHAR)}`);
+        const before = had.has(b) ? `coalesce(map_entries(${quoteIdent(attributeBucket(b))}), [])` : '[]';
+        const all = moved.length > 0 ? `list_concat(${before}, list_filter([${moved.join(', ')}], lambda e: e.value IS NOT NULL))` : before;
+        // (The entries computed once: the dialect's way of naming a value, duckdb-dialect.ts.)
+        return duckdbDialect.expr.share('e', all, 'CASE WHEN len(e) = 0 THEN NULL ELSE map_from_entries(e) END');
+      };
+      const limit = this.limits.memoryBytes;
+      const raised = limit === undefined ? undefined : Math.max(limit, limit + layout.length * 1024 ** 2);
+      await w.run('BEGIN TRANSACTION');
+      try {
+        if (raised !== undefined) await w.run(`SET memory_limit = '${Math.floor(raised / 1024 ** 2)}MiB'`);
+        await w.run(`DROP TABLE IF EXISTS ${quoteIdent(next)}`);
+        await w.run(
+          `CREATE TABLE ${quoteIdent(next)} (${TIME_COLUMN} TIMESTAMP NOT NULL, ${SAMPLERATE_COLUMN} BIGINT NOT NULL, ${INGESTED_COLUMN} TIMESTAMP NOT NULL` +
+            kept.map((c) => `, ${quoteIdent(c.physical)} ${SQL_TYPE[c.type]}`).join('') +
+            Array.from({ length: count }, (_, b) => `, ${quoteIdent(attributeBucket(b))} ${ATTRIBUTES_SQL_TYPE}`).join('') +
+            ')',
+        );
+        await w.run(
+          `INSERT INTO ${quoteIdent(next)} SELECT ${TIME_COLUMN}, ${SAMPLERATE_COLUMN}, ${INGESTED_COLUMN}` +
+            kept.map((c) => `, ${quoteIdent(c.physical)}`).join('') +
+            Array.from({ length: count }, (_, b) => `, ${entries(b)}`).join('') +
+            ` FROM ${quoteIdent(table)}`,
+        );
+        await w.run(`DROP TABLE ${quoteIdent(table)}`);
+        await w.run(`ALTER TABLE ${quoteIdent(next)} RENAME TO ${quoteIdent(table)}`);
+        await w.run('COMMIT');
+      } catch (err) {
+        await w.run('ROLLBACK').catch(() => undefined);
+        throw err;
+      } finally {
+        this.layouts.delete(datasetId);
+        if (raised !== undefined) await w.run(`SET memory_limit = '${Math.max(1, Math.floor(limit! / 1024 ** 2))}MiB'`).catch(() => undefined);
+      }
+    });
+  }
+
   async append(batches: AppendBatch[], ingestedUs: number): Promise<void> {
     await (await this.stage(batches, ingestedUs)).committed;
   }

@@ -69,6 +69,12 @@ export interface EventStore {
    * a later run). Safe to run again (a move resumed after a restart).
    */
   moveToColumn(datasetId: string, attribute: Attribute, column: string, stopped?: () => boolean): Promise<void>;
+  /**
+   * The reverse, for a table with more columns than the store can commit (made before tables had
+   * attributes): the given columns' values become attributes (as text) and the columns go, in one
+   * transaction; the table then has at least `buckets` buckets. Absent where the store cannot.
+   */
+  columnsToAttributes?(datasetId: string, moves: { column: string; attribute: Attribute }[], buckets: number): Promise<void>;
   /** Adds and widens several columns of a table in one transaction. */
   changeColumns(datasetId: string, changes: ColumnChanges): Promise<void>;
   /**
