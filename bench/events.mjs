@@ -28,7 +28,7 @@ export const FIELDS = [
 ];
 
 /** mulberry32: a small seeded PRNG. */
-function rng(seed) {
+export function rng(seed) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

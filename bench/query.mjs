@@ -33,14 +33,13 @@
 // BENCH_QUERY_ONLY=<key,…>: only those queries (keys in QUERIES; `bubbleup` for BubbleUp), no pruning table unless named.
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { FIELD_TYPES, copySql, generateSql, seedEvents } from './query-data.mjs';
-import { serverNodeFlags } from './server-node.mjs';
+import { api, serveWaggle } from './waggle-process.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const EVENTS = Number(process.env.BENCH_QUERY_EVENTS ?? process.env.BENCH_EVENTS ?? 10_000_000);
@@ -85,15 +84,6 @@ const cpuMs = (u0) => {
 };
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 function run(args) {
   return new Promise((resolve, reject) => {
@@ -104,55 +94,8 @@ function run(args) {
   });
 }
 
-/** `waggle serve` on dataDir, answering; `stop()` ends it with SIGTERM (checkpoint and close). */
-async function serve(dataDir) {
-  const port = await freePort();
-  const child = spawn(process.execPath, [...serverNodeFlags(), 'dist/main.js', 'serve', '--port', String(port), '--data-dir', dataDir], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      WAGGLE_LOG_LEVEL: 'warn',
-      WAGGLE_RATE_LIMIT: 'off',
-      WAGGLE_INGEST_RATE_LIMIT: 'off',
-      WAGGLE_QUERY_RESULT_RATE_LIMIT: 'off',
-      WAGGLE_QUERY_TIMEOUT_MS: '120000',
-      WAGGLE_OTLP_GRPC_PORT: '0',
-    },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    await exited;
-  };
-  try {
-    for (let i = 0; ; i++) {
-      if (child.exitCode !== null) throw new Error(`waggle serve exited (${child.exitCode}) before it answered`);
-      try {
-        const r = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) });
-        if (r.ok) break;
-      } catch {
-        if (i > 400) throw new Error('waggle serve did not come up');
-        await sleep(50);
-      }
-    }
-  } catch (err) {
-    await stop();
-    throw err;
-  }
-  return { port, child, stop };
-}
-
-async function api(port, key, method, path, body) {
-  const r = await fetch(`http://127.0.0.1:${port}${path}`, {
-    method,
-    headers: { 'x-honeycomb-team': key, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await r.text();
-  if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${text.slice(0, 500)}`);
-  return JSON.parse(text);
-}
+/** `waggle serve` on dataDir, answering (waggle-process.mjs). */
+const serve = (dataDir) => serveWaggle(dataDir, { waitMs: 30_000 });
 
 /** One query result over HTTP: create, then poll until complete. Resolves with ms and the data. */
 async function httpResult(port, key, slug, queryId, disableSeries) {
@@ -404,9 +347,11 @@ async function inProcess(dataDir, eventsFile, envSlug) {
   // The EventStore methods runQuery uses; `analyse` opens a connection per statement as the server's does.
   const events = {
     dialect: duckdbDialect,
-    async columns(datasetId) {
+    async shape(datasetId) {
       const r = await conn.runAndReadAll(`SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ?`, [`ds_${datasetId.slice(6)}`]);
-      return r.getRowObjectsJS().filter((x) => !String(x.column_name).startsWith('__')).map((x) => ({ physical: x.column_name, type: 'string' }));
+      const names = r.getRowObjectsJS().map((x) => String(x.column_name));
+      if (names.length === 0) return undefined;
+      return { columns: names.filter((n) => !n.startsWith('__')).map((n) => ({ physical: n, type: 'string' })), buckets: names.filter((n) => /^__a\d+$/.test(n)).length };
     },
     async analyse(sql, params) {
       record?.push({ sql, params });

@@ -41,7 +41,7 @@ async function measure(name, server, headers) {
 }
 
 // BENCH_ONLY=auth, BENCH_ONLY=ingest, BENCH_ONLY=slo, BENCH_ONLY=query, BENCH_ONLY=clickhouse,
-// BENCH_ONLY=slo-engines or BENCH_ONLY=web runs one part.
+// BENCH_ONLY=slo-engines, BENCH_ONLY=web or BENCH_ONLY=wide runs one part.
 const ONLY = process.env.BENCH_ONLY ?? '';
 
 async function authBench() {
@@ -82,6 +82,8 @@ if (ONLY === '' || ONLY === 'auth') await authBench();
 if (ONLY === '' || ONLY === 'ingest') await (await import('./ingest.mjs')).ingestBench();
 // OTLP trace exports against /1/batch with the same events, and decoding alone (bench/otlp.mjs).
 if (ONLY === '' || ONLY === 'otlp') await (await import('./otlp.mjs')).otlpBench();
+// Wide events (3,000+ fields, most as attributes) against narrow ones: ingest CPU per field value, queries on columns and attributes (bench/wide.mjs).
+if (ONLY === '' || ONLY === 'wide') await (await import('./wide.mjs')).wideBench();
 // GET ?detailed=true of an SLO on 10M events against 1,000 and against a raw recompute (bench/slo.mjs).
 if (ONLY === '' || ONLY === 'slo') await (await import('./slo.mjs')).sloBench();
 // Query results on 10M events against the same queries hand-written in DuckDB SQL, and time pruning.

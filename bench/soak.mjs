@@ -17,6 +17,18 @@
 // `--max-semi-space-size=32`); WAGGLE_* settings pass through to the server (e.g.
 // WAGGLE_EVENT_STORE_MEMORY), and so does the rest of the environment (MALLOC_ARENA_MAX=8
 // instead of the 2 that `waggle` sets …).
+//
+// SOAK_WIDE=1: wide events instead (bench/wide.mjs's OpenTelemetry-like spans, ~84 fields each),
+// all through /1/batch (SOAK_OTLP_SHARE defaults to 0), at SOAK_RATE 1,000 events/s by default
+// (84,000 field values/s: about 40 % of what the 2-core machine ingests of them, where the
+// narrow default is under 10 %; at 2,000 the server fell behind and batches were skipped). The
+// tail of keys each event draws from grows from 15 % of its pool to all of it over
+// SOAK_WIDE_GROW_MINUTES (default: the first third of the run), so the dataset's columns keep
+// growing toward ~3,450 (about 3,400 of them attributes), and the memory must level off after
+// that: the verdict measures from five minutes after the growth ends (or its usual minute, if
+// later). The queries alternate between table columns (AVG(duration_ms) by http.route) and
+// attributes present in about 1 % of events; each minute also prints the dataset's column count
+// and each kind's query p99.
 import { execFileSync, spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -25,12 +37,16 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeEvents } from './events.mjs';
 import { serverNodeEnv, serverNodeFlags } from './server-node.mjs';
+import { HOT, RARE, makeWideEvents } from './wide.mjs';
 
+const WIDE = process.env.SOAK_WIDE === '1';
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 60);
-const RATE = Number(process.env.SOAK_RATE ?? 8000);
+const RATE = Number(process.env.SOAK_RATE ?? (WIDE ? 1000 : 8000));
 const BATCH = Number(process.env.SOAK_BATCH ?? 500);
 const QUERY_SECONDS = Number(process.env.SOAK_QUERY_SECONDS ?? 7);
-const OTLP_SHARE = Number(process.env.SOAK_OTLP_SHARE ?? 0.25);
+const OTLP_SHARE = Number(process.env.SOAK_OTLP_SHARE ?? (WIDE ? 0 : 0.25));
+const GROW_MINUTES = Number(process.env.SOAK_WIDE_GROW_MINUTES ?? MINUTES / 3);
+const DATASET = WIDE ? 'soak-wide' : 'soak';
 const MAX_IN_FLIGHT = 16;
 const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 
@@ -82,10 +98,15 @@ async function api(path, { method = 'GET', key = keys.configuration, body } = {}
 
 // --- the load
 /** Per minute: latencies (ms) and errors. */
-let window = { ingest: [], query: [], errors: 0, events: 0 };
+let window = { ingest: [], query: [], hot: [], rare: [], errors: 0, events: 0 };
 let totals = { events: 0, errors: 0, queries: 0, skipped: 0 };
 let inFlight = 0;
 let seed = 0;
+const soakStarted = performance.now();
+/** Wide: the share of the tail's keys events draw from, 15 % at the start to all of it after GROW_MINUTES. */
+const poolShare = () => Math.min(1, 0.15 + (0.85 * (performance.now() - soakStarted)) / 60_000 / Math.max(GROW_MINUTES, 1e-9));
+/** A batch of the soak's events: narrow (bench/events.mjs) or wide (bench/wide.mjs). */
+const makeBatch = (n, s) => (WIDE ? makeWideEvents(n, s, Date.now(), 60_000, poolShare()) : makeEvents(n, s));
 
 function otlpBody(events) {
   const spans = events.map(({ time, data }) => {
@@ -112,13 +133,13 @@ async function sendBatch() {
     return;
   }
   inFlight++;
-  const events = makeEvents(BATCH, seed++);
+  const events = makeBatch(BATCH, seed++);
   const otlp = Math.random() < OTLP_SHARE;
   const started = performance.now();
   try {
     if (otlp) await api('/v1/traces', { method: 'POST', key: keys.ingest, body: otlpBody(events) });
     else {
-      const results = await api('/1/batch/soak', { method: 'POST', key: keys.ingest, body: events });
+      const results = await api(`/1/batch/${DATASET}`, { method: 'POST', key: keys.ingest, body: events });
       const refused = results.filter((r) => r.status !== 202).length;
       if (refused > 0) throw new Error(`${refused} events refused`);
     }
@@ -134,17 +155,25 @@ async function sendBatch() {
   }
 }
 
-let queryId;
+// The queries: narrow, one; wide, table columns and attributes in turn.
+const QUERIES = WIDE
+  ? [
+      { kind: 'hot', spec: { calculations: [{ op: 'COUNT' }, { op: 'AVG', column: HOT.value }], breakdowns: [HOT.group], time_range: 600 } },
+      { kind: 'rare', spec: { calculations: [{ op: 'COUNT' }, { op: 'AVG', column: RARE.value }], breakdowns: [RARE.group], time_range: 600 } },
+    ]
+  : [{ kind: 'query', spec: { calculations: [{ op: 'COUNT' }, { op: 'P99', column: 'duration_ms' }], breakdowns: ['http.route'], time_range: 600 } }];
+let queryTurn = 0;
 let queriesInFlight = 0;
 async function runQuery() {
   const started = performance.now();
+  const q = QUERIES[queryTurn++ % QUERIES.length];
   queriesInFlight++;
   try {
-    queryId ??= (await api('/1/queries/soak', { method: 'POST', body: { calculations: [{ op: 'COUNT' }, { op: 'P99', column: 'duration_ms' }], breakdowns: ['http.route'], time_range: 600 } })).id;
-    const created = await fetch(`${base}/1/query_results/soak`, {
+    q.id ??= (await api(`/1/queries/${DATASET}`, { method: 'POST', body: q.spec })).id;
+    const created = await fetch(`${base}/1/query_results/${DATASET}`, {
       method: 'POST',
       headers: { 'x-honeycomb-team': keys.configuration, 'content-type': 'application/json' },
-      body: JSON.stringify({ query_id: queryId }),
+      body: JSON.stringify({ query_id: q.id }),
     });
     if (created.status !== 201) throw new Error(`query result: ${created.status} ${await created.text()}`);
     const path = new URL(created.headers.get('location')).pathname;
@@ -157,6 +186,7 @@ async function runQuery() {
       await new Promise((res) => setTimeout(res, 50));
     }
     window.query.push(performance.now() - started);
+    if (WIDE) window[q.kind].push(performance.now() - started);
     totals.queries++;
   } catch (err) {
     window.errors++;
@@ -168,9 +198,9 @@ async function runQuery() {
 }
 
 // A trigger on the /1/batch dataset that notifies the receiver at every evaluation (every minute).
-await api('/1/batch/soak', { method: 'POST', key: keys.ingest, body: makeEvents(10, 1e6) });
+await api(`/1/batch/${DATASET}`, { method: 'POST', key: keys.ingest, body: makeBatch(10, 1e6) });
 const hook = await api('/1/recipients', { method: 'POST', body: { type: 'webhook', details: { webhook_name: 'soak', webhook_url: `http://127.0.0.1:${receiver.address().port}/hook` } } });
-await api('/1/triggers/soak', {
+await api(`/1/triggers/${DATASET}`, {
   method: 'POST',
   body: { name: 'soak traffic', alert_type: 'on_true', query: { calculations: [{ op: 'COUNT' }], time_range: 120 }, frequency: 60, threshold: { op: '>', value: 0 }, recipients: [{ id: hook.id }] },
 });
@@ -243,7 +273,7 @@ const sampler = setInterval(() => rssSamples.push(procMemory(server.pid).rss), 5
 const readings = [];
 /** Minutes in the level (the verdict's measure, below). */
 const LEVEL_MINUTES = 5;
-console.log(`soak: ${MINUTES} min, ${RATE} events/s in ${BATCH}-event batches (${Math.round(OTLP_SHARE * 100)} % OTLP), a query every ${QUERY_SECONDS} s, a trigger every minute; server ${base} (node ${nodeFlags.join(' ')}${env.MALLOC_ARENA_MAX ? `, MALLOC_ARENA_MAX=${env.MALLOC_ARENA_MAX}` : ''}), data ${dataDir}`);
+console.log(`soak: ${WIDE ? `WIDE events (bench/wide.mjs; their keys' pool grows over ${+GROW_MINUTES.toFixed(1)} min), ` : ''}${MINUTES} min, ${RATE} events/s in ${BATCH}-event batches (${Math.round(OTLP_SHARE * 100)} % OTLP), a query every ${QUERY_SECONDS} s, a trigger every minute; server ${base} (node ${nodeFlags.join(' ')}${env.MALLOC_ARENA_MAX ? `, MALLOC_ARENA_MAX=${env.MALLOC_ARENA_MAX}` : ''}), data ${dataDir}`);
 console.log("MB: rss = anon + file; anon holds V8 (heap committed: new + old …; thrheap: the ingest threads' heaps), external, duckdb; brk and arenas: glibc malloc's main arena and the threads' arenas (count/MB); duckdb_by_tag: DuckDB's memory by its tags; other (anon - heap - thrheap - external - duckdb)");
 const COLUMNS = [
   ['min', 3, (r) => r.minute], ['rss', 5, (r) => mb(r.rss)], ['level', 5, (r) => mb(r.level)], ['rss_max', 7, (r) => mb(r.rssMax)], ['anon', 5, (r) => mb(r.anon)], ['file', 4, (r) => mb(r.file)],
@@ -251,6 +281,8 @@ const COLUMNS = [
   ['brk', 4, (r) => mb(r.brk)], ['arenas', 7, (r) => `${r.arenas}/${mb(r.arenaRss)}`], ['other', 5, (r) => mb(r.anon - r.heapCommitted - r.threadsHeap - r.external - r.duckdb)],
   ['fds', 3, (r) => r.fds], ['thr', 3, (r) => r.threads], ['store', 5, (r) => mb(r.storeBytes)], ['queue', 5, (r) => r.queue], ['infl', 4, (r) => mb(r.inFlightBytes)],
   ['ev/s', 5, (r) => r.eventsPerSecond.toFixed(0)], ['err', 3, (r) => r.errors], ['ing_p99', 7, (r) => r.ingestP99.toFixed(0)], ['qry_p99', 7, (r) => r.queryP99.toFixed(0)], ['hooks', 5, (r) => r.deliveries],
+  // Wide: the dataset's columns (GET /1/columns), and the p99 of the queries on table columns and on attributes.
+  ...(WIDE ? [['cols', 5, (r) => r.columns], ['hot_p99', 7, (r) => r.hotP99.toFixed(0)], ['rare_p99', 8, (r) => r.rareP99.toFixed(0)]] : []),
   ['duckdb_by_tag', 0, (r) => r.duckdbTags.filter(([, v]) => v >= 1024 ** 2).map(([t, v]) => `${t}:${mb(v)}`).join(',')],
 ];
 console.log(COLUMNS.map(([name, width]) => name.padStart(width)).join(' '));
@@ -274,11 +306,14 @@ for (let minute = 1; minute <= MINUTES; minute++) {
     errors: window.errors + serverErrors,
     ingestP99: p99(window.ingest),
     queryP99: p99(window.query),
+    hotP99: p99(window.hot),
+    rareP99: p99(window.rare),
+    columns: WIDE ? (await api(`/1/columns/${DATASET}`)).length : undefined,
     deliveries,
   };
   serverErrors = 0;
   rssSamples = [];
-  window = { ingest: [], query: [], errors: 0, events: 0 };
+  window = { ingest: [], query: [], hot: [], rare: [], errors: 0, events: 0 };
   readings.push(r);
   const recent = readings.slice(-LEVEL_MINUTES);
   r.level = recent.reduce((sum, x) => sum + x.rss, 0) / recent.length;
@@ -296,7 +331,9 @@ while (inFlight > 0 || queriesInFlight > 0) await new Promise((r) => setTimeout(
 // checkpoint writes them to its file (DuckDB's IN_MEMORY_TABLE, up to about 100 MB with its
 // 64 MB threshold) and V8 grows and shrinks its young generation, so RSS is a sawtooth of 2–3
 // minutes at a few thousand events/s: a one-minute mean lands anywhere on it, the level does not.
-const from = Math.min(10, Math.max(1, Math.ceil((MINUTES * 2) / 3)));
+// Wide: not before the keys' pool has stopped growing and a whole level has passed since (the
+// columns, and what the store keeps per column, grow until then).
+const from = Math.min(MINUTES, Math.max(Math.min(10, Math.max(1, Math.ceil((MINUTES * 2) / 3))), WIDE ? Math.ceil(GROW_MINUTES) + LEVEL_MINUTES : 0));
 const after = readings.filter((r) => r.minute >= from);
 const driftOf = (key) => {
   const base = after[0]?.[key] ?? NaN;
@@ -311,6 +348,7 @@ const summary = {
   deliveries,
   errors: totals.errors,
   batchesSkipped: totals.skipped,
+  ...(WIDE ? { columns: readings.at(-1).columns } : {}),
   rssFromMinute: from,
   rssAtMinuteMB: Number(mb(after[0]?.rss)),
   rssEndMB: Number(mb(readings.at(-1).rss)),

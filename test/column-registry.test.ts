@@ -329,7 +329,8 @@ describe('a failure between the two writes of a column change', () => {
   it('adding, config create fails: the new table column is dropped at once; the next event with the field makes it', async () => {
     t = await open(newDir());
     await withSlo();
-    t.configFaults.fail('createColumn');
+    // (Ingest records a group's new columns in one call.)
+    t.configFaults.fail('createColumns');
     const res = await batch(t, 'shop', [{ time: at(0.5), data: { status: 200, region: 'eu' } }]);
     expect(res.statusCode).toBe(500);
     expect(repairLines(t.logs).flatMap((l) => l.repairs)).toEqual([expect.stringMatching(/event-store column c2 was not registered: dropped/)]);

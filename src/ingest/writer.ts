@@ -453,7 +453,7 @@ export class IngestWriter {
     const widened = [...plan.widen].map(([keyName, type]) => ({ col: reg.byName.get(keyName)!, type }));
     for (const { keyName, physical } of added) if (!isColumn(physical)) this.densities.set(`${dataset.id}:${physical}`, densities.get(keyName)!);
     await this.changeStoredColumns(dataset.id, reg, added, widened);
-    for (const { keyName, physical, type } of added) await this.recordColumn(dataset, reg, keyName, { physical, type });
+    await this.recordColumns(dataset, reg, added);
     for (const { col, type } of widened) await this.recordWidening(reg, col, type);
   }
 
@@ -496,6 +496,14 @@ export class IngestWriter {
       await this.repair(dataset, err);
       throw err;
     }
+  }
+
+  /** Records in the config store (and the registry) the fields a group brought, in one transaction. */
+  private async recordColumns(dataset: Dataset, reg: Registry, added: { keyName: string; physical: string; type: ColumnType }[]): Promise<void> {
+    const columns = await this.config.createColumns(
+      added.map(({ keyName, physical, type }) => ({ id: shortId(), datasetId: dataset.id, keyName, physical, storedType: type, type, description: '', hidden: false })),
+    );
+    for (const col of columns) reg.byName.set(col.keyName, col);
   }
 
   /** Records in the config store (and the registry) a column the event store has made. */

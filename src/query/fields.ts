@@ -29,8 +29,37 @@ export interface CalculatedSource {
  * registry's stored type (the registry may lag the table for a moment: ingest/writer.ts widens
  * the table first).
  */
-export function columnSources(d: SqlDialect, columns: Column[]): ColumnSource[] {
-  return columns.map((c) => ({ keyName: c.keyName, sql: readField(d, c, c.type), type: c.type }));
+export function columnSources(d: SqlDialect, columns: readonly Column[]): ColumnLookup {
+  return new LazyColumnSources(d, columns);
+}
+
+/** Columns by name, as a scope reads them. */
+export interface ColumnLookup {
+  get(keyName: string): ColumnSource | undefined;
+}
+
+/** A dataset's columns, each one's SQL made when first asked for: a scope resolves a few names of up to 10,000 columns. */
+class LazyColumnSources implements ColumnLookup {
+  private readonly byName: Map<string, Column>;
+  private readonly made = new Map<string, ColumnSource>();
+
+  constructor(
+    private readonly d: SqlDialect,
+    columns: readonly Column[],
+  ) {
+    this.byName = new Map(columns.map((c) => [c.keyName, c]));
+  }
+
+  get(keyName: string): ColumnSource | undefined {
+    let source = this.made.get(keyName);
+    if (!source) {
+      const c = this.byName.get(keyName);
+      if (!c) return undefined;
+      source = { keyName, sql: readField(this.d, c, c.type), type: c.type };
+      this.made.set(keyName, source);
+    }
+    return source;
+  }
 }
 
 /** SQL reading a registered field as `asType` (its column or its attribute: stores/events/placement.ts). */
@@ -39,7 +68,7 @@ export function readField(d: SqlDialect, c: Pick<Column, 'physical' | 'storedTyp
 }
 
 export class FieldScope {
-  private readonly columns = new Map<string, ColumnSource>();
+  private readonly columns: ColumnLookup;
   private readonly calculated = new Map<string, CalculatedSource>();
   private readonly compiled = new Map<string, FieldInfo>();
   /** Calculated fields being compiled, outermost first (for cycle detection). */
@@ -48,13 +77,13 @@ export class FieldScope {
 
   constructor(opts: {
     dialect: SqlDialect;
-    columns: ColumnSource[];
+    columns: ColumnSource[] | ColumnLookup;
     calculated: CalculatedSource[];
     eventTimeSql: string;
     ingestTimeSql: string;
     bind: (v: string | number | boolean) => string;
   }) {
-    for (const c of opts.columns) this.columns.set(c.keyName, c);
+    this.columns = Array.isArray(opts.columns) ? new Map(opts.columns.map((c) => [c.keyName, c])) : opts.columns;
     for (const f of opts.calculated) this.calculated.set(f.name, f);
     this.ctx = {
       dialect: opts.dialect,

@@ -57,16 +57,18 @@ int32_t ColumnSet::lookup(std::string_view name) {
   if (guess >= 0 && columns_[guess].name == name) {
     c = guess;
   } else {
-    std::string key(name);
-    auto it = byName_.find(key);
+    // (The key is a buffer kept across lookups: a wide request looks up thousands of names, and
+    // a string made per lookup was a malloc each.)
+    key_.assign(name.data(), name.size());
+    auto it = byName_.find(key_);
     if (it != byName_.end()) {
       c = it->second;
     } else {
       c = static_cast<int32_t>(columns_.size());
       columns_.emplace_back();
-      columns_.back().name = key;
+      columns_.back().name = key_;
       columns_.back().nameUnits = utf16Length(name);
-      byName_.emplace(std::move(key), c);
+      byName_.emplace(key_, c);
     }
   }
   if (prev_ >= 0) columns_[prev_].next = c;
@@ -79,35 +81,89 @@ size_t ColumnSet::grow(size_t need) {
   return capacity_;
 }
 
-bool ColumnSet::touch(int32_t c, uint8_t kind) {
+size_t ColumnSet::touch(int32_t c, uint8_t kind, bool* fresh) {
   Column& col = columns_[c];
   if (!col.ordered) {
     col.ordered = true;
     order_.push_back(c);
   }
-  if (col.kinds.size() <= static_cast<size_t>(row_)) {
-    size_t n = grow(row_ + 1);
-    cells_ += n - col.kinds.size();
-    if (cells_ > kMaxCells) throw Bail();
-    col.kinds.resize(n);
-    col.nums.resize(n);
-    if (!col.spans.empty()) col.spans.resize(2 * n);
+  size_t slot;
+  if (col.sparse) {
+    const uint32_t n = col.present;
+    *fresh = !(n > 0 && col.rows[n - 1] == static_cast<uint32_t>(row_));
+    if (*fresh) {
+      if (col.kinds.size() <= n) {
+        size_t size = std::max<size_t>(4, 2 * col.kinds.size());
+        cells_ += size - col.kinds.size();
+        if (cells_ > kMaxCells) throw Bail();
+        col.rows.resize(size);
+        col.kinds.resize(size);
+        col.nums.resize(size);
+        if (!col.spans.empty()) col.spans.resize(2 * size);
+      }
+      col.rows[n] = static_cast<uint32_t>(row_);
+      col.present++;
+      slot = n;
+    } else {
+      slot = n - 1;
+    }
+  } else {
+    if (col.kinds.size() <= static_cast<size_t>(row_)) {
+      size_t n = grow(row_ + 1);
+      cells_ += n - col.kinds.size();
+      if (cells_ > kMaxCells) throw Bail();
+      col.kinds.resize(n);
+      col.nums.resize(n);
+      if (!col.spans.empty()) col.spans.resize(2 * n);
+    }
+    *fresh = col.kinds[row_] == kAbsent;
+    if (*fresh) col.present++;
+    slot = static_cast<size_t>(row_);
   }
-  bool fresh = col.kinds[row_] == kAbsent;
-  if (fresh) col.present++;
-  col.kinds[row_] = kind;
+  col.kinds[slot] = kind;
   col.mask |= 1 << kind;
-  return fresh;
+  return slot;
+}
+
+void ColumnSet::maybeDensify(Column& col) {
+  if (col.sparse && col.present >= kDenseAfter && 4 * static_cast<uint64_t>(col.present) >= static_cast<uint64_t>(row_) + 1) densify(col);
+}
+
+void ColumnSet::densify(Column& col) {
+  size_t n = grow(row_ + 1);
+  cells_ += n > col.kinds.size() ? n - col.kinds.size() : 0;
+  if (cells_ > kMaxCells) throw Bail();
+  std::vector<uint8_t> kinds(n, kAbsent);
+  std::vector<double> nums(n);
+  std::vector<uint32_t> spans(col.spans.empty() ? 0 : 2 * n);
+  for (uint32_t i = 0; i < col.present; i++) {
+    const uint32_t r = col.rows[i];
+    kinds[r] = col.kinds[i];
+    nums[r] = col.nums[i];
+    if (!spans.empty()) {
+      spans[2 * r] = col.spans[2 * i];
+      spans[2 * r + 1] = col.spans[2 * i + 1];
+    }
+  }
+  col.kinds.swap(kinds);
+  col.nums.swap(nums);
+  col.spans.swap(spans);
+  std::vector<uint32_t>().swap(col.rows);
+  col.sparse = false;
 }
 
 bool ColumnSet::setNumber(int32_t c, uint8_t kind, double x) {
-  bool fresh = touch(c, kind);
-  columns_[c].nums[row_] = x;
+  bool fresh;
+  size_t slot = touch(c, kind, &fresh);
+  Column& col = columns_[c];
+  col.nums[slot] = x;
+  maybeDensify(col);
   return fresh;
 }
 
 bool ColumnSet::setString(int32_t c, std::string_view s) {
-  bool fresh = touch(c, kString);
+  bool fresh;
+  size_t slot = touch(c, kString, &fresh);
   Column& col = columns_[c];
   if (col.spans.size() < 2 * col.kinds.size()) col.spans.resize(2 * col.kinds.size());
   // (An empty view may have no data pointer at all, which memcmp must not be given.)
@@ -120,8 +176,9 @@ bool ColumnSet::setString(int32_t c, std::string_view s) {
     if (!s.empty()) text_.append(s);
     col.spansMade++;
   }
-  col.spans[2 * row_] = col.lastStart;
-  col.spans[2 * row_ + 1] = col.lastStart + col.lastLength;
+  col.spans[2 * slot] = col.lastStart;
+  col.spans[2 * slot + 1] = col.lastStart + col.lastLength;
+  maybeDensify(col);
   return fresh;
 }
 
@@ -162,7 +219,6 @@ napi_value typedArray(napi_env env, napi_typedarray_type type, const void* data,
 
 napi_value ColumnSet::result(napi_env env) {
   const size_t rows = static_cast<size_t>(row_);
-  if (order_.size() * rows > kMaxCells) throw Bail();
   napi_value out, fields, value;
   CHECK(napi_create_object(env, &out));
   CHECK(napi_create_uint32(env, static_cast<uint32_t>(rows), &value));
@@ -171,28 +227,66 @@ napi_value ColumnSet::result(napi_env env) {
   samplerate_.resize(rows);
   CHECK(napi_set_named_property(env, out, "timeUs", typedArray(env, napi_float64_array, timeUs_.data(), rows, 8)));
   CHECK(napi_set_named_property(env, out, "samplerate", typedArray(env, napi_float64_array, samplerate_.data(), rows, 8)));
+  // Every column's arrays are views into three buffers (kinds; nums; spans and rows), so that
+  // moving the columns to another thread moves three buffers, not four per column (a wide
+  // request names thousands of fields).
+  size_t kindBytes = 0, numCount = 0, wordCount = 0;
+  for (int32_t c : order_) {
+    Column& col = columns_[c];
+    if (col.present == 0) continue;
+    // Sparse only where it saves: a column a quarter of the rows have ends dense (as ColumnsBuilder.finish).
+    if (col.sparse && 4 * static_cast<uint64_t>(col.present) >= rows) densify(col);
+    // Slots: one per row (dense), or one per value with its row (sparse).
+    const size_t slots = col.sparse ? col.present : rows;
+    kindBytes += slots;
+    numCount += slots;
+    if (col.mask & (1 << kString)) wordCount += 2 * slots;
+    if (col.sparse) wordCount += slots;
+  }
+  void *kindData, *numData, *wordData;
+  napi_value kindBuffer, numBuffer, wordBuffer;
+  CHECK(napi_create_arraybuffer(env, kindBytes, &kindData, &kindBuffer));
+  CHECK(napi_create_arraybuffer(env, numCount * 8, &numData, &numBuffer));
+  CHECK(napi_create_arraybuffer(env, wordCount * 4, &wordData, &wordBuffer));
+  size_t kindAt = 0, numAt = 0, wordAt = 0;
+  /** A view of `count` elements of `width` bytes into `buffer` at `*at` elements, filled from `data`. */
+  auto view = [&](napi_typedarray_type type, napi_value buffer, void* base, size_t* at, const void* data, size_t count, size_t width) -> napi_value {
+    napi_value array;
+    if (count) std::memcpy(static_cast<uint8_t*>(base) + *at * width, data, count * width);
+    if (napi_create_typedarray(env, type, count, buffer, *at * width, &array) != napi_ok) return nullptr;
+    *at += count;
+    return array;
+  };
   CHECK(napi_create_array(env, &fields));
   uint32_t k = 0;
   for (int32_t c : order_) {
     Column& col = columns_[c];
     if (col.present == 0) continue;
-    col.kinds.resize(rows);
-    col.nums.resize(rows);
-    napi_value f;
+    const size_t slots = col.sparse ? col.present : rows;
+    col.kinds.resize(slots);
+    col.nums.resize(slots);
+    napi_value f, array;
     CHECK(napi_create_object(env, &f));
     CHECK(napi_create_string_utf8(env, col.name.data(), col.name.size(), &value));
     CHECK(napi_set_named_property(env, f, "name", value));
-    CHECK(napi_set_named_property(env, f, "kinds", typedArray(env, napi_uint8_array, col.kinds.data(), rows, 1)));
+    if (!(array = view(napi_uint8_array, kindBuffer, kindData, &kindAt, col.kinds.data(), slots, 1))) return nullptr;
+    CHECK(napi_set_named_property(env, f, "kinds", array));
     CHECK(napi_create_int32(env, col.mask, &value));
     CHECK(napi_set_named_property(env, f, "mask", value));
     CHECK(napi_create_uint32(env, col.present, &value));
     CHECK(napi_set_named_property(env, f, "present", value));
-    CHECK(napi_set_named_property(env, f, "nums", typedArray(env, napi_float64_array, col.nums.data(), rows, 8)));
+    if (!(array = view(napi_float64_array, numBuffer, numData, &numAt, col.nums.data(), slots, 8))) return nullptr;
+    CHECK(napi_set_named_property(env, f, "nums", array));
     if (col.mask & (1 << kString)) {
-      col.spans.resize(2 * rows);
-      CHECK(napi_set_named_property(env, f, "spans", typedArray(env, napi_uint32_array, col.spans.data(), 2 * rows, 4)));
+      col.spans.resize(2 * slots);
+      if (!(array = view(napi_uint32_array, wordBuffer, wordData, &wordAt, col.spans.data(), 2 * slots, 4))) return nullptr;
+      CHECK(napi_set_named_property(env, f, "spans", array));
     }
-    bool constant = col.present == rows && col.mask == (1 << kString) && col.spansMade == 1;
+    if (col.sparse) {
+      if (!(array = view(napi_uint32_array, wordBuffer, wordData, &wordAt, col.rows.data(), slots, 4))) return nullptr;
+      CHECK(napi_set_named_property(env, f, "rows", array));
+    }
+    bool constant = !col.sparse && col.present == rows && col.mask == (1 << kString) && col.spansMade == 1;
     CHECK(napi_get_boolean(env, constant, &value));
     CHECK(napi_set_named_property(env, f, "constant", value));
     CHECK(napi_set_element(env, fields, k++, f));

@@ -18,20 +18,24 @@ namespace columns {
 constexpr uint8_t kAbsent = 0, kString = 1, kInteger = 2, kFloat = 3, kBoolean = 4;
 
 /**
- * Most values (columns × rows) held: every column has a slot in every row. A request past it
- * (rows each naming new fields, many times over) is left to the JavaScript path, which refuses
- * it as too large (MAX_VALUES_PER_REQUEST in src/stores/events/columns.ts).
+ * Most slots held across the columns (a dense column has one per row, a sparse one per value). A
+ * request past it is left to the JavaScript path, which refuses it as too large
+ * (MAX_VALUES_PER_REQUEST in src/stores/events/columns.ts).
  */
 constexpr size_t kMaxCells = size_t{1} << 25;
+/** A column is sparse until it has this many values and a quarter of the rows so far have it (DENSE_AFTER). */
+constexpr uint32_t kDenseAfter = 16;
 
 /** Thrown where the JavaScript path must decide: the reader answers undefined. */
 struct Bail {};
 
-/** A field's values across the rows (FieldColumn). */
+/** A field's values across the rows (FieldColumn): a slot per row (dense) or per value (sparse, `rows` the slots' rows). */
 struct Column {
   std::string name;
   /** The name's length in UTF-16 units (what the JavaScript paths count toward an event's size). */
   uint32_t nameUnits = 0;
+  bool sparse = true;
+  std::vector<uint32_t> rows;
   std::vector<uint8_t> kinds;
   std::vector<double> nums;
   std::vector<uint32_t> spans;
@@ -83,6 +87,8 @@ class ColumnSet {
  private:
   std::vector<Column> columns_;
   std::unordered_map<std::string, int32_t> byName_;
+  /** The name being looked up (its buffer reused). */
+  std::string key_;
   /** Columns in the order they were first given a value (ColumnsBuilder's order). */
   std::vector<int32_t> order_;
   std::vector<double> timeUs_, samplerate_;
@@ -94,8 +100,12 @@ class ColumnSet {
   int32_t prev_ = -1;
 
   size_t grow(size_t need);
-  /** The column's slot for the current row; true when it was empty. */
-  bool touch(int32_t c, uint8_t kind);
+  /** The column's slot for the current row, with its kind set; `fresh`: the row had none. */
+  size_t touch(int32_t c, uint8_t kind, bool* fresh);
+  /** Makes a sparse column dense once it has kDenseAfter values and a quarter of the rows so far have it. */
+  void maybeDensify(Column& col);
+  /** Makes a sparse column dense: a slot per row. */
+  void densify(Column& col);
 };
 
 /**

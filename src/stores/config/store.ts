@@ -206,6 +206,22 @@ async function uniquely<T>(what: string, fn: () => Promise<T>): Promise<T> {
 }
 
 class KyselyConfigStore implements ConfigStore {
+  /**
+   * SQLite: each dataset's columns as last read, kept until this store changes them (while a
+   * server runs it alone writes the file). A wide dataset has up to 10,000 columns, and every
+   * query, trigger and SLO run lists them: reading them took 50–100 ms each time. PostgreSQL
+   * stores are shared by several nodes, so they always read.
+   */
+  private readonly columnsCache = new Map<string, readonly Column[]>();
+  /** Counts changes of columns: a list read across one is not kept (it may predate the change). */
+  private columnsVersion = 0;
+
+  private forgetColumns(datasetId?: string): void {
+    this.columnsVersion++;
+    if (datasetId === undefined) this.columnsCache.clear();
+    else this.columnsCache.delete(datasetId);
+  }
+
   constructor(
     readonly kind: 'sqlite' | 'postgres',
     private readonly db: Kysely<Tables>,
@@ -326,6 +342,7 @@ class KyselyConfigStore implements ConfigStore {
       await tx.deleteFrom('api_keys').where('environment_id', '=', id).execute();
       const datasetIds = tx.selectFrom('datasets').select('id').where('environment_id', '=', id);
       await tx.deleteFrom('columns').where('dataset_id', 'in', datasetIds).execute();
+      this.forgetColumns();
       await tx.deleteFrom('objects').where('environment_id', '=', id).execute();
       await tx.deleteFrom('datasets').where('environment_id', '=', id).execute();
       const r = await tx.deleteFrom('environments').where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst();
@@ -451,6 +468,7 @@ class KyselyConfigStore implements ConfigStore {
         .executeTakeFirst();
       if (!ds) return false;
       await tx.deleteFrom('columns').where('dataset_id', '=', ds.id).execute();
+      this.forgetColumns(ds.id);
       await tx.deleteFrom('objects').where('dataset_id', '=', ds.id).execute();
       const r = await tx.deleteFrom('datasets').where('id', '=', ds.id).executeTakeFirst();
       return Number(r.numDeletedRows) > 0;
@@ -459,32 +477,44 @@ class KyselyConfigStore implements ConfigStore {
 
   // --- columns
   async listColumns(datasetId: string) {
+    const cached = this.columnsCache.get(datasetId);
+    if (cached) return cached.slice();
+    const version = this.columnsVersion;
     const rows = await this.db.selectFrom('columns').selectAll().where('dataset_id', '=', datasetId).orderBy('key_name').execute();
-    return rows.map(toColumn);
+    const columns = rows.map(toColumn);
+    if (this.kind === 'sqlite' && version === this.columnsVersion) this.columnsCache.set(datasetId, columns);
+    return columns.slice();
   }
   async createColumn(col: NewColumn): Promise<Column> {
+    return (await this.createColumns([col]))[0];
+  }
+  async createColumns(cols: NewColumn[]): Promise<Column[]> {
+    if (cols.length === 0) return [];
+    for (const c of cols) this.forgetColumns(c.datasetId);
     const t = now();
+    const row = (col: NewColumn) => ({
+      id: col.id,
+      dataset_id: col.datasetId,
+      key_name: col.keyName,
+      physical: col.physical,
+      stored_type: col.storedType,
+      type: col.type,
+      description: col.description,
+      hidden: col.hidden ? 1 : 0,
+      last_written: null,
+      created_at: t,
+      updated_at: t,
+    });
+    // (In slices of 500 rows: a statement's bound values stay within both databases' limits.)
     await uniquely('column', () =>
-      this.db
-        .insertInto('columns')
-        .values({
-          id: col.id,
-          dataset_id: col.datasetId,
-          key_name: col.keyName,
-          physical: col.physical,
-          stored_type: col.storedType,
-          type: col.type,
-          description: col.description,
-          hidden: col.hidden ? 1 : 0,
-          last_written: null,
-          created_at: t,
-          updated_at: t,
-        })
-        .execute(),
+      this.db.transaction().execute(async (tx) => {
+        for (let i = 0; i < cols.length; i += 500) await tx.insertInto('columns').values(cols.slice(i, i + 500).map(row)).execute();
+      }),
     );
-    return { ...col, lastWritten: null, createdAt: t, updatedAt: t };
+    return cols.map((col) => ({ ...col, lastWritten: null, createdAt: t, updatedAt: t }));
   }
   async updateColumn(datasetId: string, id: string, patch: ColumnPatch) {
+    this.forgetColumns(datasetId);
     const set: Partial<ColumnRow> = {};
     if (patch.physical !== undefined) set.physical = patch.physical;
     if (patch.storedType !== undefined) set.stored_type = patch.storedType;
@@ -501,11 +531,19 @@ class KyselyConfigStore implements ConfigStore {
     return r && toColumn(r);
   }
   async deleteColumn(datasetId: string, id: string) {
+    this.forgetColumns(datasetId);
     const r = await this.db.deleteFrom('columns').where('dataset_id', '=', datasetId).where('id', '=', id).executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
   }
   async touchColumns(datasetId: string, lastWritten: string, keyNames: string[]) {
     if (keyNames.length === 0) return;
+    // (Every few seconds under ingest: the list kept takes the new times, rather than being read again.)
+    const cached = this.columnsCache.get(datasetId);
+    this.forgetColumns(datasetId);
+    if (cached) {
+      const touched = new Set(keyNames);
+      this.columnsCache.set(datasetId, cached.map((c) => (touched.has(c.keyName) ? { ...c, lastWritten } : c)));
+    }
     for (let i = 0; i < keyNames.length; i += 500) {
       await this.db
         .updateTable('columns')

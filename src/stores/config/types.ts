@@ -175,6 +175,8 @@ export interface ConfigStore {
 
   listColumns(datasetId: string): Promise<Column[]>;
   createColumn(column: NewColumn): Promise<Column>;
+  /** Several columns of one dataset in one transaction (a wide event brings hundreds); UniqueViolation if any exists. */
+  createColumns(columns: NewColumn[]): Promise<Column[]>;
   updateColumn(datasetId: string, id: string, patch: ColumnPatch): Promise<Column | undefined>;
   deleteColumn(datasetId: string, id: string): Promise<boolean>;
   /** Records `last_written` for many columns of a dataset at once. */

@@ -492,27 +492,30 @@ function encodeRows(lines: string[], part: EventColumns, batch: AppendBatch, lay
     if (p?.attribute && !p.column && p.attribute.bucket < buckets) return { attribute: p.attribute };
     throw new Error(`event store append: no column for ${JSON.stringify(f.name)} in the table`);
   });
-  const keys: number[][] = Array.from({ length: MAX_ATTRIBUTE_BUCKETS }, () => []);
-  const values: string[][] = Array.from({ length: MAX_ATTRIBUTE_BUCKETS }, () => []);
-  for (let row = 0; row < part.count; row++) {
-    let line = `{"${TIME_COLUMN}":${Math.trunc(part.timeUs[row])},"${SAMPLERATE_COLUMN}":${part.samplerate[row]},"${INGESTED_COLUMN}":${ingestedUs}`;
-    for (let i = 0; i < part.fields.length; i++) {
-      const f = part.fields[i];
-      const k = f.kinds[row];
+  // Column by column (a sparse column's values go straight to their rows): each row's column
+  // members, and each row's attribute keys and values per bucket.
+  const members: string[][] = Array.from({ length: part.count }, () => []);
+  const keys: number[][][] = Array.from({ length: part.count }, () => []);
+  const values: string[][][] = Array.from({ length: part.count }, () => []);
+  part.fields.forEach((f, i) => {
+    const target = targets[i];
+    const slots = f.rows ? f.present : part.count;
+    for (let s = 0; s < slots; s++) {
+      const k = f.kinds[s];
       if (k === Value.Absent) continue;
-      const x = f.nums[row];
-      const target = targets[i];
+      const row = f.rows ? f.rows[s] : s;
+      const x = f.nums[s];
       if ('attribute' in target) {
         const { bucket, key } = target.attribute!;
-        keys[bucket].push(key);
-        const text = k === Value.String ? textAt(part, f.spans![2 * row], f.spans![2 * row + 1]) : attributeText(k === Value.Boolean ? 'boolean' : k === Value.Integer ? 'integer' : 'float', x);
-        values[bucket].push(JSON.stringify(text));
+        (keys[row][bucket] ??= []).push(key);
+        const text = k === Value.String ? textAt(part, f.spans![2 * s], f.spans![2 * s + 1]) : attributeText(k === Value.Boolean ? 'boolean' : k === Value.Integer ? 'integer' : 'float', x);
+        (values[row][bucket] ??= []).push(JSON.stringify(text));
         continue;
       }
       let v: string;
       switch (target.type) {
         case 'string':
-          v = JSON.stringify(k === Value.String ? textAt(part, f.spans![2 * row], f.spans![2 * row + 1]) : k === Value.Boolean ? String(x !== 0) : String(x));
+          v = JSON.stringify(k === Value.String ? textAt(part, f.spans![2 * s], f.spans![2 * s + 1]) : k === Value.Boolean ? String(x !== 0) : String(x));
           break;
         case 'integer':
           if (k !== Value.Integer) throw new Error(`event store append: a ${k === Value.String ? 'string' : 'non-integer'} value for an integer column`);
@@ -526,14 +529,15 @@ function encodeRows(lines: string[], part: EventColumns, batch: AppendBatch, lay
           if (k !== Value.Boolean) throw new Error('event store append: a non-boolean value for a boolean column');
           v = x !== 0 ? '1' : '0';
       }
-      line += `,${target.key}:${v}`;
+      members[row].push(`${target.key}:${v}`);
     }
-    for (let b = 0; b < MAX_ATTRIBUTE_BUCKETS; b++) {
-      if (keys[b].length === 0) continue;
-      line += `,"${attributeBucket(b)}_k":[${keys[b].join(',')}],"${attributeBucket(b)}_v":[${values[b].join(',')}]`;
-      keys[b].length = 0;
-      values[b].length = 0;
-    }
+  });
+  for (let row = 0; row < part.count; row++) {
+    let line = `{"${TIME_COLUMN}":${Math.trunc(part.timeUs[row])},"${SAMPLERATE_COLUMN}":${part.samplerate[row]},"${INGESTED_COLUMN}":${ingestedUs}`;
+    if (members[row].length > 0) line += `,${members[row].join(',')}`;
+    keys[row].forEach((k, b) => {
+      if (k) line += `,"${attributeBucket(b)}_k":[${k.join(',')}],"${attributeBucket(b)}_v":[${values[row][b].join(',')}]`;
+    });
     lines.push(`${line}}`);
   }
 }

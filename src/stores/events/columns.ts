@@ -18,10 +18,15 @@ export interface RowEvent {
 export const Value = { Absent: 0, String: 1, Integer: 2, Float: 3, Boolean: 4 } as const;
 export type Value = (typeof Value)[keyof typeof Value];
 
-/** One field's values across a request's events. */
+/**
+ * One field's values across a request's events: dense (a slot per event, what a field most
+ * events have is) or sparse (`rows`: a slot per event that has the field, for the long tail of a
+ * wide dataset, where a request of 1,000 events may name 3,000 fields each in a few of them:
+ * dense, that was 40 slots per value). Read a row's slot with `slotOf` or walk `slotsIn`.
+ */
 export interface FieldColumn {
   name: string;
-  /** Each row's kind of value (`Value.Absent`: that event has no such field). */
+  /** Each slot's kind of value (`Value.Absent`: that event has no such field). */
   kinds: Uint8Array;
   /**
    * `1 << kind` of every kind a row was given (a value overwritten within its event, or in an
@@ -30,10 +35,12 @@ export interface FieldColumn {
   mask: number;
   /** Rows with a value (at least one: columns without are left out). */
   present: number;
-  /** Each row's number (booleans as 0 and 1). */
+  /** Each slot's number (booleans as 0 and 1). */
   nums: Float64Array;
-  /** Each row's string as [start, end) in `EventColumns.text` (textAt); only when the mask has strings. */
+  /** Each slot's string as [start, end) in `EventColumns.text` (textAt); only when the mask has strings. */
   spans?: Uint32Array;
+  /** Sparse: the row of each slot (`present` of them, ascending); absent: slot i is row i. */
+  rows?: Uint32Array;
   /**
    * Every row has a string, the same one (one span of the text): a resource's attributes on each
    * of its spans, a client's fields on each of its events. The event store writes it once per
@@ -74,32 +81,62 @@ export function kindOf(v: Scalar): Value {
   return Number.isInteger(v) && Math.abs(v) < 2 ** 63 ? Value.Integer : Value.Float;
 }
 
-/** A row's value in a column (undefined when absent). */
-export function valueAt(cols: EventColumns, f: FieldColumn, row: number): Scalar | undefined {
-  switch (f.kinds[row]) {
+/** The slot of a row in a column (-1 when the row has none). */
+export function slotOf(f: FieldColumn, row: number): number {
+  if (!f.rows) return row;
+  const s = firstSlotFrom(f, row);
+  return s < f.present && f.rows[s] === row ? s : -1;
+}
+
+/** The first slot of a row at or after `row` (a sparse column's `present` when none). */
+export function firstSlotFrom(f: FieldColumn, row: number): number {
+  if (!f.rows) return row;
+  let lo = 0;
+  let hi = f.present;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (f.rows[mid] < row) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** A slot's value (undefined when absent). */
+export function valueOfSlot(cols: EventColumns, f: FieldColumn, slot: number): Scalar | undefined {
+  switch (f.kinds[slot]) {
     case Value.String:
-      return textAt(cols, f.spans![2 * row], f.spans![2 * row + 1]);
+      return textAt(cols, f.spans![2 * slot], f.spans![2 * slot + 1]);
     case Value.Integer:
     case Value.Float:
-      return f.nums[row];
+      return f.nums[slot];
     case Value.Boolean:
-      return f.nums[row] !== 0;
+      return f.nums[slot] !== 0;
     default:
       return undefined;
   }
 }
 
+/** A row's value in a column (undefined when absent). */
+export function valueAt(cols: EventColumns, f: FieldColumn, row: number): Scalar | undefined {
+  const slot = slotOf(f, row);
+  return slot < 0 ? undefined : valueOfSlot(cols, f, slot);
+}
+
 /**
- * Most values one request's columns may hold: every column has a slot for every event, so a
- * body of many events each naming new fields would otherwise take columns × events of memory
- * (6,000 events of one new field each: 36 M slots, over 300 MB). Past it the request is refused
- * as too large. Real batches are far below (1,000 events of 2,000 fields: 2 M).
+ * Most slots one request's columns may hold (a dense column has one per event, a sparse one per
+ * value, and a column turns dense only once a quarter of the events have it, so this bounds a
+ * request's values about fourfold). Past it the request is refused as too large. Real batches
+ * are far below (1,000 events of 2,000 fields: 2 M).
  */
 export const MAX_VALUES_PER_REQUEST = 1 << 25;
 
+/** A column is sparse until it has this many values and a quarter of the rows so far have it (then dense). */
+export const DENSE_AFTER = 16;
+const SPARSE_START = 4;
+
 export class TooManyValues extends Error {
   constructor() {
-    super(`the request's events × distinct fields is over ${MAX_VALUES_PER_REQUEST}; send fewer events per request`);
+    super(`the request's columns would hold over ${MAX_VALUES_PER_REQUEST} values; send fewer events per request`);
   }
 }
 
@@ -132,6 +169,8 @@ export class ColumnsBuilder {
   private row = 0;
   /** Columns given a value in the current row. */
   private readonly touched: FieldColumn[] = [];
+  /** Slots allocated across the columns (MAX_VALUES_PER_REQUEST). */
+  private slots = 0;
 
   constructor(private readonly capacity: number) {
     // (Never from Buffer's shared pool: the buffer is moved to another thread.)
@@ -148,21 +187,24 @@ export class ColumnsBuilder {
   set(name: string, value: Scalar): void {
     let d = this.drafts.get(name);
     if (d === undefined) {
-      if ((this.drafts.size + 1) * this.capacity > MAX_VALUES_PER_REQUEST) throw new TooManyValues();
-      d = { column: { name, kinds: new Uint8Array(this.capacity), mask: 0, present: 0, nums: new Float64Array(this.capacity) }, last: undefined, lastStart: 0, lastEnd: 0, spansMade: 0 };
+      this.allocate(SPARSE_START);
+      d = {
+        column: { name, kinds: new Uint8Array(SPARSE_START), mask: 0, present: 0, nums: new Float64Array(SPARSE_START), rows: new Uint32Array(SPARSE_START) },
+        last: undefined,
+        lastStart: 0,
+        lastEnd: 0,
+        spansMade: 0,
+      };
       this.drafts.set(name, d);
     }
     const c = d.column;
     const row = this.row;
-    if (c.kinds[row] === Value.Absent) {
-      this.touched.push(c);
-      c.present++;
-    }
+    const slot = this.slot(c);
     const kind = kindOf(value);
-    c.kinds[row] = kind;
+    c.kinds[slot] = kind;
     c.mask |= 1 << kind;
     if (kind === Value.String) {
-      const spans = (c.spans ??= new Uint32Array(2 * this.capacity));
+      const spans = (c.spans ??= new Uint32Array(2 * c.kinds.length));
       if (value !== d.last) {
         d.last = value as string;
         d.lastStart = this.used;
@@ -170,9 +212,71 @@ export class ColumnsBuilder {
         d.lastEnd = this.used;
         d.spansMade++;
       }
-      spans[2 * row] = d.lastStart;
-      spans[2 * row + 1] = d.lastEnd;
-    } else c.nums[row] = kind === Value.Boolean ? (value ? 1 : 0) : (value as number);
+      spans[2 * slot] = d.lastStart;
+      spans[2 * slot + 1] = d.lastEnd;
+    } else c.nums[slot] = kind === Value.Boolean ? (value ? 1 : 0) : (value as number);
+    // A sparse column that a quarter of the rows so far have turns dense.
+    if (c.rows && c.present >= DENSE_AFTER && 4 * c.present >= row + 1) this.densify(c);
+  }
+
+  /** The current row's slot in a column, made (and counted present) when the row has none yet. */
+  private slot(c: FieldColumn): number {
+    const row = this.row;
+    if (!c.rows) {
+      if (c.kinds[row] === Value.Absent) {
+        this.touched.push(c);
+        c.present++;
+      }
+      return row;
+    }
+    const n = c.present;
+    if (n > 0 && c.rows[n - 1] === row) return n - 1;
+    if (n === c.kinds.length) this.resize(c, 2 * n);
+    c.rows[n] = row;
+    c.present = n + 1;
+    this.touched.push(c);
+    return n;
+  }
+
+  /** Gives a sparse column `size` slots. */
+  private resize(c: FieldColumn, size: number): void {
+    this.allocate(size - c.kinds.length);
+    const grow = <T extends Uint8Array | Uint32Array | Float64Array>(a: T, n: number): T => {
+      const b = new (a.constructor as new (n: number) => T)(n);
+      b.set(a);
+      return b;
+    };
+    c.kinds = grow(c.kinds, size);
+    c.nums = grow(c.nums, size);
+    c.rows = grow(c.rows!, size);
+    if (c.spans) c.spans = grow(c.spans, 2 * size);
+  }
+
+  /** Makes a sparse column dense: a slot per row of the request. */
+  private densify(c: FieldColumn): void {
+    const rows = c.rows!;
+    this.allocate(this.capacity - c.kinds.length);
+    const kinds = new Uint8Array(this.capacity);
+    const nums = new Float64Array(this.capacity);
+    const spans = c.spans ? new Uint32Array(2 * this.capacity) : undefined;
+    for (let i = 0; i < c.present; i++) {
+      const r = rows[i];
+      kinds[r] = c.kinds[i];
+      nums[r] = c.nums[i];
+      if (spans) {
+        spans[2 * r] = c.spans![2 * i];
+        spans[2 * r + 1] = c.spans![2 * i + 1];
+      }
+    }
+    c.kinds = kinds;
+    c.nums = nums;
+    c.spans = spans;
+    c.rows = undefined;
+  }
+
+  private allocate(slots: number): void {
+    this.slots += slots;
+    if (this.slots > MAX_VALUES_PER_REQUEST) throw new TooManyValues();
   }
 
   /** Appends a string's UTF-8 to the text (well-formed: normalise.ts made it so). */
@@ -210,9 +314,10 @@ export class ColumnsBuilder {
 
   /** Forgets the current row's values (their strings stay in the text, unreferenced). */
   abandonRow(): void {
-    for (const d of this.touched) {
-      d.kinds[this.row] = Value.Absent;
-      d.present--;
+    for (const c of this.touched) {
+      c.present--;
+      // (A sparse column's slot for this row is its last.)
+      c.kinds[c.rows ? c.present : this.row] = Value.Absent;
     }
     this.touched.length = 0;
   }
@@ -223,11 +328,53 @@ export class ColumnsBuilder {
     for (const d of this.drafts.values()) {
       const c = d.column;
       if (c.present === 0) continue;
+      // Sparse only where it saves: a column a quarter of the rows have ends dense (small requests too).
+      if (c.rows && 4 * c.present >= this.row) this.densify(c);
       // (The mask and the count of spans include rows abandoned or overwritten: false, never wrongly true.)
-      c.constant = c.present === this.row && c.mask === bit(Value.String) && d.spansMade === 1;
+      c.constant = c.present === this.row && !c.rows && c.mask === bit(Value.String) && d.spansMade === 1;
       fields.push(c);
     }
+    if (fields.length > PACK_AFTER) pack(fields, this.row);
     return { count: this.row, timeUs: this.timeUs, samplerate: this.samplerate, fields, text: new Uint8Array(this.bytes.buffer, this.bytes.byteOffset, this.used) };
+  }
+}
+
+/** Columns past which a request's arrays are packed into three buffers (pack). */
+const PACK_AFTER = 32;
+
+/**
+ * Makes every column's arrays views into three buffers (kinds; nums; spans and rows): moving the
+ * columns to another thread then moves three buffers, not four per column (a wide request names
+ * thousands of fields, and moving each buffer has a cost). The native readers do the same.
+ */
+function pack(fields: FieldColumn[], count: number): void {
+  let kindCount = 0;
+  let wordCount = 0;
+  for (const f of fields) {
+    const slots = f.rows ? f.present : count;
+    kindCount += slots;
+    if (f.spans) wordCount += 2 * slots;
+    if (f.rows) wordCount += slots;
+  }
+  const kinds = new Uint8Array(kindCount);
+  const nums = new Float64Array(kindCount);
+  const words = new Uint32Array(wordCount);
+  let at = 0;
+  let wordAt = 0;
+  const move = (from: Uint32Array, n: number): Uint32Array => {
+    words.set(from.subarray(0, n), wordAt);
+    wordAt += n;
+    return words.subarray(wordAt - n, wordAt);
+  };
+  for (const f of fields) {
+    const slots = f.rows ? f.present : count;
+    kinds.set(f.kinds.subarray(0, slots), at);
+    nums.set(f.nums.subarray(0, slots), at);
+    f.kinds = kinds.subarray(at, at + slots);
+    f.nums = nums.subarray(at, at + slots);
+    at += slots;
+    if (f.spans) f.spans = move(f.spans, 2 * slots);
+    if (f.rows) f.rows = move(f.rows, slots);
   }
 }
 
@@ -244,13 +391,14 @@ export function columnsOf(events: readonly RowEvent[]): EventColumns {
 /** Columns as normalised events, fields in column order (the writer's path for new columns). */
 export function rowsOf(cols: EventColumns): RowEvent[] {
   const rows: RowEvent[] = [];
-  for (let r = 0; r < cols.count; r++) {
-    const fields = new Map<string, Scalar>();
-    for (const f of cols.fields) {
-      const v = valueAt(cols, f, r);
-      if (v !== undefined) fields.set(f.name, v);
+  for (let r = 0; r < cols.count; r++) rows.push({ timeUs: cols.timeUs[r], samplerate: cols.samplerate[r], fields: new Map() });
+  // Column by column: a sparse column's values go straight to their rows.
+  for (const f of cols.fields) {
+    const slots = f.rows ? f.present : cols.count;
+    for (let s = 0; s < slots; s++) {
+      const v = valueOfSlot(cols, f, s);
+      if (v !== undefined) rows[f.rows ? f.rows[s] : s].fields.set(f.name, v);
     }
-    rows.push({ timeUs: cols.timeUs[r], samplerate: cols.samplerate[r], fields });
   }
   return rows;
 }
@@ -262,6 +410,7 @@ export function transferables(cols: EventColumns): ArrayBuffer[] {
     out.add(f.kinds.buffer as ArrayBuffer);
     out.add(f.nums.buffer as ArrayBuffer);
     if (f.spans) out.add(f.spans.buffer as ArrayBuffer);
+    if (f.rows) out.add(f.rows.buffer as ArrayBuffer);
   }
   out.add(cols.text.buffer as ArrayBuffer);
   return [...out];

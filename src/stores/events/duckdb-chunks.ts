@@ -13,7 +13,7 @@ import { endianness } from 'node:os';
 import { DuckDBDataChunk, type DuckDBAppender } from '@duckdb/node-api';
 import type Bindings from '@duckdb/node-bindings';
 import type { ColumnType } from '../config/types.js';
-import { textAt, Value, type EventColumns, type FieldColumn } from './columns.js';
+import { firstSlotFrom, textAt, Value, type EventColumns, type FieldColumn } from './columns.js';
 import { MAX_ATTRIBUTE_BUCKETS, attributeText, parsePlacement } from './placement.js';
 import type { AppendBatch } from './types.js';
 
@@ -356,6 +356,9 @@ export function appendChunks(appender: DuckDBAppender, shape: Shape, batch: Appe
   }
 }
 
+/** The slot after a run's last row (dense: the row; sparse: the first slot past the run). */
+const slotsEnd = (r: AttributeRun): number => (r.field.rows ? firstSlotFrom(r.field, r.from + r.take) : r.from + r.take);
+
 /**
  * Fills a bucket's MAP vector for one chunk from its attribute runs: the entries are counted per
  * row, then each written at its row's next place, so that a row's entries are contiguous as a
@@ -378,8 +381,9 @@ class MapBuilder {
     const { count, start, next } = this;
     count.fill(0, 0, rows);
     for (const r of runs) {
-      const kinds = r.field.kinds;
-      for (let i = 0; i < r.take; i++) if (kinds[r.from + i] !== Value.Absent) count[r.row + i]++;
+      const { kinds, rows } = r.field;
+      const end = slotsEnd(r);
+      for (let s = firstSlotFrom(r.field, r.from); s < end; s++) if (kinds[s] !== Value.Absent) count[r.row + (rows ? rows[s] : s) - r.from]++;
     }
     let total = 0;
     this.validity.fill(0);
@@ -401,15 +405,16 @@ class MapBuilder {
     const { keys, values } = this;
     values.clear(total);
     for (const r of runs) {
-      const { kinds, nums, spans } = r.field;
+      const { kinds, nums, spans, rows } = r.field;
       const text = r.part.text;
-      for (let i = 0; i < r.take; i++) {
-        const kind = kinds[r.from + i];
+      const end = slotsEnd(r);
+      for (let s = firstSlotFrom(r.field, r.from); s < end; s++) {
+        const kind = kinds[s];
         if (kind === Value.Absent) continue;
-        const at = next[r.row + i]++;
+        const at = next[r.row + (rows ? rows[s] : s) - r.from]++;
         keys[at] = r.key;
-        const x = nums[r.from + i];
-        if (kind === Value.String) values.setBytes(at, text, spans![2 * (r.from + i)], spans![2 * (r.from + i) + 1]);
+        const x = nums[s];
+        if (kind === Value.String) values.setBytes(at, text, spans![2 * s], spans![2 * s + 1]);
         else values.setString(at, attributeText(kind === Value.Boolean ? 'boolean' : kind === Value.Integer ? 'integer' : 'float', x));
       }
     }
@@ -426,16 +431,19 @@ class MapBuilder {
 
 /** Writes `take` rows of a part's column, from its row `from`, into the buffer from row `row`. */
 function writeRun(b: ColumnBuffer, part: EventColumns, f: FieldColumn, from: number, row: number, take: number): void {
-  const { kinds: values, nums, spans } = f;
+  const { kinds: values, nums, spans, rows } = f;
   const { text } = part;
-  for (let i = 0; i < take; i++) {
-    const k = values[from + i];
+  // Slots s of rows from … from + take - 1: dense, s is the row; sparse, the slots of those rows.
+  const first = firstSlotFrom(f, from);
+  const end = rows ? firstSlotFrom(f, from + take) : from + take;
+  for (let s = first; s < end; s++) {
+    const k = values[s];
     if (k === Value.Absent) continue;
-    const r = row + i;
-    const x = nums[from + i];
+    const r = row + (rows ? rows[s] : s) - from;
+    const x = nums[s];
     switch (b.kind) {
       case Kind.String:
-        if (k === Value.String) b.setBytes(r, text, spans![2 * (from + i)], spans![2 * (from + i) + 1]);
+        if (k === Value.String) b.setBytes(r, text, spans![2 * s], spans![2 * s + 1]);
         else b.setString(r, k === Value.Boolean ? String(x !== 0) : String(x));
         break;
       case Kind.Integer:
