@@ -89,7 +89,30 @@ function promotion(engine: { name: string; setting: () => string | undefined }) 
   });
 }
 
+function deletion(engine: { name: string; setting: () => string | undefined }) {
+  it(`${engine.name}: deleting an attribute's column deletes its values; a new field given its number has none of them`, async () => {
+    const t = await makeApp({ settings: { queryResultRateLimit: null, hotColumns: 0 }, eventStore: engine.setting() });
+    try {
+      await send(t, 'deleted', [{ data: { a: 1, b: 'x' } }, { data: { a: 2, b: 'y' } }]);
+      const b = (await columnsOf(t, 'deleted')).get('b')!;
+      expect(isColumn(b.physical)).toBe(false);
+      const del = await t.app.inject({ method: 'DELETE', url: `/1/columns/deleted/${b.id}`, headers: t.config });
+      expect(del.statusCode, del.body).toBe(204);
+      // The next new field takes the freed number (the highest).
+      await send(t, 'deleted', [{ data: { a: 3, c: 'new' } }]);
+      const c = (await columnsOf(t, 'deleted')).get('c')!;
+      expect(parsePlacement(c.physical).attribute!.key).toBe(parsePlacement(b.physical).attribute!.key);
+      const r = await runQuery(t, 'deleted', { calculations: [{ op: 'COUNT' }], breakdowns: ['c'], filters: [{ column: 'c', op: 'exists' }], time_range: 3600 });
+      expect(r.data.results.map((x: { data: Record<string, unknown> }) => x.data)).toEqual([{ c: 'new', COUNT: 1 }]);
+      await expectStoresAgree(t.store, t.events);
+    } finally {
+      await t.close();
+    }
+  });
+}
+
 describe('attribute promotion', { timeout: 120_000 }, () => {
+  deletion({ name: 'DuckDB', setting: () => undefined });
   promotion({ name: 'DuckDB', setting: () => undefined });
 });
 
@@ -101,5 +124,6 @@ describe.skipIf(!clickhouseBinary)('attribute promotion on ClickHouse', { timeou
   afterAll(() => cluster?.stop());
   // (One database for both tests: the restart opens it again. Each app's datasets have tables of their own.)
   promotion({ name: 'ClickHouse', setting: () => cluster!.setting(`waggle_promotion_${process.pid}`) });
+  deletion({ name: 'ClickHouse', setting: () => cluster!.setting() });
 });
 if (!clickhouseBinary) warnClickHouseSkipped('attribute promotion on ClickHouse');
