@@ -107,6 +107,8 @@ export class ClickHouseEventStore implements EventStore {
   /** The node reads and writes go through. */
   private readonly main: ClickHouseClient;
   private readonly layouts = new Map<string, TableShape>();
+  /** Counts the layouts dropped: a shape read while a change ran is not cached (it may have missed it). */
+  private layoutChanges = 0;
   private lastIngestedUs?: number;
   private ingestedRead?: Promise<void>;
   /** Inserts and DDL run one after another, in the order they were asked for. */
@@ -182,6 +184,7 @@ export class ClickHouseEventStore implements EventStore {
   async shape(datasetId: string): Promise<TableShape | undefined> {
     const cached = this.layouts.get(datasetId);
     if (cached) return cached;
+    const changes = this.layoutChanges;
     const exists = await this.main.rows(`SELECT name FROM system.tables WHERE database = ${clickhouseLiteral(this.database)} AND name = ${clickhouseLiteral(tableName(datasetId))}`);
     if (exists.length === 0) return undefined;
     const rows = await this.main.rows(`DESCRIBE TABLE ${q(tableName(datasetId))}`);
@@ -189,8 +192,13 @@ export class ClickHouseEventStore implements EventStore {
       columns: rows.filter((r) => !isOwnColumn(String(r.name))).map((r) => ({ physical: String(r.name), type: fieldTypeOf(String(r.type)) })),
       buckets: countBuckets(new Set(rows.map((r) => String(r.name)))),
     };
-    this.layouts.set(datasetId, shape);
+    if (changes === this.layoutChanges) this.layouts.set(datasetId, shape);
     return shape;
+  }
+
+  private forgetLayout(datasetId: string): void {
+    this.layoutChanges++;
+    this.layouts.delete(datasetId);
   }
 
   ensureTable(datasetId: string): Promise<void> {
@@ -213,7 +221,7 @@ export class ClickHouseEventStore implements EventStore {
           );
         }
       }
-      this.layouts.delete(datasetId);
+      this.forgetLayout(datasetId);
     });
   }
 
@@ -230,7 +238,7 @@ export class ClickHouseEventStore implements EventStore {
       try {
         await this.alterEverywhere(datasetId, (current) => (current.has(physical) ? [`DROP COLUMN ${q(physical)}`] : []));
       } finally {
-        this.layouts.delete(datasetId);
+        this.forgetLayout(datasetId);
       }
     });
   }
@@ -253,7 +261,7 @@ export class ClickHouseEventStore implements EventStore {
       try {
         await this.alterEverywhere(datasetId, clauses);
       } finally {
-        this.layouts.delete(datasetId);
+        this.forgetLayout(datasetId);
       }
     });
   }
@@ -376,7 +384,7 @@ export class ClickHouseEventStore implements EventStore {
         if (this.settings.cluster) await c.run(`DROP TABLE IF EXISTS ${q(tableName(datasetId))}`);
         await c.run(`DROP TABLE IF EXISTS ${q(this.localTable(datasetId))}`);
       }
-      this.layouts.delete(datasetId);
+      this.forgetLayout(datasetId);
     });
   }
 

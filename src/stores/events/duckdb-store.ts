@@ -154,6 +154,11 @@ export class DuckDbEventStore implements EventStore {
   private derivedChain: Promise<unknown> = Promise.resolve();
   /** Table layouts, dropped whenever this store changes a table's columns. */
   private readonly layouts = new Map<string, Layout>();
+  /**
+   * Counts the layouts dropped: a layout read while a change committed (reads do not wait for
+   * the gate) is not cached, or it would outlive the change it missed.
+   */
+  private layoutChanges = 0;
   /** Operations running now; close() waits for them and refuses new ones. */
   private active = 0;
   private closing = false;
@@ -226,7 +231,7 @@ export class DuckDbEventStore implements EventStore {
     this.staging = undefined;
     this.lastCommit = this.lastCommitSent = Promise.resolve();
     this.checkpointing = false;
-    this.layouts.clear();
+    this.forgetLayout();
     try {
       this.instance?.closeSync();
     } finally {
@@ -335,6 +340,7 @@ export class DuckDbEventStore implements EventStore {
   private async layout(datasetId: string): Promise<Layout | undefined> {
     const cached = this.layouts.get(datasetId);
     if (cached) return cached;
+    const changes = this.layoutChanges;
     const rows = await this.read(
       `SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position`,
       [tableName(datasetId)],
@@ -348,8 +354,15 @@ export class DuckDbEventStore implements EventStore {
       if (bucket) layout.push({ bucket: Number(bucket[1]) });
       else if (!isOwnColumn(name)) layout.push({ physical: name, type: FROM_SQL_TYPE[String(r.data_type)] ?? 'string' });
     }
-    this.layouts.set(datasetId, layout);
+    if (changes === this.layoutChanges) this.layouts.set(datasetId, layout);
     return layout;
+  }
+
+  /** Drops a table's cached layout (every table's without an id). */
+  private forgetLayout(datasetId?: string): void {
+    this.layoutChanges++;
+    if (datasetId === undefined) this.layouts.clear();
+    else this.layouts.delete(datasetId);
   }
 
   async ensureTable(datasetId: string): Promise<void> {
@@ -452,7 +465,7 @@ export class DuckDbEventStore implements EventStore {
         await w.run('ROLLBACK').catch(() => undefined);
         throw unavailable(err);
       } finally {
-        this.layouts.delete(datasetId);
+        this.forgetLayout(datasetId);
       }
     });
   }
@@ -507,7 +520,7 @@ export class DuckDbEventStore implements EventStore {
         await w.run('ROLLBACK').catch(() => undefined);
         throw err;
       } finally {
-        this.layouts.delete(datasetId);
+        this.forgetLayout(datasetId);
         if (raised !== undefined) await w.run(`SET memory_limit = '${Math.max(1, Math.floor(limit! / 1024 ** 2))}MiB'`).catch(() => undefined);
       }
     });
@@ -806,7 +819,7 @@ export class DuckDbEventStore implements EventStore {
       try {
         await w.run(sql);
       } finally {
-        this.layouts.delete(datasetId);
+        this.forgetLayout(datasetId);
       }
     });
   }
