@@ -44,7 +44,7 @@ async function created(t: TestApp, attributes: Record<string, unknown>, envId?: 
   const env = envId ?? (await initialEnvironment(t)).id;
   const res = await api(t).create(attributes, env);
   const body = expectJsonApi(res, 201);
-  expect(expectContract(LIST, 'post', res)).toBe(true);
+  expectContract(LIST, 'post', res);
   return body.data;
 }
 
@@ -65,7 +65,7 @@ describe('api keys: create', () => {
   it('creates an ingest key whose id + secret works on /1/auth', async () => {
     const res = await k.create({ key_type: 'ingest', name: 'collector', permissions: { create_datasets: true } }, envId);
     const body = expectJsonApi(res, 201);
-    expect(expectContract(LIST, 'post', res)).toBe(true);
+    expectContract(LIST, 'post', res);
     const d = body.data;
     expect(d.id).toMatch(/^hcxik_[a-zA-Z0-9]{26}$/);
     expect(d.type).toBe('api-keys');
@@ -85,7 +85,7 @@ describe('api keys: create', () => {
     expect(token).toMatch(/^hcxik_[a-zA-Z0-9]{58}$/);
     const auth = await v1auth(t, token);
     expect(auth.statusCode).toBe(200);
-    expect(expectContract('/1/auth', 'get', auth)).toBe(true);
+    expectContract('/1/auth', 'get', auth);
     expect(json(auth)).toEqual({
       id: d.id,
       type: 'ingest',
@@ -110,7 +110,7 @@ describe('api keys: create', () => {
       envId,
     );
     const body = expectJsonApi(res, 201);
-    expect(expectContract(LIST, 'post', res)).toBe(true);
+    expectContract(LIST, 'post', res);
     const d = body.data;
     expect(d.id).toMatch(/^hcxlk_[a-zA-Z0-9]{26}$/);
     expect(d.attributes.key_type).toBe('configuration');
@@ -120,7 +120,7 @@ describe('api keys: create', () => {
 
     const auth = await v1auth(t, d.attributes.secret);
     expect(auth.statusCode).toBe(200);
-    expect(expectContract('/1/auth', 'get', auth)).toBe(true);
+    expectContract('/1/auth', 'get', auth);
     const a = json(auth);
     expect(a.id).toBe(d.id);
     expect(a.type).toBe('configuration');
@@ -180,7 +180,7 @@ describe('api keys: create', () => {
     const before = (await t.store.listApiKeys((await initialTeam(t)).id, {}, { limit: 1000 })).length;
     const res = await k.create({ key_type: 'ingest', name: 'orphan' }, 'hcxen_00000000000000000000000000');
     expectJsonApiError(res, 404);
-    expect(expectContract(LIST, 'post', res)).toBe(true);
+    expectContract(LIST, 'post', res);
     expectJsonApiError(await k.create({ key_type: 'ingest', name: 'orphan' }, 'production'), 404);
     expect((await t.store.listApiKeys((await initialTeam(t)).id, {}, { limit: 1000 })).length).toBe(before);
   });
@@ -287,7 +287,7 @@ describe('api keys: create', () => {
     const token = tokenOf(d);
     let auth = await v1auth(t, token);
     expect(auth.statusCode).toBe(200);
-    expect(expectContract('/1/auth', 'get', auth)).toBe(true);
+    expectContract('/1/auth', 'get', auth);
     expect(Date.parse(json(auth).time_to_live)).toBe(Date.parse(d.attributes.time_to_live));
 
     t.clock.advance(3_590);
@@ -344,7 +344,7 @@ describe('api keys: list and pagination', () => {
   it('lists ingest and configuration keys, never management keys, never secrets', async () => {
     const res = await k.list('?page[size]=100');
     const body = expectJsonApi(res, 200);
-    expect(expectContract(LIST, 'get', res)).toBe(true);
+    expectContract(LIST, 'get', res);
     expect(body.data.map((x: any) => x.id).sort()).toEqual(allIds());
     for (const x of body.data) {
       expect(x.type).toBe('api-keys');
@@ -360,13 +360,13 @@ describe('api keys: list and pagination', () => {
   it('filter[type]=ingest and filter[type]=configuration', async () => {
     let res = await k.list('?filter[type]=ingest&page[size]=100');
     let body = expectJsonApi(res, 200);
-    expect(expectContract(LIST, 'get', res)).toBe(true);
+    expectContract(LIST, 'get', res);
     expect(body.data.map((x: any) => x.id).sort()).toEqual([...ingestIds].sort());
     expect(body.data.every((x: any) => x.attributes.key_type === 'ingest')).toBe(true);
 
     res = await k.list('?filter[type]=configuration&page[size]=100');
     body = expectJsonApi(res, 200);
-    expect(expectContract(LIST, 'get', res)).toBe(true);
+    expectContract(LIST, 'get', res);
     expect(body.data.map((x: any) => x.id).sort()).toEqual([...configIds].sort());
     expect(body.data.every((x: any) => x.attributes.key_type === 'configuration')).toBe(true);
   });
@@ -374,7 +374,7 @@ describe('api keys: list and pagination', () => {
   it.each(['management', 'bogus', ''])('filter[type]=%s is a 422', async (type) => {
     const res = await k.list(`?filter[type]=${type}`);
     expectJsonApiError(res, 422);
-    expect(expectContract(LIST, 'get', res)).toBe(true);
+    expectContract(LIST, 'get', res);
   });
 
   it('pages hold 20 keys by default', async () => {
@@ -401,7 +401,7 @@ describe('api keys: list and pagination', () => {
     expect(pages[pages.length - 1].links.next).toBeNull();
     for (const p of pages) {
       for (const x of p.data) expect(mgmtIds).not.toContain(x.id);
-      expect(expectContract(LIST, 'get', { statusCode: 200, headers: { 'content-type': 'application/vnd.api+json' }, body: JSON.stringify({ data: p.data, links: p.links }) })).toBe(true);
+      expectContract(LIST, 'get', { statusCode: 200, headers: { 'content-type': 'application/vnd.api+json' }, body: JSON.stringify({ data: p.data, links: p.links }) });
     }
   });
 
@@ -441,7 +441,7 @@ describe('api keys: get, update, delete', () => {
     const d = await created(t, { key_type: 'configuration', name: 'fetch me', permissions: { manage_slos: true } });
     const res = await k.get(d.id);
     const body = expectJsonApi(res, 200);
-    expect(expectContract(ONE, 'get', res)).toBe(true);
+    expectContract(ONE, 'get', res);
     const { secret, ...attributes } = d.attributes;
     expect(secret).toBeTruthy();
     expect(body.data).toEqual({ ...d, attributes });
@@ -451,7 +451,7 @@ describe('api keys: get, update, delete', () => {
   it('GET of an unknown id or of a management key is a 404', async () => {
     let res = await k.get('hcxik_00000000000000000000000000');
     expectJsonApiError(res, 404);
-    expect(expectContract(ONE, 'get', res)).toBe(true);
+    expectContract(ONE, 'get', res);
     res = await k.get(t.init.keys.management.id);
     expectJsonApiError(res, 404);
     // A secret is not an id.
@@ -462,7 +462,7 @@ describe('api keys: get, update, delete', () => {
     const d = await created(t, { key_type: 'ingest', name: 'old name' });
     const res = await k.patch(d.id, patchBody(d.id, { name: 'new name' }));
     const body = expectJsonApi(res, 200);
-    expect(expectContract(ONE, 'patch', res)).toBe(true);
+    expectContract(ONE, 'patch', res);
     expect(body.data.attributes.name).toBe('new name');
     expect(body.data.attributes).not.toHaveProperty('secret');
     expect(body.data.attributes.disabled).toBe(false);
@@ -480,7 +480,7 @@ describe('api keys: get, update, delete', () => {
 
       let res = await k.patch(d.id, patchBody(d.id, { disabled: true }));
       expect(expectJsonApi(res, 200).data.attributes.disabled).toBe(true);
-      expect(expectContract(ONE, 'patch', res)).toBe(true);
+      expectContract(ONE, 'patch', res);
       const denied = await v1auth(t, token);
       expect(denied.statusCode).toBe(401);
       expect(json(denied)).toHaveProperty('error');
@@ -497,7 +497,7 @@ describe('api keys: get, update, delete', () => {
     });
     const res = await k.patch(d.id, patchBody(d.id, { permissions: { manage_boards: false, run_queries: true } }));
     const body = expectJsonApi(res, 200);
-    expect(expectContract(ONE, 'patch', res)).toBe(true);
+    expectContract(ONE, 'patch', res);
     const expected = Object.fromEntries(
       CONFIG_PERMISSIONS.map((p) => [p, ['send_events', 'manage_slos', 'run_queries'].includes(p)]),
     );
@@ -528,7 +528,7 @@ describe('api keys: get, update, delete', () => {
     const d = await created(t, { key_type: 'ingest', name: 'ingest perms', permissions: { create_datasets: false } });
     const res = await k.patch(d.id, patchBody(d.id, { permissions: { create_datasets: true } }));
     const errors = expectJsonApiError(res, 422);
-    expect(expectContract(ONE, 'patch', res)).toBe(true);
+    expectContract(ONE, 'patch', res);
     expect(errors.some((e) => e.source?.pointer?.startsWith('/data/attributes/permissions'))).toBe(true);
     expect(expectJsonApi(await k.get(d.id), 200).data.attributes.permissions).toEqual({ create_datasets: false });
   });
@@ -595,7 +595,7 @@ describe('api keys: get, update, delete', () => {
       payload: JSON.stringify(createBody({ key_type: 'ingest', name: 'json typed' }, env)),
     });
     expectJsonApiError(res, 415);
-    expect(expectContract(LIST, 'post', res)).toBe(true);
+    expectContract(LIST, 'post', res);
     const d = await created(t, { key_type: 'ingest', name: 'json patch' });
     const patch = await t.app.inject({
       method: 'PATCH', url: `${k.base}/${d.id}`, headers: { authorization: t.mgmt.authorization, 'content-type': 'application/json' },
@@ -624,10 +624,10 @@ describe('api keys: scopes and teams', () => {
 
     let res = await r.create({ key_type: 'ingest', name: 'reader made' }, envId);
     expectJsonApiError(res, 403);
-    expect(expectContract(LIST, 'post', res)).toBe(true);
+    expectContract(LIST, 'post', res);
     res = await r.patch(target.id, patchBody(target.id, { disabled: true }));
     expectJsonApiError(res, 403);
-    expect(expectContract(ONE, 'patch', res)).toBe(true);
+    expectContract(ONE, 'patch', res);
     res = await r.del(target.id);
     expectJsonApiError(res, 403);
 

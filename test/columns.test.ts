@@ -24,7 +24,9 @@ function expectValidation(res: Res, field: string, code?: string) {
   const entry = body.type_detail.find((d: { field: string }) => d.field === field);
   expect(entry, `type_detail for ${field} in ${res.body}`).toBeDefined();
   if (code) expect(entry.code).toBe(code);
-  expect(entry.description.startsWith(`${field}:`)).toBe(true);
+  // The problem alone, as Honeycomb's; `detail` names the field.
+  expect(entry.description.startsWith(`${field}:`), entry.description).toBe(false);
+  expect(body.detail).toContain(`${field}: ${entry.description}`);
   return entry;
 }
 
@@ -116,7 +118,7 @@ describe('/1/columns', () => {
       const res = await list(ds);
       expect(res.statusCode).toBe(200);
       expect(String(res.headers['content-type'])).toMatch(/^application\/json\b/);
-      expect(expectContract(COLLECTION, 'get', res)).toBe(true);
+      expectContract(COLLECTION, 'get', res);
       const cols = json(res);
       expect(cols.map((c: { key_name: string; type: string }) => [c.key_name, c.type])).toEqual([
         ['b', 'boolean'],
@@ -196,7 +198,7 @@ describe('/1/columns', () => {
         col = await column(ds, 'w');
       }
       expect(col.last_written).toBe(expected);
-      expect(expectContract(COLLECTION, 'get', await byName(ds, 'w'))).toBe(true);
+      expectContract(COLLECTION, 'get', await byName(ds, 'w'));
       // A column that received nothing still has none.
       expect(await column(ds, 'never')).not.toHaveProperty('last_written');
       const dataset = json(await t.app.inject({ method: 'GET', url: `/1/datasets/${ds}`, headers: t.config }));
@@ -210,7 +212,7 @@ describe('/1/columns', () => {
       await makeDataset(ds);
       const res = await create(ds, { key_name: 'user.id' });
       expect(res.statusCode, res.body).toBe(201);
-      expect(expectContract(COLLECTION, 'post', res)).toBe(true);
+      expectContract(COLLECTION, 'post', res);
       const body = json(res);
       expect(Object.keys(body).sort()).toEqual(COLUMN_FIELDS);
       expect(body).toMatchObject({ key_name: 'user.id', type: 'string', description: '', hidden: false });
@@ -226,7 +228,7 @@ describe('/1/columns', () => {
         expect(res.statusCode, res.body).toBe(201);
         expect(json(res)).toMatchObject({ key_name: `k_${type}`, type, description: `a ${type}`, hidden: true });
         const read = await get(ds, json(res).id);
-        expect(expectContract(ITEM, 'get', read)).toBe(true);
+        expectContract(ITEM, 'get', read);
         expect(json(read)).toEqual(json(res));
         expect((await columnRecord(ds, `k_${type}`))?.storedType).toBe(type);
       }
@@ -372,7 +374,7 @@ describe('/1/columns', () => {
       await ingest(ds, [{ 'http.status': 200, other: 'x' }]);
       const res = await byName(ds, 'http.status');
       expect(res.statusCode).toBe(200);
-      expect(expectContract(COLLECTION, 'get', res)).toBe(true);
+      expectContract(COLLECTION, 'get', res);
       const body = json(res);
       expect(Array.isArray(body)).toBe(false);
       expect(body).toMatchObject({ key_name: 'http.status', type: 'integer' });
@@ -396,7 +398,7 @@ describe('/1/columns', () => {
       const col = await column(ds, 'code');
       const res = await put(ds, col.id, { key_name: 'code', type: 'string', description: 'HTTP status', hidden: true });
       expect(res.statusCode, res.body).toBe(200);
-      expect(expectContract(ITEM, 'put', res)).toBe(true);
+      expectContract(ITEM, 'put', res);
       const body = json(res);
       expect(body).toMatchObject({ id: col.id, key_name: 'code', type: 'string', description: 'HTTP status', hidden: true });
       expect(body.created_at).toBe(col.created_at);
@@ -535,7 +537,7 @@ describe('/1/columns', () => {
       await ingest(fresh('elsewhere'), [{ z: 1 }]); // the initial environment
       const res = await list('__all__', env.headers);
       expect(res.statusCode).toBe(200);
-      expect(expectContract(COLLECTION, 'get', res)).toBe(true);
+      expectContract(COLLECTION, 'get', res);
       const cols = json(res);
       expect(cols.map((c: { key_name: string; type: string }) => `${c.key_name}:${c.type}`)).toEqual([
         'a:integer',

@@ -6,20 +6,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, json, type TestApp } from './helpers.js';
 import { expectDatasetNotFound, expectLegacy, expectValidation } from './problems.js';
 import { initialTenancy } from './tenancy-fixtures.js';
+import { exported, otlp, span, statusOf, traces } from './otlp-helpers.js';
+import { DEFINITION_DEFAULTS } from '../src/domain/datasets.js';
 
 /** Names no dataset can have, with what the 422 says of each. */
 const REFUSED: [string, RegExp][] = [
-  ['a\u0000b', /^name: must not contain control characters$/],
-  ['tab\there', /^name: must not contain control characters$/],
-  ['line\nbreak', /^name: must not contain control characters$/],
-  ['del\u007f', /^name: must not contain control characters$/],
-  ['c1\u0085', /^name: must not contain control characters$/],
-  ['lone \ud800 surrogate', /^name: must be valid UTF-8 text$/],
-  ['replacement \ufffd', /^name: must be valid UTF-8 text$/],
-  ['..', /^name: must contain a letter/],
-  ['-', /^name: must contain a letter/],
-  ['日本', /^name: must contain a letter/],
-  ['a/b', /^name: must not contain "\/"$/],
+  ['a\u0000b', /^must not contain control characters$/],
+  ['tab\there', /^must not contain control characters$/],
+  ['line\nbreak', /^must not contain control characters$/],
+  ['del\u007f', /^must not contain control characters$/],
+  ['c1\u0085', /^must not contain control characters$/],
+  ['lone \ud800 surrogate', /^must be valid UTF-8 text$/],
+  ['replacement \ufffd', /^must be valid UTF-8 text$/],
+  ['..', /^must contain a letter/],
+  ['-', /^must contain a letter/],
+  ['日本', /^must contain a letter/],
+  ['a/b', /^must not contain "\/"$/],
 ];
 
 describe('dataset names', () => {
@@ -47,7 +49,7 @@ describe('dataset names', () => {
   it('a body whose name bytes are not UTF-8 is refused like the replacement character they become', async () => {
     const payload = Buffer.concat([Buffer.from('{"name":"bad'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
     const res = await t.app.inject({ method: 'POST', url: '/1/datasets', headers: { ...t.config, 'content-type': 'application/json' }, payload });
-    expect(expectValidation(res, 'name').type_detail[0].description).toBe('name: must be valid UTF-8 text');
+    expect(expectValidation(res, 'name').type_detail[0].description).toBe('must be valid UTF-8 text');
   });
 
   it('names with a letter or digit anywhere, and non-ASCII text beside it, are still fine', async () => {
@@ -110,6 +112,69 @@ describe('dataset names', () => {
     expect(v2.statusCode).toBe(414);
     expect(v2.headers['content-type']).toBe('application/vnd.api+json');
     expect(json(v2).errors[0]).toMatchObject({ status: '414', code: 'uri-too-long', detail: 'a path segment is longer than 1000 characters' });
+  });
+
+  describe('length: at most 255 characters (code points, as the contract’s maxLength counts), on every path that creates a dataset', () => {
+    /** `prefix` padded with `pad` to `n` characters (code points). */
+    const named = (prefix: string, n: number, pad = 'x') => prefix + pad.repeat(n - [...prefix].length);
+    const batch = (name: string) =>
+      t.app.inject({ method: 'POST', url: `/1/batch/${encodeURIComponent(name)}`, headers: { ...t.ingest, 'content-type': 'application/json' }, payload: '[{"data":{"a":1}}]' });
+    const event = (name: string) =>
+      t.app.inject({ method: 'POST', url: `/1/events/${encodeURIComponent(name)}`, headers: { ...t.ingest, 'content-type': 'application/json' }, payload: '{"a":1}' });
+    const kinesis = (name: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: `/1/kinesis_events/${encodeURIComponent(name)}`,
+        headers: { 'content-type': 'application/json', 'x-amz-firehose-request-id': 'rid-1', 'x-amz-firehose-access-key': t.init.keys.ingest },
+        payload: JSON.stringify({ requestId: 'rid-1', timestamp: 1_700_000_000_000, records: [{ data: Buffer.from('{"a":1}').toString('base64') }] }),
+      });
+    /** OTLP names a traces dataset after the resource's service.name. */
+    const otlpTraces = (name: string) => otlp(t, 'traces', traces(name, [span(0)]), 'json');
+
+    it('255 characters is fine on each path, astral characters counting one each', async () => {
+      const astral = named('Astral ', 255, '😀'); // 255 code points, 503 UTF-16 units
+      expect((await create(JSON.stringify({ name: astral }))).statusCode).toBe(201);
+      expect((await batch(named('batch ', 255))).statusCode).toBe(200);
+      expect((await batch(named('batch astral ', 255, '😀'))).statusCode).toBe(200);
+      expect((await event(named('event ', 255))).statusCode).toBe(200);
+      expect((await kinesis(named('kinesis ', 255))).statusCode).toBe(200);
+      expect(exported(await otlpTraces(named('otlp ', 255)), 'traces').rejected).toBe(0);
+      const made = (await t.store.listDatasets(envId)).filter((d) => /^(Astral|batch|event|kinesis|otlp) /.test(d.name));
+      expect(made.map((d) => [...d.name].length)).toEqual([255, 255, 255, 255, 255, 255]);
+    });
+
+    it('256 (or the 311 of issue 35) is refused on each path in its own dialect, and nothing is created', async () => {
+      const before = await slugs();
+      for (const n of [256, 311]) {
+        for (const name of [named('Long ', n), named('Astral ', n, '😀')]) {
+          const body = expectValidation(await create(JSON.stringify({ name })), 'name');
+          expect(body.type_detail).toEqual([{ field: 'name', code: 'invalid', description: 'must be at most 255 characters' }]);
+        }
+        const why = `: must be at most 255 characters, not ${n}`;
+        // The name is quoted cut to 64 characters: an OTLP service.name can be megabytes long.
+        const refusal = (prefix: string) => `invalid dataset name ${JSON.stringify(named(prefix, 64))}…${why}`;
+        expect(expectLegacy(await batch(named('batch ', n)), 400).error).toBe(refusal('batch '));
+        expect(expectLegacy(await event(named('event ', n)), 400).error).toBe(refusal('event '));
+        const firehose = await kinesis(named('kinesis ', n));
+        expect(firehose.statusCode, firehose.body).toBe(400);
+        expect(json(firehose).errorMessage).toBe(refusal('kinesis '));
+        expect(statusOf(await otlpTraces(named('otlp ', n)), 400)).toEqual({ code: 3, message: refusal('otlp ') });
+      }
+      expect(await slugs()).toEqual(before);
+    });
+
+    it('a longer dataset made before the rule existed stays reachable: read, written to, deleted', async () => {
+      const name = named('Legacy ', 300);
+      await t.store.createDataset({
+        id: 'hcxds_legacy300', environmentId: envId, slug: name.toLowerCase().replace(/[^a-z0-9_-]/g, '-'), name,
+        description: '', expandJsonDepth: 0, deleteProtected: false, definitions: { ...DEFINITION_DEFAULTS },
+      });
+      const path = `/1/datasets/${encodeURIComponent(name)}`;
+      expect(json(await t.app.inject({ method: 'GET', url: path, headers: t.config })).name).toBe(name);
+      expect((await batch(name)).statusCode).toBe(200);
+      expect((await t.app.inject({ method: 'DELETE', url: path, headers: t.config })).statusCode).toBe(202);
+      expect((await batch(name)).statusCode).toBe(400); // now it would be a new dataset: the rule applies
+    });
   });
 
   it('dot segments sent as they are (not resolved by the client) are no dataset either', async () => {

@@ -21,7 +21,9 @@ function expectValidation(res: Res, field: string, code?: string) {
   const entry = body.type_detail.find((d: { field: string }) => d.field === field);
   expect(entry, `type_detail for ${field} in ${res.body}`).toBeDefined();
   if (code) expect(entry.code).toBe(code);
-  expect(entry.description.startsWith(`${field}:`)).toBe(true);
+  // The problem alone, as Honeycomb's; `detail` names the field.
+  expect(entry.description.startsWith(`${field}:`), entry.description).toBe(false);
+  expect(body.detail).toContain(`${field}: ${entry.description}`);
   return entry;
 }
 
@@ -62,7 +64,7 @@ describe('/1/derived_columns', () => {
       const res = await create(ds, { alias: 'is_slow', expression: 'GT($duration_ms, 500)', description: 'slow requests' });
       expect(res.statusCode, res.body).toBe(201);
       expect(String(res.headers['content-type'])).toMatch(/^application\/json\b/);
-      expect(expectContract(COLLECTION, 'post', res)).toBe(true);
+      expectContract(COLLECTION, 'post', res);
       const field = json(res);
       expect(Object.keys(field).sort()).toEqual(FIELDS);
       expect(field).toMatchObject({ alias: 'is_slow', expression: 'GT($duration_ms, 500)', description: 'slow requests' });
@@ -72,23 +74,23 @@ describe('/1/derived_columns', () => {
 
       const one = await get(ds, field.id);
       expect(one.statusCode).toBe(200);
-      expect(expectContract(ITEM, 'get', one)).toBe(true);
+      expectContract(ITEM, 'get', one);
       expect(json(one)).toEqual(field);
 
       const all = await list(ds);
       expect(all.statusCode).toBe(200);
-      expect(expectContract(COLLECTION, 'get', all)).toBe(true);
+      expectContract(COLLECTION, 'get', all);
       expect(json(all)).toEqual([field]);
 
       const found = await byAlias(ds, 'is_slow');
       expect(found.statusCode).toBe(200);
-      expect(expectContract(COLLECTION, 'get', found)).toBe(true);
+      expectContract(COLLECTION, 'get', found);
       expect(json(found)).toEqual(field);
 
       t.clock.advance(5);
       const replaced = await put(ds, field.id, { alias: 'is_very_slow', expression: 'GT($duration_ms, 5000)' });
       expect(replaced.statusCode, replaced.body).toBe(200);
-      expect(expectContract(ITEM, 'put', replaced)).toBe(true);
+      expectContract(ITEM, 'put', replaced);
       const after = json(replaced);
       // Full replacement: the omitted description is "".
       expect(after).toMatchObject({ id: field.id, alias: 'is_very_slow', expression: 'GT($duration_ms, 5000)', description: '', created_at: field.created_at });
@@ -345,10 +347,10 @@ describe('/1/derived_columns', () => {
     });
 
     const refused: [string, RegExp][] = [
-      ['SUM(1, 2', /^expression: at position 8: unbalanced "\(": SUM\( at position 0 is never closed$/],
-      ['((1)', /^expression: at position 4: expected "\)" to close/],
-      ['1)', /^expression: at position 1: unbalanced "\)"/],
-      ['FOO($a)', /^expression: at position 0: unknown function FOO$/],
+      ['SUM(1, 2', /^at position 8: unbalanced "\(": SUM\( at position 0 is never closed$/],
+      ['((1)', /^at position 4: expected "\)" to close/],
+      ['1)', /^at position 1: unbalanced "\)"/],
+      ['FOO($a)', /^at position 0: unknown function FOO$/],
       ['SUB(1)', /at position 0: SUB takes 2 arguments, got 1/],
       ['"\\q"', /at position 1: unknown escape sequence \\q/],
       ['"\\u12"', /at position 1: invalid escape/],

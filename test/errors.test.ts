@@ -112,12 +112,12 @@ describe('error dialects', () => {
     const v1 = await t.app.inject({ method: 'GET', url: '/1/datasets' });
     expect(v1.statusCode).toBe(401);
     expect(dialectOf(v1)).toBe('legacy');
-    expect(expectContract('/1/datasets', 'get', v1)).toBe(true);
+    expectContract('/1/datasets', 'get', v1);
 
     const v2 = await t.app.inject({ method: 'GET', url: '/2/auth', headers: { 'x-honeycomb-team': t.init.keys.configuration } });
     expect(v2.statusCode).toBe(401);
     expect(dialectOf(v2)).toBe('jsonapi');
-    expect(expectContract('/2/auth', 'get', v2)).toBe(true);
+    expectContract('/2/auth', 'get', v2);
   });
 
   it('404 of a missing dataset on /1/ is the problem "Dataset not found"; of other missing resources, legacy {error}', async () => {
@@ -125,7 +125,7 @@ describe('error dialects', () => {
     expect(res.statusCode).toBe(404);
     expect(dialectOf(res)).toBe('problem');
     expect(json(res)).toMatchObject({ status: 404, type: `${PROBLEM_BASE}/not-found`, title: 'The requested resource cannot be found.', error: 'Dataset not found', detail: 'Dataset not found' });
-    expect(expectContract('/1/datasets/{datasetSlug}', 'get', res)).toBe(true);
+    expectContract('/1/datasets/{datasetSlug}', 'get', res);
     const board = await t.app.inject({ method: 'GET', url: '/1/boards/missing', headers: t.config });
     expect(board.statusCode).toBe(404);
     expect(dialectOf(board)).toBe('legacy');
@@ -139,21 +139,21 @@ describe('error dialects', () => {
     const res = await t.app.inject({ method: 'POST', url: '/1/datasets', headers: k.headers, payload: { name: 'x' } });
     expect(res.statusCode).toBe(403);
     expect(dialectOf(res)).toBe('legacy');
-    expect(expectContract('/1/datasets', 'post', res)).toBe(true);
+    expectContract('/1/datasets', 'post', res);
   });
 
   it('422 on /1/ is a validation-failed problem with title, type_detail and instance = X-Request-Id', async () => {
     const res = await t.app.inject({ method: 'POST', url: '/1/datasets', headers: t.config, payload: { name: 7 } });
     expect(res.statusCode).toBe(422);
     expect(dialectOf(res)).toBe('problem');
-    expect(expectContract('/1/datasets', 'post', res)).toBe(true);
+    expectContract('/1/datasets', 'post', res);
     expectSchema('ValidationError', json(res));
     const body = json(res);
     expect(body.type).toBe(`${PROBLEM_BASE}/validation-failed`);
     expect(body.title).toBe('The provided input is invalid.');
-    expect(body.type_detail).toEqual([{ field: 'name', code: 'incorrect_type', description: expect.stringMatching(/^name: /) }]);
+    expect(body.type_detail).toEqual([{ field: 'name', code: 'incorrect_type', description: 'must be string' }]);
     expect(body.error).toBe('The provided input is invalid.');
-    expect(body.detail).toContain('name');
+    expect(body.detail).toBe('name: must be string');
     expect(body.instance).toBe(expectRequestId(res));
     expectNoLeak(res);
   });
@@ -182,7 +182,7 @@ describe('error dialects', () => {
     expect(dialectOf(res)).toBe('problem');
     expect(json(res).type).toBe(`${PROBLEM_BASE}/conflict`);
     expect(json(res).instance).toBe(expectRequestId(res));
-    expect(expectContract('/1/datasets/{datasetSlug}', 'delete', res)).toBe(true);
+    expectContract('/1/datasets/{datasetSlug}', 'delete', res);
   });
 
   it('/2/ validation errors are JSON:API with the field as source.pointer', async () => {
@@ -251,7 +251,7 @@ describe('internal errors', () => {
     expect(json(v1)).toEqual({ error: 'something went wrong!' });
     expectRequestId(v1);
     expectNoLeak(v1);
-    expect(expectContract('/1/datasets', 'get', v1)).toBe(true);
+    expectContract('/1/datasets', 'get', v1);
 
     const v2 = await t.app.inject({ method: 'GET', url: '/2/auth', headers: t.mgmt });
     expect(v2.statusCode).toBe(500);

@@ -110,7 +110,7 @@ async function runConcurrently(cases: Case[]): Promise<void> {
 const PARALLEL = env.FUZZ_PARALLEL ? Number(env.FUZZ_PARALLEL) : 1;
 
 describe('fuzz: mutated requests to every route', () => {
-  it('starts from requests that succeed: every route answers its unmutated request with a 2xx', async () => {
+  it('starts from requests that succeed: every route answers its unmutated request with a 2xx, a JSON body as JSON', async () => {
     const failures: string[] = [];
     for (let i = 0; i < ENDPOINTS.length; i++) {
       const endpoint = ENDPOINTS[i];
@@ -118,6 +118,8 @@ describe('fuzz: mutated requests to every route', () => {
       const request = buildRequest({ endpoint: i, body: [], wire: { op: 'none' }, contentType: 'default', encoding: 'none', path: null, suffix: '', query: null, method: null, auth: 'key' }, t, f, params);
       const answer = await send(request);
       if (answer.statusCode >= 300) failures.push(`${endpoint.name}: ${answer.statusCode} ${answer.body.slice(0, 400)}`);
+      // The oracle's rules for a success, among them the Content-Type of a JSON body.
+      else failures.push(...answerProblems(request, answer).map((p) => `${endpoint.name}: ${p}`));
     }
     expect(failures).toEqual([]);
     expect(await storeDisagreements(t.store, t.events)).toEqual([]);

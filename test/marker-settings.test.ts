@@ -26,13 +26,13 @@ describe('/1/marker_settings', () => {
   async function created(body: Record<string, unknown>, ds = DS) {
     const res = await create(body, ds);
     expect(res.statusCode, res.body).toBe(201);
-    expect(expectContract(COLLECTION, 'POST', res)).toBe(true);
+    expectContract(COLLECTION, 'POST', res);
     return json(res);
   }
   const listed = async (ds = DS) => {
     const res = await list(ds);
     expect(res.statusCode, res.body).toBe(200);
-    expect(expectContract(COLLECTION, 'GET', res)).toBe(true);
+    expectContract(COLLECTION, 'GET', res);
     return json(res) as Array<Record<string, string>>;
   };
 
@@ -57,7 +57,7 @@ describe('/1/marker_settings', () => {
       await new Promise((r) => setTimeout(r, 5));
       const put = await update(s.id, { type: 'deploy', color: '#1fa297' });
       expect(put.statusCode, put.body).toBe(200);
-      expect(expectContract(ITEM, 'PUT', put)).toBe(true);
+      expectContract(ITEM, 'PUT', put);
       const u = json(put);
       expect(u).toMatchObject({ id: s.id, type: 'deploy', color: '#1fa297', created_at: s.created_at });
       expect(Date.parse(u.updated_at)).toBeGreaterThan(Date.parse(s.updated_at));
@@ -65,7 +65,7 @@ describe('/1/marker_settings', () => {
 
       const gone = await del(s.id);
       expect(gone.statusCode, gone.body).toBe(200);
-      expect(expectContract(ITEM, 'DELETE', gone)).toBe(true);
+      expectContract(ITEM, 'DELETE', gone);
       expect(json(gone)).toEqual(u);
       expect((await listed()).some((x) => x.id === s.id)).toBe(false);
       expectLegacy(await del(s.id), 404, 'marker setting not found');
@@ -187,7 +187,7 @@ describe('/1/marker_settings', () => {
       expect(ok.statusCode, ok.body).toBe(200);
       const gone = await del(inEnv.id, '__all__');
       expect(gone.statusCode).toBe(200);
-      expect(expectContract(ITEM, 'DELETE', gone)).toBe(true);
+      expectContract(ITEM, 'DELETE', gone);
     });
 
     it('unknown dataset → 404 on every route; names and slugs both work', async () => {
@@ -196,7 +196,7 @@ describe('/1/marker_settings', () => {
       expectDatasetNotFound(await update('x', { type: 't', color: '#abc' }, 'nope'));
       expectDatasetNotFound(await del('x', 'nope'));
       expectLegacy(await del('no-such-id'), 404, 'marker setting not found');
-      expect(expectContract(COLLECTION, 'GET', await list('nope'))).toBe(true);
+      expectContract(COLLECTION, 'GET', await list('nope'));
 
       const res = await t.app.inject({ method: 'POST', url: '/1/datasets', headers: t.config, payload: { name: 'Settings Named' } });
       expect(res.statusCode).toBe(201);

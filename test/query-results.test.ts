@@ -48,6 +48,7 @@ describe('/1/query_results', { timeout: 60_000 }, () => {
     expect(done.data.results).toEqual([{ data: { 'SUM(n)': 3 } }]);
     const again = await t.app.inject({ method: 'GET', url: `/1/query_results/lifecycle/${created.id}`, headers: t.config });
     expectContract(GET, 'get', again);
+    expect(again.headers['content-type']).toBe('application/json; charset=utf-8'); // issue 35: it had none
     expect(again.headers['cache-control']).toBe('private, max-age=86400');
     expect(Date.parse(String(again.headers['last-modified']))).not.toBeNaN();
     // A completed result never changes, even when new events arrive.

@@ -13,7 +13,7 @@ describe('smoke', () => {
     const res = await t.app.inject({ method: 'GET', url: '/1/auth', headers: t.config });
     expect(res.statusCode).toBe(200);
     expect(json(res).environment.slug).toBe('production');
-    expect(expectContract('/1/auth', 'get', res)).toBe(true);
+    expectContract('/1/auth', 'get', res);
   });
 
   it('healthz needs no key', async () => {

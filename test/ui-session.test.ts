@@ -80,7 +80,7 @@ describe('sign-in', () => {
     expect(notJson.statusCode).toBe(400);
     const missing = await post('{}');
     expect(missing.statusCode).toBe(422);
-    expect(json(missing).type_detail).toEqual([{ field: 'key', code: 'missing', description: 'key: cannot be blank' }]);
+    expect(json(missing).type_detail).toEqual([{ field: 'key', code: 'missing', description: 'cannot be blank' }]);
     const wrongType = await post('{"key": 12}');
     expect(wrongType.statusCode).toBe(422);
     expect(json(wrongType).type_detail[0]).toMatchObject({ field: 'key', code: 'incorrect_type' });
@@ -234,6 +234,21 @@ describe('the page and its assets', () => {
     expect(CONTENT_SECURITY_POLICY).toMatch(/default-src 'none'/);
     expect(CONTENT_SECURITY_POLICY).toMatch(/script-src 'self'(;|$)/);
     expect(CONTENT_SECURITY_POLICY).not.toMatch(/unsafe-inline|unsafe-eval|\*/);
+  });
+
+  it("serves the page to any GET of a UI address (curl's Accept: */*, no Accept); a JSON-only client gets the JSON 404", async () => {
+    expect(built).toBe(true);
+    for (const headers of [{ accept: '*/*' }, {}]) {
+      for (const url of ['/', '/login', `/${t.init.team.slug}/environments/${t.init.environment.slug}/board/b1`]) {
+        const res = await t.app.inject({ method: 'GET', url, headers });
+        expect(res.statusCode, `${url} ${JSON.stringify(headers)}`).toBe(200);
+        expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+        expect(res.body).toContain('<script type="module"');
+      }
+    }
+    const api = await t.app.inject({ method: 'GET', url: '/', headers: { accept: 'application/json' } });
+    expect(api.statusCode).toBe(404);
+    expect(json(api).error).toBe('no such route: GET /');
   });
 
   it('keeps JSON 404s for API clients and API paths', async () => {

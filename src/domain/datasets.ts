@@ -34,16 +34,32 @@ export function datasetSlug(nameOrSlug: string): string {
   return slugify(nameOrSlug);
 }
 
+/** The longest dataset name, in characters (code points, as JSON Schema counts): Honeycomb's `Dataset.name` maxLength. */
+export const DATASET_NAME_MAX = 255;
+
 /**
- * Why `name` cannot name a dataset, or undefined when it can: the one naming rule, asked by
- * every path that creates a dataset or resolves one by name (the datasets API, every ingest
- * path). Refused: blank names; `__all__` (environment-wide operations); a `/`; control
- * characters (C0, DEL, C1: NUL included); text that is not well-formed Unicode, i.e. lone
- * surrogates, or U+FFFD, which is what bytes that are not UTF-8 become when read (in a body or
- * in a path); and names whose slug has no letter or digit (`..`, `-`, `日本`), which would all
- * share slugs like `--` with unrelated names.
+ * Why `name` cannot name a new dataset, or undefined when it can: the one naming rule, asked by
+ * every path that creates a dataset (the datasets API, every ingest path, OTLP). Refused: names
+ * longer than DATASET_NAME_MAX, and whatever nameFormProblem refuses.
  */
 export function datasetNameProblem(name: string): string | undefined {
+  const form = nameFormProblem(name);
+  if (form) return form;
+  const length = [...name].length;
+  if (length > DATASET_NAME_MAX) return `must be at most ${DATASET_NAME_MAX} characters, not ${length}`;
+  return undefined;
+}
+
+/**
+ * The part of the naming rule that also decides whether a path can name an existing dataset
+ * (findDataset). Length is left out there: a dataset made before the length rule existed stays
+ * reachable, so it can still be written to, read and deleted. Refused: blank names; `__all__`
+ * (environment-wide operations); a `/`; control characters (C0, DEL, C1: NUL included); text
+ * that is not well-formed Unicode, i.e. lone surrogates, or U+FFFD, which is what bytes that are
+ * not UTF-8 become when read (in a body or in a path); and names whose slug has no letter or
+ * digit (`..`, `-`, `日本`), which would all share slugs like `--` with unrelated names.
+ */
+export function nameFormProblem(name: string): string | undefined {
   if (name.trim() === '') return BLANK;
   if (name === ALL_DATASETS || datasetSlug(name) === ALL_DATASETS) return '__all__ is reserved for environment-wide operations';
   if (name.includes('/')) return 'must not contain "/"';
@@ -58,7 +74,7 @@ export function datasetNameProblem(name: string): string | undefined {
  * (`__all__`, `%00`, an encoded `/`, ...) names none: 404 like an unknown one.
  */
 export async function findDataset(store: ConfigStore, env: Environment, segment: string): Promise<Dataset> {
-  const ds = datasetNameProblem(segment) ? undefined : await store.getDataset(env.id, datasetSlug(segment));
+  const ds = nameFormProblem(segment) ? undefined : await store.getDataset(env.id, datasetSlug(segment));
   if (!ds) throw datasetNotFound();
   return ds;
 }

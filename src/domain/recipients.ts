@@ -475,7 +475,7 @@ export async function createRecipient(
       {
         field: 'type',
         code: 'invalid',
-        description: 'type: msteams recipients (Office 365 connectors) can no longer be created; use msteams_workflow (a Teams Workflows webhook URL)',
+        description: 'msteams recipients (Office 365 connectors) can no longer be created; use msteams_workflow (a Teams Workflows webhook URL)',
       },
     ]);
   }
@@ -506,7 +506,7 @@ export async function updateRecipient(
 ): Promise<StoredObject<StoredRecipient>> {
   const current = await getRecipient(store, teamId, id);
   if (typeof input.type === 'string' && (RECIPIENT_TYPES as readonly string[]).includes(input.type) && input.type !== current.body.type) {
-    throw validationError([{ field: 'type', code: 'invalid', description: `type: cannot be changed (the recipient is ${current.body.type})` }]);
+    throw validationError([{ field: 'type', code: 'invalid', description: `cannot be changed (the recipient is ${current.body.type})` }]);
   }
   const r = parseRecipient(input);
   try {

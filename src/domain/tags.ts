@@ -35,7 +35,7 @@ export const TAG_VALUE_PATTERN = /^[a-z][a-z0-9/-]*$/;
 export function checkTags(input: unknown, field = 'tags', max = MAX_TAGS): { tags: Tag[]; problems: TypeDetail[] } {
   const problems: TypeDetail[] = [];
   const add = (f: string, code: TypeDetail['code'], message: string): false => {
-    problems.push({ field: f, code, description: `${f}: ${message}` });
+    problems.push({ field: f, code, description: message });
     return false;
   };
   if (input === undefined || input === null) return { tags: [], problems };

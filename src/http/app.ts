@@ -419,10 +419,12 @@ function toApiError(err: FastifyError | ApiError, request: FastifyRequest, setti
       // minLength 1 fails only for "": a blank required field, as Honeycomb words it.
       const blank = v.keyword === 'required' || (v.keyword === 'minLength' && (v.params as { limit?: number }).limit === 1);
       const code = blank ? 'missing' : v.keyword === 'type' ? 'incorrect_type' : 'invalid';
+      // maxLength worded as the hand-written checks word it (Problems.string, datasetNameProblem).
       const message = blank ? BLANK : v.keyword === 'additionalProperties'
         ? 'is not a known field'
+        : v.keyword === 'maxLength' ? `must be at most ${(v.params as { limit: number }).limit} characters`
         : v.message ?? 'is invalid';
-      return { field, code, description: `${field}: ${message}` };
+      return { field, code, description: message };
     });
     return validationError(details);
   }

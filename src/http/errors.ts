@@ -40,18 +40,20 @@ export const INVALID_INPUT = 'The provided input is invalid.';
 
 /**
  * 422 built from one or more field problems. As Honeycomb's: `title` and `error` are both
- * "The provided input is invalid."; each field's problem is in `type_detail`, and `detail`
- * lists them in readable form.
+ * "The provided input is invalid."; each field's problem is in `type_detail`, its
+ * `description` the problem alone (`cannot be blank`: Honeycomb's Go client prints
+ * `<code> <field> - <description>`), and `detail` lists them as `<field>: <problem>`.
  */
 export function validationError(typeDetail: TypeDetail[]): ApiError {
-  return new ApiError(422, INVALID_INPUT, { typeDetail, detail: typeDetail.map((d) => d.description).join('; ') || INVALID_INPUT });
+  const detail = typeDetail.map((d) => `${d.field}: ${d.description}`).join('; ') || INVALID_INPUT;
+  return new ApiError(422, INVALID_INPUT, { typeDetail, detail });
 }
 
 /** What Honeycomb says of a required field that is absent, null or blank (code `missing`). */
 export const BLANK = 'cannot be blank';
 
 export const invalidField = (field: string, description: string, code: DetailCode = 'invalid') =>
-  validationError([{ field, code, description: `${field}: ${description}` }]);
+  validationError([{ field, code, description }]);
 
 export const notFound = (what: string) => new ApiError(404, `${what} not found`);
 

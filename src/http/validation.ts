@@ -1,6 +1,6 @@
 // Request-body validation helpers shared by every route and domain module, so that the shape of
-// a validation problem (RFC 7807 `type_detail` entries: `field`, `code`, `description` written
-// as "<field>: <message>") is decided in one place. Routes collect problems in a `Problems` and
+// a validation problem (RFC 7807 `type_detail` entries: `field`, `code`, `description` the
+// problem alone, the field being in `field`) is decided in one place. Routes collect problems in a `Problems` and
 // throw them all at once as one 422 (see `validationError` in errors.ts).
 import { ApiError, BLANK, validationError, type DetailCode, type TypeDetail } from './errors.js';
 
@@ -20,7 +20,7 @@ export class Problems {
     return this.list.length;
   }
   add(field: string, code: DetailCode, message: string): false {
-    this.list.push({ field, code, description: `${field}: ${message}` });
+    this.list.push({ field, code, description: message });
     return false;
   }
   /** Adds problems found elsewhere (e.g. by checkTags), one by one: never spread into a call. */
@@ -74,7 +74,7 @@ export const unparseable = (detail = 'request body is empty') =>
 export function bodyObject(input: unknown): Json {
   if (input === undefined) throw unparseable();
   if (!isObject(input)) {
-    throw validationError([{ field: 'body', code: 'incorrect_type', description: `body: must be a JSON object, not ${jsonType(input)}` }]);
+    throw validationError([{ field: 'body', code: 'incorrect_type', description: `must be a JSON object, not ${jsonType(input)}` }]);
   }
   return input;
 }

@@ -232,7 +232,7 @@ export function queryDuration(spec: Pick<QuerySpec, 'time_range' | 'start_time' 
 export function validateQuerySpec(input: unknown, opts: ValidateOptions = {}): QuerySpec {
   const maxLimit = opts.maxLimit ?? DEFAULT_MAX_LIMIT;
   if (!isObject(input)) {
-    throw validationError([{ field: 'body', code: 'incorrect_type', description: `body: must be a JSON object, not ${jsonType(input)}` }]);
+    throw validationError([{ field: 'body', code: 'incorrect_type', description: `must be a JSON object, not ${jsonType(input)}` }]);
   }
   const p = new Problems();
   const out: Json = {};
@@ -380,7 +380,7 @@ export function validateNestedQuerySpec(input: unknown, field: string, p: Proble
     if (!(err instanceof ApiError) || !err.extra.typeDetail) throw err;
     for (const d of err.extra.typeDetail) {
       const at = d.field === 'body' ? field : `${field}.${d.field}`;
-      p.list.push({ ...d, field: at, description: `${at}${d.description.slice(d.field.length)}` });
+      p.list.push({ ...d, field: at });
     }
     return {};
   }

@@ -55,8 +55,13 @@ function dialectProblems(req: BuiltRequest, a: Answer, d: Dialect): string[] {
   const type = String(a.headers['content-type'] ?? '');
   if (a.statusCode >= 500) problems.push(`answered ${a.statusCode}`);
   if (a.statusCode < 400) {
-    // A success's body is what its Content-Type says.
-    if (/json/.test(type) && a.body !== '' && !parse(a).ok) problems.push(`a ${a.statusCode} with ${type} whose body is not JSON`);
+    // A success's body is what its Content-Type says, and a JSON body says so (Honeycomb's
+    // clients decode by the Content-Type).
+    const p = parse(a);
+    if (/json/.test(type) && a.body !== '' && !p.ok) problems.push(`a ${a.statusCode} with ${type} whose body is not JSON`);
+    if (p.ok && typeof p.body === 'object' && p.body !== null && !/^application\/([\w.+-]+\+)?json\b/.test(type)) {
+      problems.push(`a ${a.statusCode} whose body is JSON, with Content-Type ${type || '(none)'}`);
+    }
     return problems;
   }
   const path = new URL(req.url, 'http://localhost').pathname;
@@ -124,7 +129,9 @@ function dialectProblems(req: BuiltRequest, a: Answer, d: Dialect): string[] {
     if (a.statusCode === 422) {
       if (!Array.isArray(b.type_detail) || b.type_detail.length === 0) problems.push(`a 422 without type_detail: ${a.body.slice(0, 300)}`);
       else for (const t of b.type_detail) {
-        if (!isString(t.field) || !DETAIL_CODES.has(t.code) || !isString(t.description) || !t.description.startsWith(`${t.field}: `)) problems.push(`malformed type_detail ${JSON.stringify(t).slice(0, 300)}`);
+        // description is the problem alone (the field is in `field`); detail names both.
+        const ok = isString(t.field) && DETAIL_CODES.has(t.code) && isString(t.description) && t.description !== '' && !t.description.startsWith(`${t.field}:`) && b.detail.includes(`${t.field}: ${t.description}`);
+        if (!ok) problems.push(`malformed type_detail ${JSON.stringify(t).slice(0, 300)}`);
       }
     }
     return problems;

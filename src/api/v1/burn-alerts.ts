@@ -193,7 +193,7 @@ export function registerBurnAlerts(app: App, ctx: ApiContext): void {
       const scope = await sloScope(store, envOf(request), request.params.datasetSlug);
       const sloId = request.query.slo_id;
       if (sloId === undefined || sloId === '') {
-        throw validationError([{ field: 'slo_id', code: 'missing', description: 'slo_id: the query parameter is required' }]);
+        throw validationError([{ field: 'slo_id', code: 'missing', description: 'the query parameter is required' }]);
       }
       const slo = await getSloObject(store, scope, sloId);
       const alerts = (await store.listObjects<BurnAlertBody>(BURN_ALERT_KIND, { environmentId: scope.env.id })).filter((a) => a.body?.slo_id === slo.id);

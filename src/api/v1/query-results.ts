@@ -324,10 +324,6 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
       if (obj.body.complete) {
         reply.header('cache-control', 'private, max-age=86400');
         reply.header('last-modified', new Date(obj.body.completedAt ?? obj.updatedAt).toUTCString());
-        // A complete answer can hold thousands of series rows: JSON.stringify writes them in about
-        // half the time of the schema's serializer (a union type per value); respond() builds
-        // exactly the schema's fields from data runQuery shaped.
-        reply.serializer(JSON.stringify);
       } else {
         reply.header('cache-control', 'no-store');
       }

@@ -204,7 +204,7 @@ async function checkSli(p: Problems, engine: SloEngine, env: Environment, datase
 function parseDetailed(v: string | undefined): boolean {
   if (v === undefined || v === 'false') return false;
   if (v === '' || v === 'true') return true;
-  throw validationError([{ field: 'query.detailed', code: 'invalid', description: 'query.detailed: must be true or false' }]);
+  throw validationError([{ field: 'query.detailed', code: 'invalid', description: 'must be true or false' }]);
 }
 
 /** The SLO's status from its burn alerts (and whether it has events). */

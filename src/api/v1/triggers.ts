@@ -36,8 +36,9 @@
 //   `evaluation_schedule`.
 // - `name` 1 … 120 characters, not blank; `description` ≤ 1023 (omitted/null = ""); `tags` per
 //   src/domain/tags.ts (no tags: no `tags` member in answers); `alert_type` on_change (default) |
-//   on_true; `disabled` default false; `auto_investigate` (boolean, default false) is stored and
-//   echoed and does nothing else (Waggle has no automatic investigation);
+//   on_true; `disabled` default false; `auto_investigate` (boolean) is stored and echoed and does
+//   nothing else (Waggle has no automatic investigation); omitted, it is false on a dataset's
+//   trigger and absent from an environment-wide one's answers, as Honeycomb answers them;
 //   `recipients` (at most 100) per validateNotificationRecipients (stored as `{id, type, target,
 //   details}`): besides team recipients, `{type: "email", target: "<address>"}` names the team's
 //   email recipient of that address or makes one (once the whole body is valid), and
@@ -146,7 +147,7 @@ export const TriggerResponseSchema = Type.Object({
   frequency: Type.Integer(),
   alert_type: enumOf(ALERT_TYPES),
   disabled: Type.Boolean(),
-  auto_investigate: Type.Boolean(),
+  auto_investigate: Type.Optional(Type.Boolean({ description: 'Absent from an environment-wide trigger created without it.' })),
   triggered: Type.Boolean({ description: 'Whether it has crossed its threshold without resolving.' }),
   last_evaluation: Type.Optional(
     Type.Union([
@@ -168,7 +169,7 @@ export const TriggerResponseSchema = Type.Object({
 /** A trigger as the API answers it. */
 export type TriggerResponse = Omit<StoredTrigger, 'evaluation_schedule' | 'baseline_details' | 'tags' | 'auto_investigate'> & {
   tags?: StoredTrigger['tags'];
-  auto_investigate: boolean;
+  auto_investigate?: boolean;
   id: string;
   dataset_slug: string;
   triggered: boolean;
@@ -209,11 +210,7 @@ const withTimeRange = (spec: QuerySpec, frequency: number): QuerySpec =>
 function problemsOf(err: unknown, prefix?: string): TypeDetail[] {
   if (!(err instanceof ApiError) || err.status !== 422 || !err.extra.typeDetail) throw err;
   if (!prefix) return err.extra.typeDetail;
-  return err.extra.typeDetail.map((d) => {
-    const field = d.field === 'body' ? prefix : `${prefix}.${d.field}`;
-    const description = d.description.startsWith(`${d.field}:`) ? `${field}:${d.description.slice(d.field.length + 1)}` : d.description;
-    return { ...d, field, description };
-  });
+  return err.extra.typeDetail.map((d) => ({ ...d, field: d.field === 'body' ? prefix : `${prefix}.${d.field}` }));
 }
 
 /** The trigger query subset (see the header); `at` names the field problems are reported on. */
@@ -398,7 +395,8 @@ export async function validateTrigger(
   if (has(body, 'alert_type') && p.enumOf('alert_type', body.alert_type, ALERT_TYPES)) alertType = body.alert_type;
   let disabled = false;
   if (has(body, 'disabled') && p.bool('disabled', body.disabled)) disabled = body.disabled;
-  let autoInvestigate = false;
+  // Omitted: false on a dataset's trigger, unset on an environment-wide one (see the header).
+  let autoInvestigate: boolean | undefined = dataset ? false : undefined;
   if (has(body, 'auto_investigate') && p.bool('auto_investigate', body.auto_investigate)) autoInvestigate = body.auto_investigate;
   const schedule = checkSchedule(p, body);
   // Omitted on PUT: the stored baseline stays (null or {} clears it).
@@ -444,10 +442,10 @@ export async function validateTrigger(
     frequency: frequency!,
     alert_type: alertType,
     disabled,
-    auto_investigate: autoInvestigate,
     recipients,
     ...schedule!,
   };
+  if (autoInvestigate !== undefined) out.auto_investigate = autoInvestigate;
   if (baseline) out.baseline_details = baseline;
   return out;
 }
@@ -469,7 +467,9 @@ export function triggerResponse(o: StoredObject<Partial<StoredTrigger>>, dataset
     frequency: b.frequency ?? LIMITS.defaultFrequency,
     alert_type: b.alert_type ?? 'on_change',
     disabled: b.disabled ?? false,
-    auto_investigate: b.auto_investigate ?? false,
+    // Honeycomb answers it on every dataset trigger, on an environment-wide one only when set
+    // (the Terraform provider's test of environment-wide triggers expects it absent).
+    ...(datasetSlug !== ALL_DATASETS || b.auto_investigate !== undefined ? { auto_investigate: b.auto_investigate ?? false } : {}),
     triggered: state?.triggered ?? false,
     last_evaluation:
       state?.lastRun && state.last

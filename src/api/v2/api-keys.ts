@@ -91,7 +91,7 @@ function checkPermissionNames(keyType: KeyType, permissions: Record<string, unkn
   const wrong = Object.keys(permissions ?? {}).filter((p) => !allowed.includes(p));
   if (wrong.length) {
     throw validationError(
-      wrong.map((p) => ({ field: `${field}.${p}`, code: 'invalid', description: `${field}.${p}: not a permission of ${keyType} keys` })),
+      wrong.map((p) => ({ field: `${field}.${p}`, code: 'invalid', description: `not a permission of ${keyType} keys` })),
     );
   }
 }

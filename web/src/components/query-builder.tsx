@@ -299,7 +299,7 @@ function Clause(props: { title: string; id: string; problems: FieldProblem[]; on
       {props.problems.length > 0 && (
         <div id={errId} class="field-error" role="alert">
           {props.problems.map((p) => (
-            <div key={p.field + p.description}>{p.description.replace(/^query\./, '')}</div>
+            <div key={p.field + p.description}>{p.field.replace(/^query\./, '')}: {p.description}</div>
           ))}
         </div>
       )}

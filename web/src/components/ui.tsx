@@ -21,7 +21,7 @@ export function ErrorNotice({ error, title }: { error: unknown; title?: string }
       {fields.length === 0 ? message : (
         <ul>
           {fields.map((f) => (
-            <li key={f.field}>{f.description}</li>
+            <li key={f.field}>{f.field}: {f.description}</li>
           ))}
         </ul>
       )}
