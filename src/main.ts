@@ -12,39 +12,50 @@
 // memory freed in one stays resident there; in the soak that was 10–11 arenas holding 24–69 MB
 // against 1 holding 5–23 MB (docs/operations.md, "Bounded memory").
 import { Command } from 'commander';
+import { createRequire } from 'node:module';
 import { registerDeliveriesCommand } from './cli/deliveries.js';
+import { registerInitCommand } from './cli/init.js';
 import { registerKeysCommand } from './cli/keys.js';
 import { registerBackupCommands } from './cli/backup.js';
-import { addStoreOptions, withStore } from './cli/store-options.js';
-import { AlreadyInitialised, initialise } from './domain/tenancy.js';
+import { addStoreOptions } from './cli/store-options.js';
 import { loadSettings } from './settings.js';
 // The server (Fastify, the event engine, the ingest threads) is imported only by `serve`: the other
 // commands start in a fraction of the time without it.
 type StartServer = typeof import('./server.js').startServer;
 
+const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
+
 const program = new Command('waggle')
   .description('Waggle: a self-hostable observability backend speaking the Honeycomb API')
+  .version(version, '-v, --version', 'print the version')
   .showHelpAfterError();
 
 program
   .command('serve')
-  .description('start the server (initialises an empty data directory and prints its keys once)')
-  .option('--port <n>', 'port (env WAGGLE_PORT, default 8080)')
+  .description(
+    'start the server: the API, OTLP/HTTP and the web UI on --port, OTLP/gRPC on --otlp-grpc-port\n' +
+      '(initialises an empty data directory and prints its keys once)',
+  )
+  .option('--port <n>', 'HTTP port: API, OTLP/HTTP, web UI (env WAGGLE_PORT, default 8080)')
+  .option('--otlp-grpc-port <n>', 'OTLP/gRPC port, 0 for none (env WAGGLE_OTLP_GRPC_PORT, default 4317)')
   .option('--host <h>', 'address to listen on (env WAGGLE_HOST, default 127.0.0.1)')
   .option('--data-dir <dir>', 'data directory (env WAGGLE_DATA_DIR, default ./data)')
-  .action(async (opts: { port?: string; host?: string; dataDir?: string }) => {
+  .action(async (opts: { port?: string; otlpGrpcPort?: string; host?: string; dataDir?: string }) => {
     const settings = loadSettings(process.env, opts);
     // The signals are taken from the start: one that comes while the server is starting (it is
     // already listening) stops it as soon as it has started.
     let server: Awaited<ReturnType<StartServer>> | undefined;
-    let signalled: string | undefined;
-    const shutdown = (signal: string) => {
+    let pending: Record<string, unknown> | undefined;
+    let stopping = false;
+    const shutdown = (why: Record<string, unknown>) => {
       if (!server) {
-        signalled = signal;
+        pending ??= why;
         return;
       }
+      if (stopping) return;
+      stopping = true;
       const s = server;
-      s.app.log.info({ signal }, 'shutting down');
+      s.app.log.info(why, 'shutting down');
       s.stop().then(
         () => process.exit(0),
         (err) => {
@@ -53,29 +64,30 @@ program
         },
       );
     };
-    process.once('SIGTERM', () => shutdown('SIGTERM'));
-    process.once('SIGINT', () => shutdown('SIGINT'));
+    // (`on`, not `once`: Ctrl-C under `npm start` brings two SIGINTs, the terminal's and the one
+    // npm passes on, and a second signal with no listener would kill the process mid-shutdown.)
+    process.on('SIGTERM', () => shutdown({ signal: 'SIGTERM' }));
+    process.on('SIGINT', () => shutdown({ signal: 'SIGINT' }));
+    // Under npm (`npm start`, `npx waggle serve`) a signal goes to npm, which passes it on to the
+    // shell it runs the command in. `npm start`'s script execs node, so that shell is this
+    // process; npx's shell does not exec (dash forks even its last command), dies of the signal
+    // and leaves this process behind, re-parented. So a server started by npm also stops when
+    // its parent goes away.
+    if (process.env.npm_lifecycle_event) {
+      const launcher = process.ppid;
+      setInterval(() => process.ppid !== launcher && shutdown({ launcher, reason: 'the process that started waggle has exited' }), 250).unref();
+    }
     const { startServer } = await import('./server.js');
     server = await startServer(settings);
-    if (signalled) shutdown(signalled);
+    if (pending) shutdown(pending);
   });
 
-addStoreOptions(program.command('init').description('initialise an empty data directory: a team, an environment and one key of each kind'))
-  .option('--team <name>', 'team name', 'My Team')
-  .option('--environment <name>', 'environment name', 'Production')
-  .option('--json', 'print the result as JSON')
-  .action((opts: { dataDir?: string; team: string; environment: string; json?: boolean }) =>
-    withStore(opts, async (store) => {
-      const result = await initialise(store, { teamName: opts.team, environmentName: opts.environment });
-      console.log(opts.json ? JSON.stringify(result) : JSON.stringify(result, null, 2));
-    }),
-  );
-
+registerInitCommand(program, addStoreOptions);
 registerKeysCommand(program, addStoreOptions);
 registerDeliveriesCommand(program, addStoreOptions);
 registerBackupCommands(program);
 
 program.parseAsync().catch((err: unknown) => {
-  console.error(`waggle: ${err instanceof AlreadyInitialised || err instanceof Error ? err.message : String(err)}`);
+  console.error(`waggle: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);
 });

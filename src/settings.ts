@@ -273,6 +273,7 @@ export interface SettingOverrides {
   host?: string;
   port?: string;
   dataDir?: string;
+  otlpGrpcPort?: string;
 }
 
 export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: SettingOverrides = {}): Settings {
@@ -313,7 +314,8 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Settin
   if (env.WAGGLE_INGEST_MAX_IN_FLIGHT_BYTES) {
     s.ingestMaxInFlightBytes = parseBytes(env.WAGGLE_INGEST_MAX_IN_FLIGHT_BYTES, 'WAGGLE_INGEST_MAX_IN_FLIGHT_BYTES', 1024);
   }
-  if (env.WAGGLE_OTLP_GRPC_PORT) s.otlpGrpcPort = parseInteger(env.WAGGLE_OTLP_GRPC_PORT, 'WAGGLE_OTLP_GRPC_PORT', 0, 65535);
+  const grpcPort = pick(flags.otlpGrpcPort, 'WAGGLE_OTLP_GRPC_PORT');
+  if (grpcPort) s.otlpGrpcPort = parseInteger(grpcPort, flags.otlpGrpcPort !== undefined ? '--otlp-grpc-port' : 'WAGGLE_OTLP_GRPC_PORT', 0, 65535);
   if (env.WAGGLE_MAX_COLUMNS) s.maxColumnsPerDataset = parseInteger(env.WAGGLE_MAX_COLUMNS, 'WAGGLE_MAX_COLUMNS', 1, 1_000_000);
   if (env.WAGGLE_HOT_COLUMNS) s.hotColumns = parseInteger(env.WAGGLE_HOT_COLUMNS, 'WAGGLE_HOT_COLUMNS', 0, 1000);
   const int = (name: string, min: number, max: number) => (env[name] ? parseInteger(env[name]!, name, min, max) : undefined);

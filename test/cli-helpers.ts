@@ -3,7 +3,7 @@
 // "Server listening at" log line. Every spawned server is tracked so a test file can kill
 // whatever is still running in afterEach.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,13 +34,13 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Runs `waggle ...args` to completion (bounded by `timeout` ms). */
-export function waggle(args: string[], opts: { env?: Record<string, string>; cwd?: string; timeout?: number } = {}): Promise<RunResult> {
+/** Runs `waggle ...args` to completion (bounded by `timeout` ms), as another user when `uid`/`gid` are given. */
+export function waggle(args: string[], opts: { env?: Record<string, string>; cwd?: string; timeout?: number; uid?: number; gid?: number } = {}): Promise<RunResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [MAIN, ...args],
-      { env: cleanEnv(opts.env), cwd: opts.cwd, timeout: opts.timeout ?? 20_000, killSignal: 'SIGKILL' },
+      { env: cleanEnv(opts.env), cwd: opts.cwd, timeout: opts.timeout ?? 20_000, killSignal: 'SIGKILL', uid: opts.uid, gid: opts.gid },
       (err, stdout, stderr) => {
         const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : null) : 0;
         resolve({ code, stdout: String(stdout), stderr: String(stderr) });
@@ -69,9 +69,12 @@ export async function initJson(dataDir: string, extra: string[] = []): Promise<I
 const running = new Set<ChildProcess>();
 
 export interface Served {
+  /** The process started: the server itself, or its launcher (`launch`). */
   proc: ChildProcess;
   /** e.g. http://127.0.0.1:41234, from the "Server listening at" log line. */
   url: string;
+  /** The server's PID, from the same log line (the launcher's child's under `npm start` or `npx`). */
+  pid: number;
   stdout(): string;
   stderr(): string;
   /** Resolves once stdout has `nth` (default 1) lines matching `re` (bounded by `timeout` ms); returns the nth. */
@@ -88,10 +91,26 @@ export interface Served {
  */
 export function serve(args: string[], opts: { env?: Record<string, string>; timeout?: number; defaults?: boolean; nodeFlags?: string[] } = {}): Promise<Served> {
   const defaults = opts.defaults === false ? [] : ['--host', '127.0.0.1', '--port', '0'];
-  const proc = spawn(process.execPath, [...(opts.nodeFlags ?? []), MAIN, 'serve', ...defaults, ...args], {
+  return launch(process.execPath, [...(opts.nodeFlags ?? []), MAIN, 'serve', ...defaults, ...args], opts);
+}
+
+/** The repository's root (where `npm start` and `npx waggle` are run). */
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/**
+ * Spawns `command ...args` that starts a server (`waggle serve` itself, or a launcher such as
+ * `npm start` or `npx waggle serve`, run in the repository's root) and resolves as `serve` does.
+ * `group`: in a process group of its own, as a terminal runs a command (Ctrl-C signals the group).
+ */
+export function launch(command: string, args: string[], opts: { env?: Record<string, string>; timeout?: number; group?: boolean } = {}): Promise<Served> {
+  const proc = spawn(command, args, {
     env: cleanEnv(opts.env),
+    cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
+    // (its own process group, led by the launcher, as a terminal's foreground job is)
+    detached: opts.group ?? false,
   });
+  const name = command === process.execPath ? 'waggle serve' : `${command} ${args[0]}`;
   running.add(proc);
   let out = '';
   let err = '';
@@ -123,7 +142,7 @@ export function serve(args: string[], opts: { env?: Record<string, string>; time
           resolve(line);
         } else if (exitedYet || proc.exitCode !== null || proc.signalCode !== null) {
           done();
-          reject(new Error(`waggle serve exited before printing ${re}\nstdout:\n${out}\nstderr:\n${err}`));
+          reject(new Error(`${name} exited before printing ${re}\nstdout:\n${out}\nstderr:\n${err}`));
         }
       };
       const timer = setTimeout(() => {
@@ -145,7 +164,7 @@ export function serve(args: string[], opts: { env?: Record<string, string>; time
       new Promise<never>((_, reject) =>
         setTimeout(() => {
           proc.kill('SIGKILL');
-          reject(new Error(`waggle serve did not exit within ${timeout} ms\nstdout:\n${out}\nstderr:\n${err}`));
+          reject(new Error(`${name} did not exit within ${timeout} ms\nstdout:\n${out}\nstderr:\n${err}`));
         }, timeout).unref(),
       ),
     ]);
@@ -153,6 +172,7 @@ export function serve(args: string[], opts: { env?: Record<string, string>; time
   const served = {
     proc,
     url: '',
+    pid: 0,
     stdout: () => out,
     stderr: () => err,
     waitFor,
@@ -165,6 +185,8 @@ export function serve(args: string[], opts: { env?: Record<string, string>; time
   return waitFor(/Server listening at http:\/\//, opts.timeout).then(
     (line) => {
       served.url = /Server listening at (http:\/\/[^"\s]+)/.exec(line)![1];
+      served.pid = Number(/"pid":(\d+)/.exec(line)![1]);
+      if (served.pid !== proc.pid) launched.add(served.pid);
       return served;
     },
     (e: unknown) => {
@@ -174,8 +196,22 @@ export function serve(args: string[], opts: { env?: Record<string, string>; time
   );
 }
 
+/** Servers started by a launcher (`launch`): not children of this process, so killed by PID. */
+const launched = new Set<number>();
+
+/** Whether process `pid` still runs (a zombie no one has reaped yet counts as gone). */
+export function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
 /** Kills every server still running (afterEach/afterAll). */
 export async function killAll(): Promise<void> {
+  for (const pid of launched) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  launched.clear();
   await Promise.all(
     [...running].map(
       (p) =>

@@ -122,10 +122,12 @@ describe('waggle keys', { timeout: 120_000 }, () => {
     expect(keys.every((k) => k.disabled === false)).toBe(true);
   });
 
-  it('list on an uninitialised directory fails clearly', async () => {
-    const r = await waggle(['keys', 'list', '--data-dir', tempDir()]);
+  it('list on a directory that is no data directory fails clearly (test/cli-data-dir.test.ts: every command)', async () => {
+    const d = tempDir();
+    const r = await waggle(['keys', 'list', '--data-dir', d]);
     expect(r.code).not.toBe(0);
-    expect(r.stderr).toMatch(/not initialised.*waggle init/);
+    expect(r.stderr).toContain(`${d} is not a Waggle data directory (it is empty)`);
+    expect(r.stderr).toMatch(/waggle init/);
   });
 
   it('create prints working tokens for each type; the new keys are listed without secrets', async () => {
@@ -362,7 +364,8 @@ describe('how Node runs waggle', () => {
     const flags = shebang.split(' ').slice(4);
     expect(flags).toContain('--max-semi-space-size=64');
     const pkg = JSON.parse(readFileSync(join(MAIN, '../../package.json'), 'utf8')) as { scripts: { start: string } };
-    expect(pkg.scripts.start).toBe(`MALLOC_ARENA_MAX=\${MALLOC_ARENA_MAX:-2} node ${flags.join(' ')} dist/main.js serve`);
+    // (`exec`: the script's shell becomes the server, so the signals npm passes on reach it: test/cli-launchers.test.ts)
+    expect(pkg.scripts.start).toBe(`MALLOC_ARENA_MAX=\${MALLOC_ARENA_MAX:-2} exec node ${flags.join(' ')} dist/main.js serve`);
     // What the kernel runs for `./dist/main.js --help`: Node must accept the flags, and gets the variable.
     expect(execFileSync('/usr/bin/env', ['-S', command, '-p', 'process.env.MALLOC_ARENA_MAX'], { encoding: 'utf8', env: { PATH: process.env.PATH } }).trim()).toBe('2');
     const out = execFileSync('/usr/bin/env', ['-S', command, MAIN, '--help'], { encoding: 'utf8' });

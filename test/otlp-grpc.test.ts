@@ -3,10 +3,12 @@
 // NotFound, ResourceExhausted with RetryInfo (rate limit) and without (too large, also after gzip),
 // Unavailable with RetryInfo (queue full); and `waggle serve` starting it on its setting's port.
 import * as grpc from '@grpc/grpc-js';
+import { existsSync } from 'node:fs';
 import net from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGrpcServer, type GrpcServer } from '../src/http/grpc.js';
-import { removeTempDirs, serve, tempDir } from './cli-helpers.js';
+import { removeTempDirs, serve, tempDir, waggle } from './cli-helpers.js';
 import { makeApp, type TestApp } from './helpers.js';
 import { fresh, stored } from './ingest-helpers.js';
 import { T0, attrs, decodeStatus, nanos, proto, span, toProtobuf, traces, type Signal, type Status } from './otlp-helpers.js';
@@ -187,5 +189,22 @@ describe('waggle serve and OTLP/gRPC', () => {
     const off = await serve(['--data-dir', tempDir()], { env: { WAGGLE_OTLP_GRPC_PORT: '0' } });
     expect(off.stdout()).not.toMatch(/OTLP\/gRPC/);
     await off.stop('SIGTERM');
+  });
+
+  it('--otlp-grpc-port wins over the variable; a taken port stops the start before "listening", with one error, creating nothing', async () => {
+    const port = await freePort();
+    const s = await serve(['--data-dir', tempDir(), '--otlp-grpc-port', String(port)], { env: { WAGGLE_OTLP_GRPC_PORT: '1' } });
+    try {
+      expect(await s.waitFor(/OTLP\/gRPC listening at/)).toContain(`127.0.0.1:${port}`);
+      // A second server, on another data directory, asks for the same gRPC port.
+      const dir = join(tempDir(), 'new');
+      const r = await waggle(['serve', '--host', '127.0.0.1', '--port', '0', '--otlp-grpc-port', String(port), '--data-dir', dir]);
+      expect(r.code).toBe(1);
+      expect(r.stdout).not.toMatch(/listening/i);
+      expect(r.stderr.trim()).toBe(`waggle: OTLP/gRPC cannot listen on 127.0.0.1:${port}: the port is taken by another process (--otlp-grpc-port or WAGGLE_OTLP_GRPC_PORT; 0 turns it off)`);
+      expect(existsSync(dir)).toBe(false);
+    } finally {
+      expect((await s.stop('SIGTERM')).code).toBe(0);
+    }
   });
 });

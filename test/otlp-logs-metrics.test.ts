@@ -1,5 +1,5 @@
-// OTLP logs and metrics → events: the rules of shared/reference/otlp.md ("Logs", "Metrics",
-// "Dataset choice") that a user can observe, sent as protobuf and as JSON.
+// OTLP logs and metrics → events: the rules of docs/otlp.md (logs, metrics,
+// dataset choice) that a user can observe, sent as protobuf and as JSON.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, type TestApp } from './helpers.js';
 import { fresh, stored, type StoredRow } from './ingest-helpers.js';

@@ -1,4 +1,4 @@
-// OTLP traces → events, every rule of shared/reference/otlp.md ("Traces", "Dataset choice")
+// OTLP traces → events, every rule of docs/otlp.md (traces, dataset choice)
 // that a user can observe, each sent as protobuf and as JSON and read back from the event store.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, type TestApp } from './helpers.js';

@@ -7,7 +7,7 @@ import { loadSettings } from '../settings.js';
 import { openConfigStore } from '../stores/config/store.js';
 import { eventStoreFor } from '../stores/events/open.js';
 import { backupStores, requestBackup, restoreBackup, type BackupManifest } from '../ops/backup.js';
-import { prepareDataDir } from '../ops/data-dir.js';
+import { checkWritable, explainLockError, prepareDataDir, requireDataDir } from '../ops/data-dir.js';
 
 function describe(m: BackupManifest): string[] {
   const lines = [`covers: ${m.covers.join('; ') || 'nothing'}`];
@@ -29,10 +29,12 @@ export function registerBackupCommands(program: Command): void {
     .option('--json', 'print the backup manifest as JSON')
     .action(async (opts: { to: string; dataDir?: string; json?: boolean }) => {
       const settings = loadSettings(process.env, { dataDir: opts.dataDir });
+      requireDataDir(settings.dataDir); // a mistyped path is refused, not backed up as a new empty store
       let how = 'by the server running on it';
       let manifest = await requestBackup(settings.dataDir, opts.to);
       if (!manifest) {
         how = 'with no server running';
+        checkWritable(settings.dataDir);
         prepareDataDir(settings.dataDir);
         const config = openConfigStore(settings.configStore, settings.dataDir);
         const events = eventStoreFor(settings);
@@ -41,6 +43,8 @@ export function registerBackupCommands(program: Command): void {
           try {
             await events.open();
           } catch (err) {
+            const locked = explainLockError(err, settings.dataDir);
+            if (locked !== err) throw locked;
             throw new Error(`cannot open the event store (${(err as Error).message}); if a server is running on ${settings.dataDir}, it does not answer on its control socket`);
           }
           manifest = await backupStores({ events, config }, opts.to);

@@ -1,7 +1,7 @@
 // The options every store-touching command shares, and opening/closing the store around it.
 import type { Command } from 'commander';
 import { loadSettings } from '../settings.js';
-import { prepareDataDir } from '../ops/data-dir.js';
+import { checkWritable, prepareDataDir, requireDataDir } from '../ops/data-dir.js';
 import { openConfigStore } from '../stores/config/store.js';
 import type { ConfigStore } from '../stores/config/types.js';
 
@@ -12,10 +12,19 @@ export interface StoreOptions {
 export const addStoreOptions = (c: Command) =>
   c.option('--data-dir <dir>', 'data directory (env WAGGLE_DATA_DIR, default ./data)');
 
-export async function withStore(opts: StoreOptions, fn: (store: ConfigStore) => Promise<void>): Promise<void> {
+/**
+ * Opens the configuration store of the data directory, runs `fn`, closes it. Only `init` passes
+ * `create` (it and `serve` alone may make a data directory): for every other command a path that
+ * holds no data directory is an error, and nothing is created there.
+ */
+export async function withStore(opts: StoreOptions, fn: (store: ConfigStore) => Promise<void>, { create = false } = {}): Promise<void> {
   const settings = loadSettings(process.env, { dataDir: opts.dataDir });
   // (With PostgreSQL the command does not touch the data directory.)
-  if (settings.configStore === 'sqlite') prepareDataDir(settings.dataDir);
+  if (settings.configStore === 'sqlite') {
+    if (!create) requireDataDir(settings.dataDir);
+    checkWritable(settings.dataDir);
+    prepareDataDir(settings.dataDir);
+  }
   const store = openConfigStore(settings.configStore, settings.dataDir);
   try {
     await store.migrate();

@@ -117,6 +117,8 @@ export async function startControlSocket(dataDir: string, stores: { events: Even
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const answer = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      // Who is serving this directory: how a second server knows it must not start here.
+      if (req.method === 'GET' && req.url === '/pid') return answer(200, { pid: process.pid });
       if (req.method !== 'POST' || req.url !== '/backup') return answer(404, { error: 'unknown control request' });
       let to: unknown;
       try {
@@ -150,6 +152,31 @@ export async function startControlSocket(dataDir: string, stores: { events: Even
         });
       }),
   };
+}
+
+/**
+ * The PID of the server running on `dataDir`, asked over its control socket; undefined when none
+ * answers (no socket, or one left by a server that was killed).
+ */
+export function runningServerPid(dataDir: string): Promise<number | undefined> {
+  const socketPath = controlSocketPath(dataDir);
+  if (!existsSync(socketPath)) return Promise.resolve(undefined);
+  return new Promise((ok) => {
+    const req = request({ socketPath, path: '/pid', method: 'GET', timeout: 5000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        try {
+          ok(res.statusCode === 200 ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { pid: number }).pid : undefined);
+        } catch {
+          ok(undefined);
+        }
+      });
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => ok(undefined));
+    req.end();
+  });
 }
 
 /**

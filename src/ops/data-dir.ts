@@ -4,7 +4,7 @@
 // (written by a newer Waggle) is refused before anything opens it, so an older Waggle never
 // touches what it cannot read. The configuration store's schema has its own versioned
 // migrations (src/stores/config/migrations.ts), run when the store opens, after this check.
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
@@ -62,11 +62,81 @@ export function readFormat(dir: string): FormatRecord | { format: 0 } | undefine
 }
 
 function writeFormat(dir: string, format: number): void {
-  mkdirSync(dir, { recursive: true });
   const record: FormatRecord = { format, writtenBy: WAGGLE_VERSION, updatedAt: new Date().toISOString() };
   const tmp = join(dir, `${FORMAT_FILE}.tmp`);
-  writeFileSync(tmp, `${JSON.stringify(record, null, 2)}\n`);
-  renameSync(tmp, join(dir, FORMAT_FILE));
+  try {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(tmp, `${JSON.stringify(record, null, 2)}\n`);
+    renameSync(tmp, join(dir, FORMAT_FILE));
+  } catch (err) {
+    throw notWritable(dir, err);
+  }
+}
+
+/** Every file Waggle may write in a data directory, as far as they exist (the stores' logs too). */
+const WRITTEN_FILES = ['config.sqlite', 'config.sqlite-wal', 'config.sqlite-shm', 'events.duckdb', 'events.duckdb.wal', FORMAT_FILE];
+
+/** A file-system error while writing the data directory, as a message naming the directory, the file and the cause. */
+function notWritable(dir: string, err: unknown): Error {
+  const e = err as NodeJS.ErrnoException;
+  if (!e?.code) return err as Error;
+  const cause =
+    e.code === 'EROFS'
+      ? 'it is on a read-only file system'
+      : e.code === 'EACCES' || e.code === 'EPERM'
+        ? `permission denied to uid ${process.getuid?.() ?? '?'}, the user running Waggle`
+        : e.code === 'ENOSPC'
+          ? 'no space left on the device'
+          : e.message;
+  const where = !existsSync(dir) ? `${dir} cannot be created` : !e.path || e.path === dir ? `no file can be made in ${dir}` : `${e.path} cannot be written`;
+  return new DataDirError(
+    `the data directory ${dir} is not writable: ${where} (${cause}). Waggle keeps its stores there and writes to them; ` +
+      'give this user write access to the directory and its files, or choose another one (--data-dir or WAGGLE_DATA_DIR).',
+  );
+}
+
+/**
+ * Refuses, before any store opens, a data directory this process cannot write (the stores would
+ * fail later with errors that name neither the directory nor the cause: SQLite's "attempt to
+ * write a readonly database", DuckDB's IO errors). A missing directory is checked when it is made.
+ */
+export function checkWritable(dir: string): void {
+  if (!existsSync(dir)) return;
+  for (const path of [...WRITTEN_FILES.map((f) => join(dir, f)).filter((p) => existsSync(p)), dir]) {
+    try {
+      accessSync(path, constants.W_OK);
+    } catch (err) {
+      throw notWritable(dir, err);
+    }
+  }
+}
+
+/**
+ * The check of every command but `init` and `serve`, which alone may create a data directory:
+ * `dir` must hold one already, so that a mistyped --data-dir is refused instead of becoming a new,
+ * empty store. Creates nothing.
+ */
+export function requireDataDir(dir: string): void {
+  if (readFormat(dir) !== undefined) return;
+  const what = !existsSync(dir) ? 'it does not exist' : readdirSync(dir).length === 0 ? 'it is empty' : `it holds no ${FORMAT_FILE}, config.sqlite or events.duckdb`;
+  throw new DataDirError(
+    `${dir} is not a Waggle data directory (${what}); nothing was created. Check --data-dir (or WAGGLE_DATA_DIR), ` +
+      `or make one with \`waggle init --data-dir ${dir}\` (or \`waggle serve\`).`,
+  );
+}
+
+/**
+ * DuckDB's refusal to open an event store another process holds ("Could not set lock on file …:
+ * Conflicting lock is held in /usr/bin/node (PID 123)"), as a message naming the data directory,
+ * the file and that process. Other errors are returned as they are.
+ */
+export function explainLockError(err: unknown, dir: string): unknown {
+  const m = /Could not set lock on file "([^"]+)": Conflicting lock is held in (.*?) \(PID (\d+)\)/.exec((err as Error)?.message ?? '');
+  if (!m) return err;
+  return new DataDirError(
+    `another Waggle server or command, PID ${m[3]} (${m[2]}), is using the data directory ${dir}: it holds the lock on ${m[1]}. ` +
+      'Stop it first, or choose another data directory (--data-dir or WAGGLE_DATA_DIR).',
+  );
 }
 
 /**

@@ -3,11 +3,11 @@
 // - `/assets/*`: Vite's output, every file name carrying a hash of its content, so it is cached
 //   for a year as immutable; served pre-compressed (.br / .gz written by the build) when the
 //   browser accepts it.
-// - A GET of one of the app's addresses that asks for HTML (`Accept: text/html`, as a browser's
-//   navigation does) gets the app's page, `index.html`, which routes on the client: `/`,
-//   `/login`, `/<team>/environments/<env>/…` (the `query_url` and `board_url` Waggle hands out).
-//   It is never cached (`no-cache`), so a new build is picked up at once. API clients asking for
-//   JSON still get the JSON 404 of an unknown route.
+// - A GET of one of the app's addresses (a browser's navigation, curl's `Accept: */*`) gets the
+//   app's page, `index.html`, which routes on the client: `/`, `/login`,
+//   `/<team>/environments/<env>/…` (the `query_url` and `board_url` Waggle hands out). It is never
+//   cached (`no-cache`), so a new build is picked up at once. A client asking for JSON and not
+//   HTML (an API client) gets the JSON 404 of an unknown route instead.
 // - A strict Content-Security-Policy: scripts, styles, images, fonts and connections from this
 //   server only, nothing inline, no frames, no plugins. The page loads nothing from any other host.
 //
@@ -94,8 +94,13 @@ export async function registerStatic(app: App, root = WEB_ROOT): Promise<void> {
   // The app's own addresses only (routes.ts in web/), never a catch-all: every other path keeps
   // its API answer (an unknown route's 404, a too-long segment's 414).
   const pageRoute = { schema: { hide: true }, config: { auth: { kind: 'none' } } } as const;
-  const page = async (request: FastifyRequest, reply: FastifyReply) =>
-    String(request.headers.accept ?? '').includes('text/html') ? sendPage(request, reply) : reply.callNotFound();
+  // No API lives at these addresses, so any GET of one gets the page (a browser's `text/html`,
+  // curl's `*/*`, no Accept at all) except from a client that asks for JSON and not HTML: it
+  // keeps the JSON 404 an API client understands.
+  const page = async (request: FastifyRequest, reply: FastifyReply) => {
+    const accept = String(request.headers.accept ?? '');
+    return /json/.test(accept) && !accept.includes('text/html') ? reply.callNotFound() : sendPage(request, reply);
+  };
   for (const path of ['/', '/login', '/:team/environments/:env', '/:team/environments/:env/*']) app.get(path, pageRoute, page);
 }
 

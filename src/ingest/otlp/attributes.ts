@@ -1,5 +1,5 @@
-// OTLP attribute values → event fields, as Honeycomb stores them (shared/reference/otlp.md,
-// "Attribute value flattening"): strings, booleans, integers and doubles keep their type; a
+// OTLP attribute values → event fields, as Honeycomb stores them (docs/otlp.md;
+// husky's otlp/common.go): strings, booleans, integers and doubles keep their type; a
 // key-value list is flattened to `parent.child` fields, five levels deep, and below that kept
 // whole as JSON; bytes and arrays become JSON text. JSON text is what Go's encoder writes
 // (map keys sorted, no HTML escaping, bytes as base64, a trailing newline) cut at 65,535 bytes.

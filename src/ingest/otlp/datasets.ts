@@ -1,4 +1,4 @@
-// Which dataset OTLP data goes to (shared/reference/otlp.md, "Dataset choice"). The name chosen
+// Which dataset OTLP data goes to (docs/otlp.md, after Honeycomb's translator husky, github.com/honeycombio/husky). The name chosen
 // here is then resolved, and created on first write, by the same function /1/batch uses
 // (api/ingest-dataset.ts), with the same naming rules and key permissions.
 

@@ -1,4 +1,4 @@
-// OTLP log records → events, as Honeycomb stores them (shared/reference/otlp.md, "Logs").
+// OTLP log records → events, as Honeycomb stores them (docs/otlp.md; husky's otlp/logs.go).
 // Precedence when names collide: the record's attributes, then the scope's, then the
 // resource's, then Honeycomb's fields (written lowest first, so that the later write wins).
 import { addAttributes, addValue, jsonText, sampleRateOf } from './attributes.js';

@@ -1,4 +1,4 @@
-// OTLP metrics → events, as Honeycomb stores them (shared/reference/otlp.md, "Metrics"). Data
+// OTLP metrics → events, as Honeycomb stores them (docs/otlp.md; husky's otlp/metrics.go). Data
 // points of one request share an event when their time (truncated to the second), their
 // resource's attributes and their own attributes are the same; each metric's name is a field
 // holding its value (histograms and summaries: several `<name>.…` fields). Every event has

@@ -1,6 +1,7 @@
-// OTLP spans → events, as Honeycomb stores them (shared/reference/otlp.md, "Traces"; where its
-// two translators differ, the newer "direct" one, docs/otlp.md says which and why). Per span,
-// in this order: one event per span event, one per link, then the span's own event.
+// OTLP spans → events, as Honeycomb stores them (docs/otlp.md; husky's otlp/traces.go and
+// traces_direct.go: where the two translators differ, the newer "direct" one, docs/otlp.md says
+// which and why). Per span, in this order: one event per span event, one per link, then the
+// span's own event.
 //
 // Precedence when names collide: the item's own attributes, then Honeycomb's fields, then the
 // scope's, then the resource's, then (spans only) fields copied from the first exception event.
