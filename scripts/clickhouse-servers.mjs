@@ -3,7 +3,7 @@
 // is a shard of the cluster `waggle` (remote_servers in both configs). Used by test/clickhouse.ts
 // and bench/clickhouse.mjs.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -67,10 +67,31 @@ async function waitReady(http, child, dir) {
 
 let databases = 0;
 
-/** Starts `count` servers (1: a single node; 2: two shards of the cluster `waggle`). */
-export async function startClickHouse(count) {
+/** Whether a server failed because one of its ports was taken meanwhile (see freePort). */
+const portTaken = (root) =>
+  readdirSync(root).some((n) => {
+    const log = join(root, n, 'error.log');
+    return existsSync(log) && /Address already in use/.test(readFileSync(log, 'utf8'));
+  });
+
+/**
+ * Starts `count` servers (1: a single node; 2: two shards of the cluster `waggle`). A port is
+ * free when picked and taken at bind by another process now and then (tests run side by side):
+ * then it starts again on new ports.
+ */
+export async function startClickHouse(count, attempts = 3) {
   if (!clickhouseBinary) throw new Error('clickhouse-server is not installed');
   const root = mkdtempSync(join(tmpdir(), 'waggle-clickhouse-'));
+  try {
+    return await startIn(root, count);
+  } catch (err) {
+    if (attempts <= 1 || !portTaken(root)) throw err; // (its logs kept: the error names them)
+    rmSync(root, { recursive: true, force: true });
+    return startClickHouse(count, attempts - 1);
+  }
+}
+
+async function startIn(root, count) {
   const nodes = [];
   for (let i = 0; i < count; i++) nodes.push({ http: await freePort(), tcp: await freePort(), interserver: await freePort(), dir: join(root, `node${i}`) });
   const children = [];

@@ -114,7 +114,13 @@ describe.skipIf(!postgresUrl)('backup with PostgreSQL as the configuration store
     const url = new URL(schema.url);
     url.searchParams.set('options', `-c search_path=${schema.name}`);
     const to = join(tempDir(), 'pg-backup');
-    const out = await waggleOk(['backup', '--data-dir', d, '--to', to], { env: { WAGGLE_CONFIG_STORE: url.toString() } }).finally(() => schema.drop());
+    const env = { WAGGLE_CONFIG_STORE: url.toString() };
+    const out = await (async () => {
+      // The data directory (its event store) is made by a server; backup refuses a path that holds none.
+      const s = await serve(['--data-dir', d], { env });
+      await s.stop();
+      return waggleOk(['backup', '--data-dir', d, '--to', to], { env });
+    })().finally(() => schema.drop());
     expect(out).toMatch(/covers: event store \(events\.duckdb\)/);
     expect(out).toMatch(/NOT covered: configuration store \(PostgreSQL\): back it up with pg_dump/);
     expect(existsSync(join(to, 'config.sqlite'))).toBe(false);
