@@ -4,7 +4,7 @@
 // about 16,000 events (every client's batch) are parsed and waiting for their group commit at
 // any time, more than the default 16 MB holds, so each scavenge copied and promoted them, and
 // the garbage collector took a fifth of the server's CPU. With 64 MB they die young (128 cost the
-// same CPU and held twice the memory; figures: docs/settings.md and docs/benchmarks.md); run
+// same CPU and held twice the memory; figures: docs/settings.md and docs/benchmarks-log.md); run
 // `node --max-semi-space-size=16 dist/main.js serve` to trade that memory back.
 // They also set MALLOC_ARENA_MAX=2 (read by glibc's malloc when the process starts, so it has
 // to be in the environment before Node runs): each thread that allocates (the event store's,

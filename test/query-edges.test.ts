@@ -689,7 +689,7 @@ describe('the expression language through /1/query_results (inline calculated fi
 });
 
 describe('sample-weighted percentiles over values of every magnitude and sign', { timeout: 60_000 }, () => {
-  // The weighted plan (src/query/plan.ts, weightedPercentileCtes) finds each group's bucket of the
+  // The weighted plan (weightedPercentileCtes in src/stores/events/duckdb-query.ts) finds each group's bucket of the
   // value first and sorts only that bucket's events: negative values, zeros, values from 1e-6 to
   // 1e12, runs of equal values that straddle the target rank, a group key that is the value itself
   // and a missing (null) group key must all give the exact nearest rank.

@@ -1,5 +1,5 @@
 // Service map dependencies: which service calls which, computed from the stored spans of every
-// dataset of an environment, in one DuckDB statement.
+// dataset of an environment, in one statement (the event engine's: events.dialect.serviceMap).
 //
 //   spans    one SELECT per usable dataset, UNION ALL: trace id, span id, parent id and service
 //            name (read through the dataset's definitions, as text) and the sample rate of every
@@ -26,6 +26,7 @@ import { tableName, type EventStore } from '../stores/events/types.js';
 import { isStored, type TableShape } from '../stores/events/placement.js';
 import { readField } from '../query/fields.js';
 import { SAMPLERATE_COLUMN, TIME_COLUMN, type SqlDialect } from '../stores/events/engine.js';
+import type { EngineDialect } from '../stores/events/statements.js';
 import { DEFINITION_DEFAULTS } from '../domain/datasets.js';
 
 /** The definition keys a dataset needs to contribute spans. */
@@ -94,7 +95,7 @@ function timestampSql(d: SqlDialect, unixSeconds: number): string {
 }
 
 /** The statement computing the edges, ordered by call count (descending), then parent and child name. */
-export function dependencySql(d: SqlDialect, sources: SpanSource[], opts: DependencyOptions): { sql: string; params: unknown[] } {
+export function dependencySql(d: EngineDialect, sources: SpanSource[], opts: DependencyOptions): { sql: string; params: unknown[] } {
   const quoteIdent = d.quoteIdent;
   const params: unknown[] = [];
   const bind = (v: unknown) => {
@@ -118,52 +119,8 @@ export function dependencySql(d: SqlDialect, sources: SpanSource[], opts: Depend
       : `SELECT ${d.nullOf('string')} AS trace_id, ${d.nullOf('string')} AS span_id, ${d.nullOf('string')} AS parent_id, ` +
         `${d.nullOf('string')} AS service, ${d.nullOf('integer')} AS w WHERE ${d.bool(false)}`;
   const services = [...new Set(opts.services)];
-  const filter =
-    services.length > 0
-      ? (() => {
-          const list = services.map((n) => bind(n)).join(', ');
-          return `WHERE p.service IN (${list}) OR c.service IN (${list})`;
-        })()
-      : '';
-  if (d.nested) {
-    // The same statement as nested subqueries (an engine without common table expressions);
-    // the two sides' columns are renamed apart for the join.
-    const children =
-      `SELECT assumeNotNull(trace_id) AS c_trace, assumeNotNull(parent_id) AS c_parent, service AS c_service, w AS c_w FROM (${spans}) AS s ` +
-      `WHERE trace_id IS NOT NULL AND parent_id IS NOT NULL AND parent_id <> '' AND service IS NOT NULL AND service <> ''`;
-    const parents =
-      `SELECT assumeNotNull(trace_id) AS p_trace, assumeNotNull(span_id) AS p_span, min(service) AS p_service FROM (${spans}) AS s ` +
-      `WHERE trace_id IS NOT NULL AND span_id IS NOT NULL AND service IS NOT NULL AND service <> '' GROUP BY trace_id, span_id`;
-    const where = filter.replace(/\bp\.service\b/g, 'p_service').replace(/\bc\.service\b/g, 'c_service');
-    const nestedSql =
-      `SELECT parent, child, ${d.cast('calls', 'float')} AS calls FROM (` +
-      `SELECT p_service AS parent, c_service AS child, sum(c_w) AS calls FROM (${children}) AS c ` +
-      `ALL INNER JOIN (${parents}) AS p ON c_trace = p_trace AND c_parent = p_span ${where} GROUP BY p_service, c_service` +
-      `) AS edges ORDER BY calls DESC, parent ASC, child ASC LIMIT ${bind(opts.limit)}`;
-    return { sql: nestedSql, params };
-  }
-  const sql = `WITH spans AS (
-${spans}
-),
-parents AS (
-  SELECT trace_id, span_id, min(service) AS service FROM spans
-  WHERE trace_id IS NOT NULL AND span_id IS NOT NULL AND service IS NOT NULL AND service <> ''
-  GROUP BY trace_id, span_id
-),
-children AS (
-  SELECT trace_id, parent_id, service, w FROM spans
-  WHERE trace_id IS NOT NULL AND parent_id IS NOT NULL AND parent_id <> '' AND service IS NOT NULL AND service <> ''
-),
-edges AS (
-  SELECT p.service AS parent, c.service AS child, sum(c.w) AS calls
-  FROM children c JOIN parents p ON c.trace_id = p.trace_id AND c.parent_id = p.span_id
-  ${filter}
-  GROUP BY p.service, c.service
-)
-SELECT parent, child, CAST(calls AS DOUBLE) AS calls FROM edges
-ORDER BY calls DESC, parent ASC, child ASC
-LIMIT ${bind(opts.limit)}`;
-  return { sql, params };
+  const list = services.length > 0 ? services.map((n) => bind(n)).join(', ') : undefined;
+  return { sql: d.serviceMap.dependencies(spans, list, bind(opts.limit)), params };
 }
 
 /** Computes the edges; rejects with QueryTimeout past `timeoutMs`. */

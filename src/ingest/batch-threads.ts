@@ -1,7 +1,7 @@
 // Ingest threads: /1/batch and OTLP bodies are decompressed, parsed and normalised (or
 // translated) on worker threads, so the JavaScript thread, which also serves HTTP and stages
 // every event into DuckDB, does neither. In the ingest benchmark those steps were a third of that thread's time, and it was
-// the one thread ingest waited on (bench/ingest.mjs; docs/benchmarks.md). With no threads
+// the one thread ingest waited on (bench/ingest.mjs; docs/benchmarks-log.md). With no threads
 // (WAGGLE_INGEST_THREADS=0) the same code runs on the JavaScript thread.
 //
 // One pool per process and size, started on first use: the threads hold no state (each request

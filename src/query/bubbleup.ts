@@ -14,8 +14,10 @@
 // Shares are weighted by sample rate. The work is done by the event store in one statement on
 // uniform samples of each side (at most SAMPLE_ROWS events each, so the cost of the comparison
 // does not grow with the window); the sizes of both sides are counted exactly by a second
-// statement. Both run under the query timeout.
+// statement. Both run under the query timeout; each engine writes them its own way
+// (events.dialect.bubbleUp, src/stores/events/statements.ts).
 import type { EventStore } from '../stores/events/types.js';
+import type { BubbleUpLimits } from '../stores/events/statements.js';
 import { numeric, planScan, type Scan, type Source } from './plan.js';
 import { withTables } from './run.js';
 import { columnNames } from './events.js';
@@ -26,6 +28,7 @@ export const MAX_COLUMNS = 200;
 const TOP_VALUES = 20;
 const BINS = 16;
 const CATEGORICAL_MAX = 12;
+const LIMITS: BubbleUpLimits = { sampleRows: SAMPLE_ROWS, topValues: TOP_VALUES, bins: BINS, categoricalMax: CATEGORICAL_MAX };
 
 export interface Selection {
   /** Unix seconds, [start, end). */
@@ -90,9 +93,8 @@ export async function bubbleUp(events: EventStore, allSources: Source[], spec: Q
   ]);
   const deadline = Date.now() + opts.timeoutMs;
   const remaining = () => Math.max(1, deadline - Date.now());
-  const nested = !!events.dialect.nested;
-  const counts = nested ? nestedCountsStatement(scan, sel) : countsStatement(scan, sel);
-  const stats = nested ? nestedStatsStatement(scan, sel, names) : statsStatement(scan, sel, names);
+  const counts = countsStatement(scan, sel);
+  const stats = statsStatement(scan, sel, names);
   const [countRows, statRows] = await Promise.all([
     events.analyse(counts.sql, counts.params, remaining()),
     stats ? events.analyse(stats.sql, stats.params, remaining()) : Promise.resolve([]),
@@ -191,129 +193,14 @@ function binder(scan: Scan) {
 function countsStatement(scan: Scan, sel: Selection) {
   const { params, bind } = binder(scan);
   const inSel = selectionSql(scan, sel, bind);
-  const sql =
-    `${scan.prelude},\nside AS (SELECT __w, coalesce(${inSel}, false) AS __in FROM f)\n` +
-    'SELECT coalesce(sum(__w) FILTER (WHERE __in), 0) AS se, count(*) FILTER (WHERE __in) AS sr, ' +
-    'coalesce(sum(__w) FILTER (WHERE NOT __in), 0) AS be, count(*) FILTER (WHERE NOT __in) AS br FROM side';
-  return { sql, params };
+  return { sql: scan.dialect.bubbleUp.counts(scan, inSel), params };
 }
 
-/**
- * Per compared column, the weighted sums of each value (or histogram bin) on each side of the
- * samples, the `TOP_VALUES` most common on either side; each row also carries the sides' sampled
- * totals (`__ts`, `__tr`) and sizes (`__ns`, `__nb`), and a histogram's `__lo`/`__width`.
- */
+/** Per compared column, the weighted sums of each value (or histogram bin) on each side of the samples. */
 function statsStatement(scan: Scan, sel: Selection, names: string[]) {
   if (names.length === 0) return undefined;
   const { params, bind } = binder(scan);
   const inSel = selectionSql(scan, sel, bind);
   const fields = names.map((n) => scan.fields.find((f) => f.name === n)!).filter(Boolean);
-  const numbers = fields.filter((f) => f.type === 'integer' || f.type === 'float');
-  const sample = (where: string) =>
-    `(SELECT * FROM (SELECT * FROM sides WHERE ${where}) USING SAMPLE reservoir(${SAMPLE_ROWS} ROWS) REPEATABLE (17))`;
-  const ctes = [
-    `sides AS NOT MATERIALIZED (SELECT *, coalesce(${inSel}, false) AS __in FROM f)`,
-    `b AS MATERIALIZED (SELECT * FROM ${sample('__in')} UNION ALL SELECT * FROM ${sample('NOT __in')})`,
-    'tot AS MATERIALIZED (SELECT coalesce(sum(__w) FILTER (WHERE __in), 0) AS __ts, coalesce(sum(__w) FILTER (WHERE NOT __in), 0) AS __tr, ' +
-      'count(*) FILTER (WHERE __in) AS __ns, count(*) FILTER (WHERE NOT __in) AS __nb FROM b)',
-  ];
-  if (numbers.length > 0) {
-    const cols = numbers.flatMap((f) => {
-      const n = numeric(scan.dialect, f);
-      return [
-        `approx_count_distinct(${f.alias}) AS d_${f.alias}`,
-        `approx_quantile(${n}, 0.02) AS lo_${f.alias}`,
-        `greatest((approx_quantile(${n}, 0.98) - approx_quantile(${n}, 0.02)) / ${BINS}, 1e-9) AS w_${f.alias}`,
-      ];
-    });
-    ctes.push(`nb AS MATERIALIZED (SELECT ${cols.join(', ')} FROM b)`);
-  }
-  const sums = 'sum(__w) FILTER (WHERE __in) AS __s, sum(__w) FILTER (WHERE NOT __in) AS __r';
-  const parts = fields.map((f) => {
-    const name = `'${f.alias}'`; // (a planner alias: f0, f1, …)
-    if (f.type !== 'integer' && f.type !== 'float') {
-      return `SELECT ${name} AS __f, CAST(${f.alias} AS VARCHAR) AS __v, CAST(NULL AS BIGINT) AS __bin, CAST(NULL AS DOUBLE) AS __lo, CAST(NULL AS DOUBLE) AS __width, ${sums} FROM b GROUP BY 2`;
-    }
-    const n = numeric(scan.dialect, f);
-    const categorical = `(d_${f.alias} <= ${CATEGORICAL_MAX})`;
-    return (
-      `SELECT ${name} AS __f, CASE WHEN ${categorical} OR ${n} IS NULL THEN CAST(${f.alias} AS VARCHAR) END AS __v, ` +
-      `CASE WHEN NOT ${categorical} AND ${n} IS NOT NULL THEN CAST(least(greatest(floor((${n} - lo_${f.alias}) / w_${f.alias}), 0), ${BINS - 1}) AS BIGINT) END AS __bin, ` +
-      `CASE WHEN NOT ${categorical} THEN lo_${f.alias} END AS __lo, CASE WHEN NOT ${categorical} THEN w_${f.alias} END AS __width, ${sums} ` +
-      // (nb has one row: grouping by its columns only lets the SELECT read them)
-      `FROM b, nb GROUP BY 2, 3, d_${f.alias}, lo_${f.alias}, w_${f.alias}`
-    );
-  });
-  const sql =
-    `${scan.prelude},\n${ctes.join(',\n')},\nstats AS (\n${parts.join('\nUNION ALL\n')}\n)\n` +
-    'SELECT stats.*, tot.* FROM stats, tot ' +
-    `QUALIFY row_number() OVER (PARTITION BY __f ORDER BY greatest(coalesce(__s, 0) / nullif(__ts, 0), coalesce(__r, 0) / nullif(__tr, 0)) DESC NULLS LAST, __v NULLS FIRST, __bin) <= ${TOP_VALUES}`;
-  return { sql, params };
-}
-
-// ---- The same two statements for an engine without common table expressions, window functions
-// or TABLESAMPLE (dialect.nested, ClickHouse 18.16): nested subqueries; the samples come from
-// nested.sample, every column's rows from one pass over them (nested.unpivot), the top values
-// per column from nested.limitBy.
-
-/** The exact weighted sizes (and rows) of both sides. */
-function nestedCountsStatement(scan: Scan, sel: Selection) {
-  const d = scan.dialect;
-  const { params, bind } = binder(scan);
-  const inSel = selectionSql(scan, sel, bind);
-  const sql =
-    'SELECT coalesce(sum(CASE WHEN __in = 1 THEN __w END), 0) AS se, sum(CASE WHEN __in = 1 THEN 1 ELSE 0 END) AS sr, ' +
-    'coalesce(sum(CASE WHEN __in = 0 THEN __w END), 0) AS be, sum(CASE WHEN __in = 0 THEN 1 ELSE 0 END) AS br ' +
-    `FROM (SELECT __w, ${d.boolToInt(`coalesce(${inSel}, ${d.bool(false)})`)} AS __in FROM ${scan.f}) AS side`;
-  return { sql, params };
-}
-
-function nestedStatsStatement(scan: Scan, sel: Selection, names: string[]) {
-  if (names.length === 0) return undefined;
-  const d = scan.dialect;
-  const agg = d.nested!;
-  const { params, bind } = binder(scan);
-  const inSel = selectionSql(scan, sel, bind);
-  const fields = names.map((n) => scan.fields.find((f) => f.name === n)!).filter(Boolean);
-  const numbers = fields.filter((f) => f.type === 'integer' || f.type === 'float');
-  const sides = `(SELECT *, ${d.boolToInt(`coalesce(${inSel}, ${d.bool(false)})`)} AS __in FROM ${scan.f}) AS sides`;
-  const b = `(SELECT * FROM (${agg.sample(sides, '__in = 1', SAMPLE_ROWS)}) AS bs UNION ALL SELECT * FROM (${agg.sample(sides, '__in = 0', SAMPLE_ROWS)}) AS bb)`;
-  const tot =
-    'SELECT coalesce(sum(CASE WHEN __in = 1 THEN __w END), 0) AS __ts, coalesce(sum(CASE WHEN __in = 0 THEN __w END), 0) AS __tr, ' +
-    `sum(CASE WHEN __in = 1 THEN 1 ELSE 0 END) AS __ns, sum(CASE WHEN __in = 0 THEN 1 ELSE 0 END) AS __nb FROM ${b} AS b`;
-  const nb = numbers.flatMap((f) => {
-    const n = numeric(d, f);
-    return [
-      `${agg.approxDistinct(f.alias)} AS d_${f.alias}`,
-      `${agg.approxQuantile(n, 0.02)} AS lo_${f.alias}`,
-      `greatest((${agg.approxQuantile(n, 0.98)} - ${agg.approxQuantile(n, 0.02)}) / ${BINS}, 1e-9) AS w_${f.alias}`,
-    ];
-  });
-  // One row per (event, column): the column's value as text (categorical), or its bin.
-  const tuples = fields.map((f) => {
-    const text = d.expr.text(f.alias, f.type);
-    const none = [d.nullOf('integer'), d.nullOf('float'), d.nullOf('float')];
-    if (f.type !== 'integer' && f.type !== 'float') return [`'${f.alias}'`, d.cast(text, 'string'), ...none]; // (a planner alias: f0, f1, …)
-    const n = numeric(d, f);
-    const categorical = `(d_${f.alias} <= ${CATEGORICAL_MAX})`;
-    return [
-      `'${f.alias}'`,
-      `CASE WHEN ${categorical} OR ${n} IS NULL THEN ${d.cast(text, 'string')} ELSE ${d.nullOf('string')} END`,
-      `CASE WHEN NOT ${categorical} AND ${n} IS NOT NULL THEN ${d.cast(`least(greatest(floor((${n} - lo_${f.alias}) / w_${f.alias}), 0), ${BINS - 1})`, 'integer')} ELSE ${d.nullOf('integer')} END`,
-      `CASE WHEN NOT ${categorical} THEN ${d.cast(`lo_${f.alias}`, 'float')} ELSE ${d.nullOf('float')} END`,
-      `CASE WHEN NOT ${categorical} THEN ${d.cast(`w_${f.alias}`, 'float')} ELSE ${d.nullOf('float')} END`,
-    ];
-  });
-  const from = nb.length ? `${b} AS b CROSS JOIN (SELECT ${nb.join(', ')} FROM ${b} AS b) AS nb` : `${b} AS b`;
-  const el = (i: number) => agg.element('__p', i);
-  const stats =
-    `SELECT ${el(1)} AS __f, ${el(2)} AS __v, ${el(3)} AS __bin, ${el(4)} AS __lo, ${el(5)} AS __width, ` +
-    'sum(CASE WHEN __in = 1 THEN __w END) AS __s, sum(CASE WHEN __in = 0 THEN __w END) AS __r ' +
-    `FROM (SELECT __in, __w, ${agg.unpivot(tuples)} AS __p FROM ${from}) AS p GROUP BY __f, __v, __bin, __lo, __width`;
-  const share = (x: string, total: string) => `coalesce(${x} / ${d.expr.nullIf(total, "0")}, 0)`;
-  const sql =
-    'SELECT __f, __v, __bin, __lo, __width, __s, __r, __ts, __tr, __ns, __nb ' +
-    `FROM (${stats}) AS s CROSS JOIN (${tot}) AS tot ` +
-    `ORDER BY __f, greatest(${share('__s', '__ts')}, ${share('__r', '__tr')}) DESC, __v NULLS FIRST, __bin ${agg.limitBy(TOP_VALUES, ['__f'])}`;
-  return { sql, params };
+  return { sql: scan.dialect.bubbleUp.stats(scan, inSel, fields, LIMITS), params };
 }

@@ -2,8 +2,12 @@
 // DateTime64 (event and ingest times are Int64 microseconds since the epoch), no boolean type
 // (UInt8 1/0), every field column Nullable.
 import type { ColumnType } from '../config/types.js';
+import { clickhouseBubbleUp } from './clickhouse-bubbleup.js';
+import { clickhouseQuery } from './clickhouse-query.js';
+import { clickhouseServiceMap } from './clickhouse-service-map.js';
 import { clickhouseIdent } from './clickhouse-sql.js';
-import { attributeBucket, type ExprFunctions, type SqlDialect } from './engine.js';
+import { attributeBucket, type ExprFunctions } from './engine.js';
+import type { EngineDialect } from './statements.js';
 
 const SQL_TYPE: Record<ColumnType, string> = { string: 'String', integer: 'Int64', float: 'Float64', boolean: 'UInt8' };
 const nullable = (t: ColumnType) => `Nullable(${SQL_TYPE[t]})`;
@@ -172,7 +176,7 @@ const expr: ExprFunctions = {
   md5Low64: (t) => `reinterpretAsInt64(substring(MD5(${t}), 9, 8))`,
 };
 
-export const clickhouseDialect: SqlDialect = {
+export const clickhouseDialect: EngineDialect = {
   name: 'clickhouse',
   quoteIdent: clickhouseIdent,
   type: nullable,
@@ -212,56 +216,15 @@ export const clickhouseDialect: SqlDialect = {
   contains: (text, part) => `(position(${text}, ${part}) > 0)`,
   intDiv: (a, b) => `intDiv(${a}, ${b})`,
   bool: (b) => (b ? '1' : '0'),
-  // As DuckDB's (duckdb-dialect.ts); the nested plan ClickHouse runs does not use it today.
+  // As DuckDB's (duckdb-dialect.ts); ClickHouse's query statements (clickhouse-query.ts) do not use it today.
   monotoneBucket: (v) => `if(${v} < 0, -floor(sqrt(sqrt(-${v})) * 16), floor(sqrt(sqrt(${v})) * 16))`,
   nullTime: () => 'CAST(NULL AS Nullable(Int64))',
   // (18.16 has no trim.)
   trimSpaces: (text) => `replaceRegexpAll(${text}, '^ +| +$', '')`,
   expr,
-  nested: {
-    nullSafeEq: (a, b) => `((${a} IS NULL AND ${b} IS NULL) OR coalesce(${a} = ${b}, 0))`,
-    countDistinct: (expr) => `uniqExact(${expr})`,
-    // (groupArray skips NULLs, so value and weight travel together as a tuple, filtered after.)
-    sortedWeighted: (value, weight) =>
-      `arraySort(x -> x.1, arrayMap(x -> (assumeNotNull(x.1), x.2), arrayFilter(x -> isNotNull(x.1), groupArray((${value}, toInt64(${weight}))))))`,
-    nearestRank: (c, k) =>
-      `if(length(${c}) = 0, NULL, arrayElement(arrayMap(x -> x.1, ${c}), ` +
-      `arrayFirstIndex(s -> s * 1000 >= ${Math.trunc(k)} * arraySum(arrayMap(x -> x.2, ${c})), arrayCumSum(arrayMap(x -> x.2, ${c})))))`,
-    sorted: (value) => `arraySort(groupArray(${value}))`,
-    // (exact integer arithmetic: index ⌈k·n/1000⌉, 1-based)
-    nearestRankOfSorted: (c, k) => `if(length(${c}) = 0, NULL, arrayElement(${c}, intDiv(${Math.trunc(k)} * length(${c}) + 999, 1000)))`,
-    heatmapCells: (c, nullableLo, nullableWidth, buckets) => {
-      // (Non-NULL wherever the collection has values; lambdas must return UInt8, not Nullable.)
-      const lo = `assumeNotNull(${nullableLo})`;
-      const width = `assumeNotNull(${nullableWidth})`;
-      const cell = (x: string) => `least(floor((${x} - ${lo}) / ${width}), ${buckets - 1})`;
-      const count = `arraySum(arrayMap(x -> if(${cell('x.1')} = i, x.2, 0), ${c}))`;
-      const json = `concat('{"lower":', toString(${lo} + i * ${width}), ',"upper":', toString(${lo} + (i + 1) * ${width}), ',"count":', toString(${count}), '}')`;
-      const present = `arrayFilter(i -> arrayExists(x -> ${cell('x.1')} = i, ${c}), range(${buckets}))`;
-      return `if(length(${c}) = 0, NULL, concat('[', arrayStringConcat(arrayMap(i -> ${json}, ${present}), ','), ']'))`;
-    },
-
-    // -- CONCURRENCY and RATE_* (18.16 has no neighbor(): consecutive elements of a sorted array)
-    rates: (t, value, bucket) => {
-      // (time, value, bucket) sorted by time then value; pairs (i + 1, i + 2) of the 1-based array.
-      const s = `arraySort(groupArray((toInt64(${t}), toFloat64(assumeNotNull(${value})), toInt64(${bucket}))))`;
-      const pairs = `arrayMap(i -> (s[i + 2].3, (s[i + 2].2 - s[i + 1].2) / ((s[i + 2].1 - s[i + 1].1) / 1000000)), range(toUInt64(greatest(length(s), 1) - 1)))`;
-      return `arrayFilter(x -> isFinite(x.2), arrayMap(s -> ${pairs}, [${s}])[1])`;
-    },
-    unnest: (c) => `arrayJoin(${c})`,
-    element: (pair, i) => `tupleElement(${pair}, ${Math.trunc(i)})`,
-    range: (first, last) =>
-      `arrayMap(i -> assumeNotNull(${first}) + i, range(toUInt64(greatest(assumeNotNull(${last}) - assumeNotNull(${first}) + 1, 0))))`,
-    // (an array may not be Nullable: the condition is made non-NULL)
-    busiestBucket: (bucket, weight, cond) =>
-      `arrayReduce('max', tupleElement(sumMap(if(coalesce(${cond}, 0), [toInt64(assumeNotNull(${bucket}))], emptyArrayInt64()), ` +
-      `if(coalesce(${cond}, 0), [toInt64(assumeNotNull(${weight}))], emptyArrayInt64())), 2))`,
-
-    // -- BubbleUp: no TABLESAMPLE without a sampling key; a hash of time and weight orders the sample
-    sample: (from, where, rows) => `SELECT * FROM ${from} WHERE ${where} ORDER BY cityHash64(__t, __w) LIMIT ${Math.trunc(rows)}`,
-    approxDistinct: (e) => `uniq(${e})`,
-    approxQuantile: (e, p) => `quantile(${Number(p)})(${e})`,
-    unpivot: (tuples) => `arrayJoin([${tuples.map((t) => `tuple(${t.join(', ')})`).join(', ')}])`,
-    limitBy: (n, keys) => `LIMIT ${Math.trunc(n)} BY ${keys.join(', ')}`,
-  },
+  // (18.16: no common table expressions nor window functions; its statements are nested subqueries)
+  capabilities: { ctes: false, windowFunctions: false },
+  query: clickhouseQuery,
+  bubbleUp: clickhouseBubbleUp,
+  serviceMap: clickhouseServiceMap,
 };

@@ -1,6 +1,10 @@
 // DuckDB's SQL for the planner, the calculated-field compiler and the engine's own statements.
 import type { ColumnType } from '../config/types.js';
-import { attributeBucket, type ExprFunctions, type SqlDialect } from './engine.js';
+import { duckdbBubbleUp } from './duckdb-bubbleup.js';
+import { duckdbQuery } from './duckdb-query.js';
+import { duckdbServiceMap } from './duckdb-service-map.js';
+import { attributeBucket, type ExprFunctions } from './engine.js';
+import type { EngineDialect } from './statements.js';
 
 const SQL_TYPE: Record<ColumnType, string> = { string: 'VARCHAR', integer: 'BIGINT', float: 'DOUBLE', boolean: 'BOOLEAN' };
 
@@ -39,7 +43,7 @@ const expr: ExprFunctions = {
     `CAST(((CAST(md5_number_lower(${t}) AS HUGEINT) + CAST('9223372036854775808' AS HUGEINT)) % CAST('18446744073709551616' AS HUGEINT)) - CAST('9223372036854775808' AS HUGEINT) AS BIGINT)`,
 };
 
-export const duckdbDialect: SqlDialect = {
+export const duckdbDialect: EngineDialect = {
   name: 'duckdb',
   quoteIdent: (name) => `"${name.replace(/"/g, '""')}"`,
   type: (t) => SQL_TYPE[t],
@@ -71,4 +75,8 @@ export const duckdbDialect: SqlDialect = {
   // own at the ends (DuckDB orders NaN last, as it orders the values).
   trimSpaces: (text) => `trim(${text})`,
   monotoneBucket: (v) => `CASE WHEN ${v} < 0 THEN -floor(sqrt(sqrt(-${v})) * 16) ELSE floor(sqrt(sqrt(${v})) * 16) END`,
+  capabilities: { ctes: true, windowFunctions: true },
+  query: duckdbQuery,
+  bubbleUp: duckdbBubbleUp,
+  serviceMap: duckdbServiceMap,
 };

@@ -1,13 +1,11 @@
 // The event-engine seam. An event engine is a storage (EventStore: tables per dataset, append,
 // durable commit, drop, retention, read-only SQL) and the SQL dialect the planner, the
-// calculated-field compiler, service maps, SLO rollups and signals write their statements in.
-// Each engine lives in `<engine>-store.ts`, `<engine>-dialect.ts` and `<engine>-slo-rollups.ts`
-// (how it keeps SLOs' per-minute counts, behind slo-rollups.ts) in this folder; nothing outside
-// this folder names an engine. Code elsewhere reaches the dialect through `events.dialect`.
-// Signals' statistics are plain SQL in the dialect; the calculated-field compiler's functions are
-// `dialect.expr`; an engine without CTEs or window functions gives `dialect.nested` (the
-// planner's nested plan with its CONCURRENCY and RATE_* rows, BubbleUp's statements).
-// docs/clickhouse.md.
+// calculated-field compiler, service maps, SLO rollups and signals write in. Each engine lives in
+// `<engine>-<role>.ts` files in this folder: its store, its dialect (the expressions below), its
+// statements (statements.ts: `-query.ts`, `-bubbleup.ts`, `-service-map.ts`) and its SLO rollups
+// (behind slo-rollups.ts); nothing outside this folder names an engine. Code elsewhere reaches
+// the dialect through `events.dialect`. Signals' statistics are plain SQL in the dialect; the
+// calculated-field compiler's functions are `dialect.expr`. docs/clickhouse.md.
 import type { ColumnType } from '../config/types.js';
 
 /** Columns every dataset table has, before the field columns. */
@@ -22,7 +20,7 @@ export const isOwnColumn = (name: string): boolean => name.startsWith('__');
 export const MINUTE_US = 60_000_000;
 
 /**
- * The SQL an engine speaks. Every method returns a SQL fragment; arguments named `expr` are SQL
+ * The SQL expressions an engine speaks (its statements: EngineDialect, statements.ts). Every method returns a SQL fragment; arguments named `expr` are SQL
  * the caller built (quoted identifiers, bound placeholders, the planner's own numbers), never
  * user text. User values always travel as bound parameters (`$1`, `$2`, … in the text).
  */
@@ -71,18 +69,12 @@ export interface SqlDialect {
   nullTime(): string;
   /**
    * A coarse bucket of a number (DOUBLE), exactly non-decreasing in it: v ≤ v' ⇒ bucket(v) ≤
-   * bucket(v') for every value, so the planner can find a weighted percentile's bucket first and
-   * sort only that bucket's events. About 150 buckets cover 0.1 to 20,000.
+   * bucket(v') for every value, so a weighted percentile's bucket can be found first and only
+   * that bucket's events sorted (duckdb-query.ts). About 150 buckets cover 0.1 to 20,000.
    */
   monotoneBucket(expr: string): string;
   /** The calculated-field compiler's functions (src/query/expr/compile.ts). */
   expr: ExprFunctions;
-  /**
-   * Present when the engine has no common table expressions nor window functions (ClickHouse
-   * 18.16): the planner then writes nested subqueries, and the aggregates that need ordering
-   * come from these.
-   */
-  nested?: NestedAggregates;
 
   // --- For anomaly signals (src/engine/signals.ts); their statistics are otherwise plain SQL both engines run.
   /** Text without its leading and trailing spaces (spaces only, as DuckDB's trim). */
@@ -95,60 +87,6 @@ export class UnsupportedByEngine extends Error {
     super(`${what} is not supported on the ${engine} event store yet`);
     this.name = 'UnsupportedByEngine';
   }
-}
-
-export interface NestedAggregates {
-  /** Whether two values are equal or both NULL (never NULL itself). */
-  nullSafeEq(a: string, b: string): string;
-  /** The number of distinct non-NULL values (an aggregate). */
-  countDistinct(expr: string): string;
-  /** An aggregate collecting the non-NULL values with their weights, sorted by value. */
-  sortedWeighted(value: string, weight: string): string;
-  /**
-   * Over such a collection: the smallest value whose cumulative weight reaches `thousandths` /
-   * 1000 of the total (exact integer comparison); NULL when it is empty.
-   */
-  nearestRank(collection: string, thousandths: number): string;
-  /** An aggregate collecting the non-NULL values, sorted (for when every weight is 1). */
-  sorted(value: string): string;
-  /** Over such a collection: the ⌈thousandths × n / 1000⌉-th value (the nearest rank); NULL when empty. */
-  nearestRankOfSorted(collection: string, thousandths: number): string;
-  /**
-   * Over such a collection: HEATMAP's cells as JSON text, `[{"lower", "upper", "count"}, …]` for
-   * the cells with values, in order: `buckets` cells of `width` from `lo` (the last one takes
-   * everything above), counts the sum of weights; NULL when the collection is empty.
-   */
-  heatmapCells(collection: string, lo: string, width: string, buckets: number): string;
-
-  // -- CONCURRENCY and RATE_* (the planner's nestedLevel: extra rows beside a level's events)
-  /**
-   * An aggregate: the group's per-second changes of `value` between consecutive events ordered
-   * by `timeUs` (microseconds) then value, each with the later event's `bucket`, as a collection
-   * of (bucket, rate) pairs; only finite rates (two events at one instant give none).
-   */
-  rates(timeUs: string, value: string, bucket: string): string;
-  /** A SELECT-list expression giving one row per element of a collection (no row when empty). */
-  unnest(collection: string): string;
-  /** The `i`-th (1-based) member of a pair. */
-  element(pair: string, i: number): string;
-  /** The integers first, first + 1, …, last as a collection (empty when last < first). */
-  range(first: string, last: string): string;
-  /**
-   * An aggregate: over the rows where `cond`, the largest per-`bucket` sum of `weight` (the
-   * busiest bucket); 0 when no row matches.
-   */
-  busiestBucket(bucket: string, weight: string, cond: string): string;
-
-  // -- BubbleUp (src/query/bubbleup.ts)
-  /** Up to `rows` rows of `from` (a subquery with __t, __w) where `where`: a pseudo-random sample, the same each time. */
-  sample(from: string, where: string, rows: number): string;
-  /** Approximate distinct count and quantile (aggregates). */
-  approxDistinct(expr: string): string;
-  approxQuantile(expr: string, p: number): string;
-  /** A SELECT-list expression giving one row per tuple of values (read each with element()). */
-  unpivot(tuples: string[][]): string;
-  /** The clause keeping the first `n` rows of each `keys` group (after ORDER BY). */
-  limitBy(n: number, keys: string[]): string;
 }
 
 /**

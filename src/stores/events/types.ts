@@ -5,7 +5,7 @@
 // case-sensitive and arbitrary; each registered field's `physical` says where it is stored.
 import type { ColumnType } from '../config/types.js';
 import type { EventColumns } from './columns.js';
-import type { SqlDialect } from './engine.js';
+import type { EngineDialect } from './statements.js';
 import type { Attribute, TableShape } from './placement.js';
 
 export type Scalar = string | number | boolean;
@@ -36,8 +36,8 @@ export interface ColumnChanges {
 }
 
 export interface EventStore {
-  /** The SQL this store's engine speaks (engine.ts). */
-  readonly dialect: SqlDialect;
+  /** The SQL this store's engine speaks: its expressions (engine.ts) and statements (statements.ts). */
+  readonly dialect: EngineDialect;
   /** The store is this process's own (embedded), not a server that other nodes share. */
   readonly embedded: boolean;
   open(): Promise<void>;
