@@ -18,7 +18,7 @@ import {
   refreshNotificationRecipients,
   validateNotificationRecipients,
 } from '../src/domain/recipients.js';
-import { ApiError } from '../src/http/errors.js';
+import { ApiError } from '../src/errors.js';
 import { shortId } from '../src/domain/ids.js';
 import type { Environment, Team } from '../src/stores/config/types.js';
 

@@ -5,7 +5,8 @@
 // when some items were not stored), a google.rpc.Status on failure (http/errors.ts).
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../http/app.js';
-import { ApiError, renderOtlpError } from '../http/errors.js';
+import { renderOtlpError } from '../http/errors.js';
+import { ApiError } from '../errors.js';
 import type { Signal } from '../ingest/otlp/model.js';
 import { exportResponse } from '../ingest/otlp/responses.js';
 import type { ApiContext } from './context.js';

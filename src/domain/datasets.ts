@@ -1,6 +1,6 @@
 // Datasets and their definitions: naming rules, defaults and the response shapes.
 import { prefixedId, slugify } from './ids.js';
-import { invalidField, ApiError, datasetNotFound, BLANK } from '../http/errors.js';
+import { invalidField, ApiError, datasetNotFound, BLANK } from '../errors.js';
 import { UniqueViolation, type ConfigStore, type Dataset, type Environment } from '../stores/config/types.js';
 
 export const ALL_DATASETS = '__all__';

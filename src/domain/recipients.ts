@@ -20,8 +20,8 @@
 //   pointing to `msteams_workflow`), as Microsoft retired those connectors; existing ones are
 //   still read, updated, delivered to and deleted.
 import { Type, type TSchema } from '@sinclair/typebox';
-import { ApiError, notFound, validationError, type TypeDetail } from '../http/errors.js';
-import { isObject, Problems } from '../http/validation.js';
+import { ApiError, notFound, validationError, type TypeDetail } from '../errors.js';
+import { isObject, Problems } from '../validation.js';
 import { UniqueViolation, type ConfigStore, type StoredObject } from '../stores/config/types.js';
 import { derivedId, sha256, shortId } from './ids.js';
 import { MARKER_MESSAGE_MAX } from './markers.js';

@@ -36,7 +36,7 @@
 import { performance } from 'node:perf_hooks';
 import { shortId } from '../domain/ids.js';
 import { withLease } from '../engine/leadership.js';
-import { datasetNotFound } from '../http/errors.js';
+import { datasetNotFound } from '../errors.js';
 import { allDatasets } from '../domain/datasets.js';
 import { UniqueViolation, type Column, type ColumnType, type ConfigStore, type Dataset } from '../stores/config/types.js';
 import type { AppendBatch, EventStore, PhysicalColumn, Scalar } from '../stores/events/types.js';

@@ -11,8 +11,8 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { REJECTION_TEXT } from '../../http/auth.js';
-import { ApiError } from '../../http/errors.js';
-import { bodyObject, Problems } from '../../http/validation.js';
+import { ApiError } from '../../errors.js';
+import { bodyObject, Problems } from '../../validation.js';
 import { clearSessionCookie, isOwnOrigin, sessionToken, setSessionCookie } from '../../http/session.js';
 import { apiKeyAccess } from '../../domain/keys.js';
 import { createSession, deleteSession } from '../../domain/sessions.js';

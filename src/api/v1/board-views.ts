@@ -23,14 +23,14 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { ApiError, notFound } from '../../http/errors.js';
+import { ApiError, notFound } from '../../errors.js';
 import { shortId } from '../../domain/ids.js';
 import { FILTER_OPS, type FilterOp } from '../../query/spec.js';
 import { MAX_FILTER_VALUES, MAX_ITEMS } from '../../query/validate.js';
 import { UniqueViolation, type ConfigStore, type Environment, type StoredObject } from '../../stores/config/types.js';
 import type { ApiContext } from '../context.js';
 import { BoardParams, getBoardObject } from './boards.js';
-import { Problems, bodyObject, isObject } from '../../http/validation.js';
+import { Problems, bodyObject, isObject } from '../../validation.js';
 
 export const BOARD_VIEW_KIND = 'board_view';
 export const MAX_VIEWS_PER_BOARD = 50;

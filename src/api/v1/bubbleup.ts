@@ -11,8 +11,8 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { ApiError } from '../../http/errors.js';
-import { bodyObject, isObject, Problems } from '../../http/validation.js';
+import { ApiError } from '../../errors.js';
+import { bodyObject, isObject, Problems } from '../../validation.js';
 import { bubbleUp, MAX_COLUMNS } from '../../query/bubbleup.js';
 import { querySources } from '../../query/sources.js';
 import { validateNestedQuerySpec } from '../../query/validate.js';

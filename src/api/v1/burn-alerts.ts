@@ -22,7 +22,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { notFound, validationError } from '../../http/errors.js';
+import { notFound, validationError } from '../../errors.js';
 import { shortId } from '../../domain/ids.js';
 import {
   MAX_NOTIFICATION_RECIPIENTS,
@@ -31,7 +31,7 @@ import {
   validateNotificationRecipients,
   type NotificationRecipient,
 } from '../../domain/recipients.js';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../errors.js';
 import {
   ALERT_TYPES,
   BURN_ALERT_KIND,
@@ -45,7 +45,7 @@ import { MINUTES_PER_DAY, type SloObject } from '../../engine/slo.js';
 import { sloEngineFor } from '../../engine/slo-registry.js';
 import type { ConfigStore } from '../../stores/config/types.js';
 import type { ApiContext } from '../context.js';
-import { bodyObject, isObject, Problems, textLength, type Json } from '../../http/validation.js';
+import { bodyObject, isObject, Problems, textLength, type Json } from '../../validation.js';
 import { getSloObject, sloScope, type SloScope } from './slos.js';
 import { SlugParams } from './schemas.js';
 

@@ -21,7 +21,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { ApiError, invalidField, notFound, BLANK } from '../../http/errors.js';
+import { ApiError, invalidField, notFound, BLANK } from '../../errors.js';
 import { ALL_DATASETS, findDataset } from '../../domain/datasets.js';
 import { shortId } from '../../domain/ids.js';
 import {

@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Packr } from 'msgpackr';
 import type { App } from '../../http/app.js';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../errors.js';
 import type { BatchRequest, DecodedBatch } from '../../ingest/batch.js';
 import { batchThreads } from '../../ingest/batch-threads.js';
 import { columnsOf } from '../../stores/events/columns.js';

@@ -14,7 +14,7 @@ import { isUtf8 } from 'node:buffer';
 import { Type } from '@sinclair/typebox';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../http/app.js';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../errors.js';
 import { columnsOf } from '../../stores/events/columns.js';
 import { DecodeError, decompress } from '../../ingest/decode.js';
 import { DEFAULT_LIMITS, EventRejected, normaliseFields, type NormalisedEvent } from '../../ingest/normalise.js';

@@ -23,7 +23,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { invalidField, notFound, BLANK } from '../../http/errors.js';
+import { invalidField, notFound, BLANK } from '../../errors.js';
 import { shortId } from '../../domain/ids.js';
 import { UniqueViolation, type ConfigStore, type Dataset, type Environment, type StoredObject } from '../../stores/config/types.js';
 import type { ApiContext } from '../context.js';

@@ -29,7 +29,7 @@
 import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { invalidField, notFound } from '../../http/errors.js';
+import { invalidField, notFound } from '../../errors.js';
 import { createMarker, MARKER_KIND, MARKER_MESSAGE_MAX, MARKER_TIME_MAX, MARKER_TYPE_MAX, MARKER_URL_MAX, type StoredMarker } from '../../domain/markers.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext } from '../context.js';

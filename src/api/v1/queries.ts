@@ -15,8 +15,8 @@
 import { Type, type TSchema, type TUnsafe } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { notFound } from '../../http/errors.js';
-import { unparseable } from '../../http/validation.js';
+import { notFound } from '../../errors.js';
+import { unparseable } from '../../validation.js';
 import { ALL_DATASETS, findDataset } from '../../domain/datasets.js';
 import { shortId } from '../../domain/ids.js';
 import { COMPARE_TIME_OFFSETS, FILTER_OPS, HAVING_OPS, QUERY_OPS, type QuerySpec, type StoredQuery } from '../../query/spec.js';

@@ -24,7 +24,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
 import { errorResponses } from '../../http/error-schemas.js';
-import { ApiError, invalidField, notFound, BLANK } from '../../http/errors.js';
+import { ApiError, invalidField, notFound, BLANK } from '../../errors.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
 import { shortId } from '../../domain/ids.js';
 import type { ApiContext } from '../context.js';

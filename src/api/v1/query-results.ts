@@ -27,7 +27,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { ApiError, invalidField, notFound } from '../../http/errors.js';
+import { ApiError, invalidField, notFound } from '../../errors.js';
 import { runClaimed } from '../../engine/leadership.js';
 import { RateLimiter } from '../../http/rate-limit.js';
 import { shortId } from '../../domain/ids.js';

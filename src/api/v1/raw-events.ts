@@ -9,8 +9,8 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { ApiError } from '../../http/errors.js';
-import { bodyObject, Problems } from '../../http/validation.js';
+import { ApiError } from '../../errors.js';
+import { bodyObject, Problems } from '../../validation.js';
 import { latestEvents } from '../../query/events.js';
 import { querySources } from '../../query/sources.js';
 import { validateNestedQuerySpec } from '../../query/validate.js';

@@ -20,7 +20,7 @@ import { envOf } from '../../http/auth.js';
 import { isSlo, SLO_KIND, sloMaths, type SloObject } from '../../engine/slo.js';
 import { sloEngineFor } from '../../engine/slo-registry.js';
 import type { ApiContext } from '../context.js';
-import { bodyObject, Problems } from '../../http/validation.js';
+import { bodyObject, Problems } from '../../validation.js';
 
 const HOUR = 3600;
 const DAY = 86_400;

@@ -33,7 +33,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { invalidField, notFound } from '../../http/errors.js';
+import { invalidField, notFound } from '../../errors.js';
 import { shortId } from '../../domain/ids.js';
 import { timeWindow } from '../../query/spec.js';
 import { computeDependencies } from '../../engine/service-map.js';

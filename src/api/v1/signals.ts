@@ -30,8 +30,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { ApiError, notFound } from '../../http/errors.js';
-import { Problems } from '../../http/validation.js';
+import { ApiError, notFound } from '../../errors.js';
+import { Problems } from '../../validation.js';
 import { findDataset } from '../../domain/datasets.js';
 import { shortId } from '../../domain/ids.js';
 import {

@@ -24,7 +24,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { ApiError, notFound, validationError } from '../../http/errors.js';
+import { ApiError, notFound, validationError } from '../../errors.js';
 import { ALL_DATASETS, datasetSlug, findDataset } from '../../domain/datasets.js';
 import { shortId } from '../../domain/ids.js';
 import { checkTags, MAX_TAGS, tagsMember } from '../../domain/tags.js';
@@ -33,7 +33,7 @@ import { BURN_ALERT_KIND, deleteBurnAlert, getAlertState, type BurnAlertBody } f
 import { isSlo, SLO_KIND, type SloBody, type SloEngine, type SloObject } from '../../engine/slo.js';
 import { sloEngineFor } from '../../engine/slo-registry.js';
 import type { ApiContext } from '../context.js';
-import { bodyObject, isObject, Problems, textLength, type Json } from '../../http/validation.js';
+import { bodyObject, isObject, Problems, textLength, type Json } from '../../validation.js';
 import { SlugParams } from './schemas.js';
 
 const tags = ['SLOs'];

@@ -55,7 +55,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { ApiError, notFound, type TypeDetail } from '../../http/errors.js';
+import { ApiError, notFound, type TypeDetail } from '../../errors.js';
 import { ALL_DATASETS } from '../../domain/datasets.js';
 import { shortId } from '../../domain/ids.js';
 import {
@@ -92,7 +92,7 @@ import type { QuerySpec, StoredQuery } from '../../query/spec.js';
 import { validateQuerySpec } from '../../query/validate.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext } from '../context.js';
-import { Problems, bodyObject, isObject, textLength, type Json } from '../../http/validation.js';
+import { Problems, bodyObject, isObject, textLength, type Json } from '../../validation.js';
 import { QUERY_KIND, QuerySchema, datasetOrAll, saveQuery } from './queries.js';
 
 const tags = ['Triggers'];

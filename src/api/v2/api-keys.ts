@@ -3,7 +3,7 @@
 // next request: keys are read from the store on every request, never cached.
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
-import { invalidField, notFound, validationError } from '../../http/errors.js';
+import { invalidField, notFound, validationError } from '../../errors.js';
 import { CONFIGURATION_PERMISSIONS, INGEST_PERMISSIONS, normalisePermissions } from '../../domain/keys.js';
 import { createKey } from '../../domain/tenancy.js';
 import type { ApiKey, ConfigStore, KeyType, Team } from '../../stores/config/types.js';

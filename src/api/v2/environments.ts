@@ -5,7 +5,7 @@
 // change of either with a 422 (an environment is never renamed).
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
-import { invalidField, notFound } from '../../http/errors.js';
+import { invalidField, notFound } from '../../errors.js';
 import { createEnvironment, deleteEnvironment, ENVIRONMENT_COLORS } from '../../domain/environments.js';
 import type { Environment as EnvRecord } from '../../stores/config/types.js';
 import type { ApiContext } from '../context.js';
