@@ -174,7 +174,7 @@ function notification(r: { id: string; type: RecipientType }, over: Partial<Noti
   };
 }
 
-const notifier = (app: TestApp = t) => app.app.engine.notifier as DeliveryNotifier;
+const notifier = (app: TestApp = t) => app.app.jobs.notifier as DeliveryNotifier;
 async function deliver(...ns: Notification[]) {
   for (const n of ns) notifier().enqueue(n);
   await notifier().idle({ timeoutMs: 15_000 });

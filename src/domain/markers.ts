@@ -1,5 +1,5 @@
 // Markers as stored configuration objects (kind `marker`): what the Markers API
-// (src/api/v1/markers.ts) and trigger evaluation (marker recipients, src/engine/triggers.ts)
+// (src/api/v1/markers.ts) and trigger evaluation (marker recipients, src/jobs/triggers.ts)
 // both write.
 import { shortId } from './ids.js';
 import type { ConfigStore, StoredObject } from '../stores/config/types.js';

@@ -1,6 +1,6 @@
 // Triggers: what is stored for a trigger and for its evaluation, and the rules that need no HTTP
 // and no SQL (threshold comparison, evaluation-schedule windows, the trigger query subset).
-// src/api/v1/triggers.ts is the HTTP face; src/engine/triggers.ts evaluates them.
+// src/api/v1/triggers.ts is the HTTP face; src/jobs/triggers.ts evaluates them.
 //
 // Storage (the generic object store, no tables of its own):
 // - kind `trigger` (TRIGGER_KIND of src/domain/recipients.ts): the trigger's configuration as the

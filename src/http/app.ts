@@ -27,8 +27,8 @@ import { registerV1 } from '../api/v1/index.js';
 import { registerUi } from '../api/ui/index.js';
 import { sessionSigningSecret } from '../domain/sessions.js';
 import type { ApiContext } from '../api/context.js';
-import { Scheduler } from '../engine/scheduler.js';
-import { LeaseLeadership, SoloLeadership, type Leadership } from '../engine/leadership.js';
+import { Scheduler } from '../jobs/scheduler.js';
+import { LeaseLeadership, SoloLeadership, type Leadership } from '../cluster/leadership.js';
 import { createNotifier } from '../notify/index.js';
 import type { Notification, Notifier } from '../notify/types.js';
 import { Metrics, metricsAllowed, metricsRefusal } from '../ops/metrics.js';
@@ -46,7 +46,7 @@ const OTLP_ROUTE = /^\/v1\/(traces|logs|metrics)$/;
 declare module 'fastify' {
   interface FastifyInstance {
     /** Background evaluation and delivery, reachable from tests (tick the scheduler, read what was sent). */
-    engine: { scheduler: Scheduler; notifier: Notifier & { sent?: Notification[] }; leadership: Leadership };
+    jobs: { scheduler: Scheduler; notifier: Notifier & { sent?: Notification[] }; leadership: Leadership };
     /** The ingest writer, reachable from tests (hold its lock to see a full ingest queue). */
     writer: IngestWriter;
     /** OTLP export for transports other than the HTTP routes (the gRPC server, http/grpc.ts). */
@@ -184,7 +184,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
       return requestBaseUrl(this, settings);
     },
   });
-  // Several nodes on one PostgreSQL store elect one leader for background work (engine/leadership.ts).
+  // Several nodes on one PostgreSQL store elect one leader for background work (cluster/leadership.ts).
   const leadership =
     deps.leadership ??
     (deps.configStore.kind === 'postgres'
@@ -305,7 +305,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     onOutcome: (recipientType, outcome) => metrics.notifications.inc({ recipient_type: recipientType, outcome }),
     claims: leadership,
   });
-  app.decorate('engine', { scheduler, notifier, leadership });
+  app.decorate('jobs', { scheduler, notifier, leadership });
   if (leadership.shared) scheduler.register(deliveryTakeover(notifier, leadership, settings));
   app.decorate('writer', writer);
   const ctx: ApiContext = {

@@ -29,7 +29,7 @@ export interface CreateNotifierDeps {
   clock?: () => number;
   onOutcome?: DeliveryNotifierDeps['onOutcome'];
   /**
-   * Claims shared with other nodes (engine/leadership.ts). When `shared`, unfinished deliveries
+   * Claims shared with other nodes (cluster/leadership.ts). When `shared`, unfinished deliveries
    * are not resumed at construction: the leader takes them over (resumeUnfinished).
    */
   claims?: DeliveryNotifierDeps['claims'] & { shared: boolean };

@@ -72,7 +72,7 @@ export interface DeliveryNotifierDeps {
   resume?: boolean;
   /** Told how each notification ended (metrics): delivered, failed or refused. */
   onOutcome?: (recipientType: string, outcome: 'delivered' | 'failed' | 'refused') => void;
-  /** Claims on deliveries shared with other nodes (engine/leadership.ts); default: every claim is ours. */
+  /** Claims on deliveries shared with other nodes (cluster/leadership.ts); default: every claim is ours. */
   claims?: { claim(name: string, ttlMs: number): Promise<boolean>; release(name: string): Promise<void> };
 }
 

@@ -1,6 +1,6 @@
 // /1/burn_alerts/{datasetSlug|__all__}: list per SLO (`?slo_id=` required; items without
 // recipients), create (201), get, full-replacement PUT, DELETE (204). Every route needs Manage
-// SLOs (`manage_slos`). Evaluation is in src/engine/burn-alerts.ts.
+// SLOs (`manage_slos`). Evaluation is in src/jobs/burn-alerts.ts.
 //
 // Decisions (also in docs/slos.md):
 // - Stored in the object store, kind `burn_alert`, under the SLO's environment and dataset (an
@@ -32,17 +32,9 @@ import {
   type NotificationRecipient,
 } from '../../domain/recipients.js';
 import { ApiError } from '../../errors.js';
-import {
-  ALERT_TYPES,
-  BURN_ALERT_KIND,
-  deleteBurnAlert,
-  getAlertState,
-  type AlertType,
-  type BurnAlertBody,
-  type BurnAlertObject,
-} from '../../engine/burn-alerts.js';
-import { MINUTES_PER_DAY, type SloObject } from '../../engine/slo.js';
-import { sloEngineFor } from '../../engine/slo-registry.js';
+import { ALERT_TYPES, BURN_ALERT_KIND, deleteBurnAlert, getAlertState, type AlertType, type BurnAlertBody, type BurnAlertObject } from '../../jobs/burn-alerts.js';
+import { MINUTES_PER_DAY, type SloObject } from '../../jobs/slo.js';
+import { sloEngineFor } from '../../jobs/slo-registry.js';
 import type { ConfigStore } from '../../stores/config/types.js';
 import type { ApiContext } from '../context.js';
 import { bodyObject, isObject, Problems, textLength, type Json } from '../../validation.js';

@@ -28,7 +28,7 @@ import type { FastifyRequest } from 'fastify';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
 import { ApiError, invalidField, notFound } from '../../errors.js';
-import { runClaimed } from '../../engine/leadership.js';
+import { runClaimed } from '../../cluster/leadership.js';
 import { RateLimiter } from '../../http/rate-limit.js';
 import { shortId } from '../../domain/ids.js';
 import { MAX_DURATION, timeWindow, truncatedWindow, type StoredQuery } from '../../query/spec.js';

@@ -13,12 +13,12 @@
 // sooner): over the SLO's rolling window of whole minutes before that moment, from reset_at's
 // minute on after a reset. Intervals whose window holds no eligible events are left out, so an
 // SLO without data answers [] (as the contract says). The minutes the SLO's rollups hold are read
-// from them (refreshed first), earlier ones from raw events (src/engine/slo.ts, history).
+// from them (refreshed first), earlier ones from raw events (src/jobs/slo.ts, history).
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { isSlo, SLO_KIND, sloMaths, type SloObject } from '../../engine/slo.js';
-import { sloEngineFor } from '../../engine/slo-registry.js';
+import { isSlo, SLO_KIND, sloMaths, type SloObject } from '../../jobs/slo.js';
+import { sloEngineFor } from '../../jobs/slo-registry.js';
 import type { ApiContext } from '../context.js';
 import { bodyObject, Problems } from '../../validation.js';
 

@@ -28,7 +28,7 @@
 //   that is malformed, of another request or past the end → 422. `links.next` is a path
 //   (`/1/maps/dependencies/requests/{id}?page[after]=…&page[size]=…`), null on the last page.
 // - Another environment's request id answers 404, exactly like an unknown one.
-import { runClaimed } from '../../engine/leadership.js';
+import { runClaimed } from '../../cluster/leadership.js';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../../http/app.js';
@@ -36,7 +36,7 @@ import { envOf } from '../../http/auth.js';
 import { invalidField, notFound } from '../../errors.js';
 import { shortId } from '../../domain/ids.js';
 import { timeWindow } from '../../query/spec.js';
-import { computeDependencies } from '../../engine/service-map.js';
+import { computeDependencies } from '../../jobs/service-map.js';
 import { QueryTimeout } from '../../stores/events/types.js';
 import type { Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext } from '../context.js';

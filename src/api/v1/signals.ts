@@ -22,7 +22,7 @@
 //   `training_period_hours` 24, `recipients` []). `null` counts as omitted. Read-only and unknown
 //   fields are ignored. Every problem of a body is reported in one 422 naming its field.
 // - `status`, `status_reason`, `baseline`, `last_observation`, … are the evaluation state the
-//   engine (src/engine/signals.ts) keeps in its own object, written only by the engine, so an
+//   evaluation (src/jobs/signals.ts) keeps in its own object, written only by it, so an
 //   update never races an evaluation. A disabled signal reads `off` at once; the other statuses
 //   change at the next evaluation (within a minute of app time).
 // - Deleting a signal closes its open anomaly (recipients get `resolved`) and deletes its
@@ -41,32 +41,7 @@ import {
   validateNotificationRecipients,
 } from '../../domain/recipients.js';
 import { UniqueViolation, type ConfigStore, type Dataset, type Environment, type StoredObject } from '../../stores/config/types.js';
-import {
-  ANOMALY_KIND,
-  ENDED_REASONS,
-  SENSITIVITIES,
-  SIGNAL_KIND,
-  SIGNAL_KINDS,
-  SIGNAL_STATE_KIND,
-  SIGNAL_STATUSES,
-  TRAINING_HOURS_DEFAULT,
-  TRAINING_HOURS_MAX,
-  TRAINING_HOURS_MIN,
-  WINDOW_SECONDS,
-  bandOf,
-  closeAnomaly,
-  defaultSignalName,
-  getState,
-  initialState,
-  listAnomalies,
-  signalJob,
-  stateId,
-  type Sensitivity,
-  type SignalKind,
-  type SignalState,
-  type StoredAnomaly,
-  type StoredSignal,
-} from '../../engine/signals.js';
+import { ANOMALY_KIND, ENDED_REASONS, SENSITIVITIES, SIGNAL_KIND, SIGNAL_KINDS, SIGNAL_STATE_KIND, SIGNAL_STATUSES, TRAINING_HOURS_DEFAULT, TRAINING_HOURS_MAX, TRAINING_HOURS_MIN, WINDOW_SECONDS, bandOf, closeAnomaly, defaultSignalName, getState, initialState, listAnomalies, signalJob, stateId, type Sensitivity, type SignalKind, type SignalState, type StoredAnomaly, type StoredSignal } from '../../jobs/signals.js';
 import type { ApiContext } from '../context.js';
 import { SlugParams } from './schemas.js';
 

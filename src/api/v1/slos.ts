@@ -1,7 +1,7 @@
 // /1/slos/{datasetSlug|__all__}: list, create (201), get (`?detailed` adds status, burn_rate,
 // budget_remaining, compliance), full-replacement PUT, DELETE (204, with the SLO's burn alerts),
 // and Waggle's reset: POST /1/slos/{datasetSlug|__all__}/{sloId}/reset. Every route needs Manage
-// SLOs (`manage_slos`). The maths is in src/engine/slo.ts.
+// SLOs (`manage_slos`). The maths is in src/jobs/slo.ts.
 //
 // Decisions (also in docs/slos.md):
 // - Stored in the object store, kind `slo`, with the ids of its datasets. An SLO made on a dataset
@@ -29,9 +29,9 @@ import { ALL_DATASETS, datasetSlug, findDataset } from '../../domain/datasets.js
 import { shortId } from '../../domain/ids.js';
 import { checkTags, MAX_TAGS, tagsMember } from '../../domain/tags.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
-import { BURN_ALERT_KIND, deleteBurnAlert, getAlertState, type BurnAlertBody } from '../../engine/burn-alerts.js';
-import { isSlo, SLO_KIND, type SloBody, type SloEngine, type SloObject } from '../../engine/slo.js';
-import { sloEngineFor } from '../../engine/slo-registry.js';
+import { BURN_ALERT_KIND, deleteBurnAlert, getAlertState, type BurnAlertBody } from '../../jobs/burn-alerts.js';
+import { isSlo, SLO_KIND, type SloBody, type SloEngine, type SloObject } from '../../jobs/slo.js';
+import { sloEngineFor } from '../../jobs/slo-registry.js';
 import type { ApiContext } from '../context.js';
 import { bodyObject, isObject, Problems, textLength, type Json } from '../../validation.js';
 import { SlugParams } from './schemas.js';

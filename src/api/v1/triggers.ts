@@ -2,7 +2,7 @@
 // PUT and DELETE (204), following Honeycomb's Trigger objects (CreateTriggerRequest /
 // TriggerResponse). Every route needs the configuration-key permission Manage Triggers
 // (`manage_triggers`): 403 without it; another environment's trigger answers 404 like a missing one.
-// Registering the routes also registers the evaluation job (src/engine/triggers.ts).
+// Registering the routes also registers the evaluation job (src/jobs/triggers.ts).
 //
 // Decisions (also in docs/triggers.md):
 // - A trigger belongs to its dataset, or to the environment for `__all__`, and is listed, read and
@@ -43,7 +43,7 @@
 //   details}`): besides team recipients, `{type: "email", target: "<address>"}` names the team's
 //   email recipient of that address or makes one (once the whole body is valid), and
 //   `{type: "marker", target: "<text>"}` makes a marker with that text each time the trigger fires
-//   (src/engine/triggers.ts).
+//   (src/jobs/triggers.ts).
 // - PUT is a full replacement (omitted fields take their defaults, except baseline_details). It
 //   keeps the evaluation state: the schedule goes on from the last run and the next evaluation
 //   decides (a triggered trigger that no longer breaches resolves then).
@@ -87,7 +87,7 @@ import {
   type Threshold,
   type TriggerState,
 } from '../../domain/triggers.js';
-import { resolveOnDelete, triggerJob } from '../../engine/triggers.js';
+import { resolveOnDelete, triggerJob } from '../../jobs/triggers.js';
 import type { QuerySpec, StoredQuery } from '../../query/spec.js';
 import { validateQuerySpec } from '../../query/validate.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';

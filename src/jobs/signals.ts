@@ -149,7 +149,7 @@ export interface Observation {
   windowSeconds: number;
 }
 
-/** Evaluation state (object kind `signal_state`, id = stateId(signal id)); written by the engine only. */
+/** Evaluation state (object kind `signal_state`, id = stateId(signal id)); written by the evaluation only. */
 export interface SignalState {
   status: SignalStatus;
   reason: string;
@@ -426,7 +426,7 @@ async function computeBaseline(
 
 // --- Evaluation
 
-/** What the engine needs to find a signal's dataset and environment. */
+/** What the evaluation needs to find a signal's dataset and environment. */
 interface Place {
   env: Environment;
   dataset: Dataset;
