@@ -11,7 +11,8 @@ import type { Settings } from '../src/settings.js';
 import { createEventStore } from '../src/stores/events/open.js';
 import type { EventStore } from '../src/stores/events/types.js';
 import { sha256, shortId } from '../src/domain/ids.js';
-import { RECIPIENT_KIND, recipientIdentity, recipientResponse } from '../src/domain/recipients.js';
+import { recipientIdentity, recipientResponse } from '../src/domain/recipients.js';
+import { RECIPIENT_KIND } from '../src/domain/kinds.js';
 
 export interface TestApp {
   app: App;

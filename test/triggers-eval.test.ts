@@ -13,8 +13,9 @@ import { addKey, secondEnvironment } from './tenancy-fixtures.js';
 import { createApp } from '../src/http/app.js';
 import { openSqliteStore } from '../src/stores/config/store.js';
 import { DuckDbEventStore } from '../src/stores/events/duckdb-store.js';
-import { inScheduleWindow, stateIdOf, TRIGGER_STATE_KIND, type TriggerState } from '../src/domain/triggers.js';
+import { inScheduleWindow, stateIdOf, type TriggerState } from '../src/domain/triggers.js';
 import type { Notification } from '../src/notify/types.js';
+import { TRIGGER_STATE_KIND } from '../src/domain/kinds.js';
 
 const HOUR = 3600;
 /** A Monday 10:00:00 UTC between 2 and 9 days ago: every event stays in the past. */
@@ -328,7 +329,6 @@ describe('trigger evaluation', () => {
     const got = await t.app.inject({ method: 'GET', url: `/1/triggers/__all__/${trig.id}`, headers: staging.headers });
     expect(json(got).triggered).toBe(true);
   });
-
 
   it('marker recipients: each firing makes a marker (type trigger, the trigger URL) on the dataset; nothing is delivered to them', async () => {
     const ds = dataset();

@@ -3,8 +3,8 @@
 // both write.
 import { shortId } from './ids.js';
 import type { ConfigStore, StoredObject } from '../stores/config/types.js';
+import { MARKER_KIND } from './kinds.js';
 
-export const MARKER_KIND = 'marker';
 /** 9999-12-31T23:59:59Z in Unix seconds: the latest marker time. */
 export const MARKER_TIME_MAX = 253_402_300_799;
 export const MARKER_MESSAGE_MAX = 4096;

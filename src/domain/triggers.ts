@@ -14,9 +14,8 @@
 import type { NotificationRecipient } from './recipients.js';
 import type { Tag } from './tags.js';
 import type { QueryOp, QuerySpec } from '../query/spec.js';
+import { TRIGGER_KIND } from './kinds.js';
 
-export { TRIGGER_KIND } from './recipients.js';
-export const TRIGGER_STATE_KIND = 'trigger_state';
 export const stateIdOf = (triggerId: string) => `${triggerId}.state`;
 
 export const THRESHOLD_OPS = ['>', '>=', '<', '<='] as const;

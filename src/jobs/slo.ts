@@ -31,7 +31,6 @@ import { calculatedFieldsOf } from '../query/sources.js';
 import type { Tag } from '../domain/tags.js';
 
 export { MINUTE_US, type Counts };
-export const SLO_KIND = 'slo';
 export const MINUTES_PER_DAY = 1440;
 /** Burn rate window of the detailed SLO answer (Honeycomb: the last 4 hours). */
 export const BURN_RATE_MINUTES = 240;

@@ -39,17 +39,7 @@
 //   dedupKey `trigger:<id>` shared by a trigger and its resolve. Recipients are notified before
 //   the state is saved: a crash in between repeats a notification rather than losing it.
 import type { Job } from './scheduler.js';
-import {
-  TRIGGER_KIND,
-  TRIGGER_STATE_KIND,
-  ZERO_WHEN_EMPTY_OPS,
-  breaches,
-  inScheduleWindow,
-  stateIdOf,
-  triggerDuration,
-  type StoredTrigger,
-  type TriggerState,
-} from '../domain/triggers.js';
+import { ZERO_WHEN_EMPTY_OPS, breaches, inScheduleWindow, stateIdOf, triggerDuration, type StoredTrigger, type TriggerState } from '../domain/triggers.js';
 import { derivedId } from '../domain/ids.js';
 import { createMarker } from '../domain/markers.js';
 import { isDeliverable, MARKER_RECIPIENT } from '../domain/recipients.js';
@@ -60,6 +50,7 @@ import { querySources } from '../query/sources.js';
 import { calculationKey, type Calculation, type QuerySpec } from '../query/spec.js';
 import type { ConfigStore, StoredObject } from '../stores/config/types.js';
 import type { EventStore } from '../stores/events/types.js';
+import { TRIGGER_KIND, TRIGGER_STATE_KIND } from '../domain/kinds.js';
 
 /** What evaluation needs of the app (the API context has all of it). */
 export interface TriggerEngineContext {

@@ -7,7 +7,7 @@ import type { Notification, Notifier } from './types.js';
 
 export { DeliveryNotifier } from './notifier.js';
 export type { DeliveryOptions, DeliveryNotifierDeps, NotifyLogger } from './notifier.js';
-export { DELIVERY_KIND, listDeliveries, pruneDeliveries, type DeliveryAttempt, type DeliveryFilter, type DeliveryRecord, type DeliveryState } from './log.js';
+export { listDeliveries, pruneDeliveries, type DeliveryAttempt, type DeliveryFilter, type DeliveryRecord, type DeliveryState } from './log.js';
 export { renderTemplate, parseTemplate, TemplateError } from './template.js';
 export { webhookSignature, WEBHOOK_HEADERS } from './transports.js';
 export type { Notification, Notifier, AlertSource } from './types.js';

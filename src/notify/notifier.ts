@@ -33,9 +33,10 @@
 import { randomUUID } from 'node:crypto';
 import { getRecipientForDelivery, recipientTarget } from '../domain/recipients.js';
 import { UniqueViolation, type ConfigStore } from '../stores/config/types.js';
-import { DELIVERY_KIND, deliveryKey, isFinal, pruneDeliveries, type DeliveryAttempt, type DeliveryRecord } from './log.js';
+import { deliveryKey, isFinal, pruneDeliveries, type DeliveryAttempt, type DeliveryRecord } from './log.js';
 import { EmailSender, sendOnce, type AttemptResult, type TransportConfig } from './transports.js';
 import type { Notification, Notifier } from './types.js';
+import { DELIVERY_KIND } from '../domain/kinds.js';
 
 export interface NotifyLogger {
   info(obj: object, msg: string): void;

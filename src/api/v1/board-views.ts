@@ -31,8 +31,8 @@ import { UniqueViolation, type ConfigStore, type Environment, type StoredObject 
 import type { ApiContext } from '../context.js';
 import { BoardParams, getBoardObject } from './boards.js';
 import { Problems, bodyObject, isObject } from '../../validation.js';
+import { BOARD_VIEW_KIND } from '../../domain/kinds.js';
 
-export const BOARD_VIEW_KIND = 'board_view';
 export const MAX_VIEWS_PER_BOARD = 50;
 export const MAX_VIEW_NAME_LENGTH = 255;
 /** As a query's filters (100), each `in` / `not-in` with at most 1,000 values. */

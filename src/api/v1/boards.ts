@@ -61,13 +61,10 @@ import { shortId } from '../../domain/ids.js';
 import { checkTags, tagsMember, type Tag } from '../../domain/tags.js';
 import type { ConfigStore, Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext } from '../context.js';
-import { QUERY_KIND } from './queries.js';
-import { QUERY_ANNOTATION_KIND, type StoredQueryAnnotation } from './query-annotations.js';
+import { type StoredQueryAnnotation } from './query-annotations.js';
 import { deleteBoardViews, registerBoardViews } from './board-views.js';
+import { BOARD_KIND, QUERY_ANNOTATION_KIND, QUERY_KIND, SLO_KIND } from '../../domain/kinds.js';
 
-export const BOARD_KIND = 'board';
-/** SLOs are stored under this kind by the SLO module; panels look them up by id. */
-export const SLO_KIND = 'slo';
 export const MAX_PRESET_FILTERS = 5;
 /** Lists without a documented Honeycomb maximum get one of ours (docs/api.md, "Limits"). */
 export const MAX_PANELS = 100;

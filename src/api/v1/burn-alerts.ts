@@ -32,7 +32,7 @@ import {
   type NotificationRecipient,
 } from '../../domain/recipients.js';
 import { ApiError } from '../../errors.js';
-import { ALERT_TYPES, BURN_ALERT_KIND, deleteBurnAlert, getAlertState, type AlertType, type BurnAlertBody, type BurnAlertObject } from '../../jobs/burn-alerts.js';
+import { ALERT_TYPES, deleteBurnAlert, getAlertState, type AlertType, type BurnAlertBody, type BurnAlertObject } from '../../jobs/burn-alerts.js';
 import { MINUTES_PER_DAY, type SloObject } from '../../jobs/slo.js';
 import { sloEngineFor } from '../../jobs/slo-registry.js';
 import type { ConfigStore } from '../../stores/config/types.js';
@@ -40,6 +40,7 @@ import type { ApiContext } from '../context.js';
 import { bodyObject, isObject, Problems, textLength, type Json } from '../../validation.js';
 import { getSloObject, sloScope, type SloScope } from './slos.js';
 import { SlugParams } from './schemas.js';
+import { BURN_ALERT_KIND } from '../../domain/kinds.js';
 
 const tags = ['Burn Alerts'];
 const security = [{ configuration_key: [] }];

@@ -29,8 +29,8 @@ import { UniqueViolation, type ConfigStore, type Dataset, type Environment, type
 import type { ApiContext } from '../context.js';
 import { datasetOrAll } from './queries.js';
 import { SlugParams } from './schemas.js';
+import { MARKER_SETTING_KIND } from '../../domain/kinds.js';
 
-export const MARKER_SETTING_KIND = 'marker_setting';
 const tags = ['Marker Settings'];
 const security = [{ configuration_key: [] }];
 const auth = { kind: 'team', permission: 'manage_markers' } as const;

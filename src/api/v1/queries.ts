@@ -24,8 +24,8 @@ import { MAX_FILTER_VALUES, validateQuerySpec } from '../../query/validate.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext } from '../context.js';
 import { SlugParams } from './schemas.js';
+import { QUERY_KIND } from '../../domain/kinds.js';
 
-export const QUERY_KIND = 'query';
 const tags = ['Queries'];
 const security = [{ configuration_key: [] }];
 const auth = { kind: 'team', permission: 'manage_columns' } as const;

@@ -28,10 +28,10 @@ import { ApiError, invalidField, notFound, BLANK } from '../../errors.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
 import { shortId } from '../../domain/ids.js';
 import type { ApiContext } from '../context.js';
-import { QUERY_KIND, datasetOrAll } from './queries.js';
+import { datasetOrAll } from './queries.js';
 import { SlugParams } from './schemas.js';
+import { QUERY_ANNOTATION_KIND, QUERY_KIND } from '../../domain/kinds.js';
 
-export const QUERY_ANNOTATION_KIND = 'query_annotation';
 const tags = ['Query Annotations'];
 const security = [{ configuration_key: [] }];
 const auth = { kind: 'team', permission: 'manage_columns' } as const;

@@ -40,8 +40,8 @@ import type { Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext } from '../context.js';
 import { QuerySchema, datasetOrAll, getQueryObject } from './queries.js';
 import { SlugParams } from './schemas.js';
+import { QUERY_RESULT_KIND } from '../../domain/kinds.js';
 
-export const QUERY_RESULT_KIND = 'query_result';
 /**
  * A GET of a pending result waits up to this long for it to complete before answering
  * `complete: false` (a long poll): a client polling every few ms would otherwise spend the

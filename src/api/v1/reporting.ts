@@ -17,10 +17,11 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { isSlo, SLO_KIND, sloMaths, type SloObject } from '../../jobs/slo.js';
+import { isSlo, sloMaths, type SloObject } from '../../jobs/slo.js';
 import { sloEngineFor } from '../../jobs/slo-registry.js';
 import type { ApiContext } from '../context.js';
 import { bodyObject, Problems } from '../../validation.js';
+import { SLO_KIND } from '../../domain/kinds.js';
 
 const HOUR = 3600;
 const DAY = 86_400;

@@ -40,8 +40,8 @@ import { computeDependencies } from '../../jobs/service-map.js';
 import { QueryTimeout } from '../../stores/events/types.js';
 import type { Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext } from '../context.js';
+import { MAP_REQUEST_KIND } from '../../domain/kinds.js';
 
-export const MAP_REQUEST_KIND = 'map_dependency_request';
 const tags = ['Service Maps'];
 const security = [{ configuration_key: [] }];
 const auth = { kind: 'team', permission: 'read_service_maps' } as const;

@@ -41,9 +41,10 @@ import {
   validateNotificationRecipients,
 } from '../../domain/recipients.js';
 import { UniqueViolation, type ConfigStore, type Dataset, type Environment, type StoredObject } from '../../stores/config/types.js';
-import { ANOMALY_KIND, ENDED_REASONS, SENSITIVITIES, SIGNAL_KIND, SIGNAL_KINDS, SIGNAL_STATE_KIND, SIGNAL_STATUSES, TRAINING_HOURS_DEFAULT, TRAINING_HOURS_MAX, TRAINING_HOURS_MIN, WINDOW_SECONDS, bandOf, closeAnomaly, defaultSignalName, getState, initialState, listAnomalies, signalJob, stateId, type Sensitivity, type SignalKind, type SignalState, type StoredAnomaly, type StoredSignal } from '../../jobs/signals.js';
+import { ENDED_REASONS, SENSITIVITIES, SIGNAL_KINDS, SIGNAL_STATUSES, TRAINING_HOURS_DEFAULT, TRAINING_HOURS_MAX, TRAINING_HOURS_MIN, WINDOW_SECONDS, bandOf, closeAnomaly, defaultSignalName, getState, initialState, listAnomalies, signalJob, stateId, type Sensitivity, type SignalKind, type SignalState, type StoredAnomaly, type StoredSignal } from '../../jobs/signals.js';
 import type { ApiContext } from '../context.js';
 import { SlugParams } from './schemas.js';
+import { ANOMALY_KIND, SIGNAL_KIND, SIGNAL_STATE_KIND } from '../../domain/kinds.js';
 
 const tags = ['Signals (beta)'];
 const security = [{ configuration_key: [] }];

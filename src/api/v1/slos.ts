@@ -29,12 +29,13 @@ import { ALL_DATASETS, datasetSlug, findDataset } from '../../domain/datasets.js
 import { shortId } from '../../domain/ids.js';
 import { checkTags, MAX_TAGS, tagsMember } from '../../domain/tags.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
-import { BURN_ALERT_KIND, deleteBurnAlert, getAlertState, type BurnAlertBody } from '../../jobs/burn-alerts.js';
-import { isSlo, SLO_KIND, type SloBody, type SloEngine, type SloObject } from '../../jobs/slo.js';
+import { deleteBurnAlert, getAlertState, type BurnAlertBody } from '../../jobs/burn-alerts.js';
+import { isSlo, type SloBody, type SloEngine, type SloObject } from '../../jobs/slo.js';
 import { sloEngineFor } from '../../jobs/slo-registry.js';
 import type { ApiContext } from '../context.js';
 import { bodyObject, isObject, Problems, textLength, type Json } from '../../validation.js';
 import { SlugParams } from './schemas.js';
+import { BURN_ALERT_KIND, SLO_KIND } from '../../domain/kinds.js';
 
 const tags = ['SLOs'];
 const security = [{ configuration_key: [] }];

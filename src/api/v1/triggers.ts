@@ -66,34 +66,15 @@ import {
   validateNotificationRecipients,
 } from '../../domain/recipients.js';
 import { checkTags, tagsMember } from '../../domain/tags.js';
-import {
-  ALERT_TYPES,
-  BASELINE_OFFSETS,
-  BASELINE_TYPES,
-  DAYS_OF_WEEK,
-  LIMITS,
-  SCHEDULE_TYPES,
-  THRESHOLD_OPS,
-  TIME_OF_DAY,
-  TRIGGER_FORBIDDEN_OPS,
-  TRIGGER_KIND,
-  TRIGGER_STATE_KIND,
-  stateIdOf,
-  triggerDuration,
-  type BaselineDetails,
-  type DayOfWeek,
-  type ScheduleWindow,
-  type StoredTrigger,
-  type Threshold,
-  type TriggerState,
-} from '../../domain/triggers.js';
+import { ALERT_TYPES, BASELINE_OFFSETS, BASELINE_TYPES, DAYS_OF_WEEK, LIMITS, SCHEDULE_TYPES, THRESHOLD_OPS, TIME_OF_DAY, TRIGGER_FORBIDDEN_OPS, stateIdOf, triggerDuration, type BaselineDetails, type DayOfWeek, type ScheduleWindow, type StoredTrigger, type Threshold, type TriggerState } from '../../domain/triggers.js';
 import { resolveOnDelete, triggerJob } from '../../jobs/triggers.js';
 import type { QuerySpec, StoredQuery } from '../../query/spec.js';
 import { validateQuerySpec } from '../../query/validate.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext } from '../context.js';
 import { Problems, bodyObject, isObject, textLength, type Json } from '../../validation.js';
-import { QUERY_KIND, QuerySchema, datasetOrAll, saveQuery } from './queries.js';
+import { QuerySchema, datasetOrAll, saveQuery } from './queries.js';
+import { QUERY_KIND, TRIGGER_KIND, TRIGGER_STATE_KIND } from '../../domain/kinds.js';
 
 const tags = ['Triggers'];
 const security = [{ configuration_key: [] }];
