@@ -4,7 +4,7 @@
 // hand below, and resolve once the failures stop; notifications on each flip only, state kept
 // across a restart of the app.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../src/http/app.js';
+import { createApp } from '../src/app.js';
 import { makeApp, json, type TestApp } from './helpers.js';
 import { ingest } from './query-helpers.js';
 import { expectContract } from './contract.js';

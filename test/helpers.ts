@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApp, type App, type AppDeps } from '../src/http/app.js';
+import { createApp, type App, type AppDeps } from '../src/app.js';
 import { initialise, type InitResult } from '../src/domain/tenancy.js';
 import { openSqliteStore } from '../src/stores/config/store.js';
 import type { ConfigStore } from '../src/stores/config/types.js';

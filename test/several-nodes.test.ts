@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp, type App } from '../src/http/app.js';
+import { createApp, type App } from '../src/app.js';
 import { initialise, type InitResult } from '../src/domain/tenancy.js';
 import { LeaseLeadership } from '../src/cluster/leadership.js';
 import { openPostgresStore } from '../src/stores/config/store.js';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, json, TestClock, type TestApp } from './helpers.js';
 import { ingest } from './query-helpers.js';
 import { addKey, secondEnvironment } from './tenancy-fixtures.js';
-import { createApp } from '../src/http/app.js';
+import { createApp } from '../src/app.js';
 import { openSqliteStore } from '../src/stores/config/store.js';
 import { DuckDbEventStore } from '../src/stores/events/duckdb-store.js';
 import { inScheduleWindow, stateIdOf, type TriggerState } from '../src/domain/triggers.js';

@@ -21,14 +21,13 @@
 // - Views are stored as objects of kind `board_view` whose scope is the board id and whose
 //   unique key is the name; deleting a board deletes them (deleteBoardViews).
 import { Type, type Static } from '@sinclair/typebox';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
 import { ApiError, notFound } from '../../errors.js';
 import { shortId } from '../../domain/ids.js';
 import { FILTER_OPS, type FilterOp } from '../../query/spec.js';
 import { MAX_FILTER_VALUES, MAX_ITEMS } from '../../query/validate.js';
 import { UniqueViolation, type ConfigStore, type Environment, type StoredObject } from '../../stores/config/types.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 import { BoardParams, getBoardObject } from './boards.js';
 import { Problems, bodyObject, isObject } from '../../validation.js';
 import { BOARD_VIEW_KIND } from '../../domain/kinds.js';

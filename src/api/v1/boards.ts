@@ -53,14 +53,13 @@
 // - Deleting a board deletes its views. The list is in creation order.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
 import { ApiError, notFound } from '../../errors.js';
 import { bodyObject, isObject, Problems, textLength, type Json } from '../../validation.js';
 import { shortId } from '../../domain/ids.js';
 import { checkTags, tagsMember, type Tag } from '../../domain/tags.js';
 import type { ConfigStore, Environment, StoredObject } from '../../stores/config/types.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 import { type StoredQueryAnnotation } from './query-annotations.js';
 import { deleteBoardViews, registerBoardViews } from './board-views.js';
 import { BOARD_KIND, QUERY_ANNOTATION_KIND, QUERY_KIND, SLO_KIND } from '../../domain/kinds.js';

@@ -20,7 +20,6 @@
 //   echoed only. Read-only (`id`, `triggered`, timestamps) and unknown fields are ignored. PUT
 //   keeps the alert's triggered state; the next evaluation decides anew.
 import { Type, type Static } from '@sinclair/typebox';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
 import { notFound, validationError } from '../../errors.js';
 import { shortId } from '../../domain/ids.js';
@@ -34,9 +33,8 @@ import {
 import { ApiError } from '../../errors.js';
 import { ALERT_TYPES, deleteBurnAlert, getAlertState, type AlertType, type BurnAlertBody, type BurnAlertObject } from '../../jobs/burn-alerts.js';
 import { MINUTES_PER_DAY, type SloObject } from '../../jobs/slo.js';
-import { sloEngineFor } from '../../jobs/slo-registry.js';
 import type { ConfigStore } from '../../stores/config/types.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 import { bodyObject, isObject, Problems, textLength, type Json } from '../../validation.js';
 import { getSloObject, sloScope, type SloScope } from './slos.js';
 import { SlugParams } from './schemas.js';
@@ -154,7 +152,6 @@ async function checkRecipients(p: Problems, store: ConfigStore, teamId: string, 
 
 export function registerBurnAlerts(app: App, ctx: ApiContext): void {
   const { store } = ctx;
-  sloEngineFor(ctx);
   const noSchemaValidation = () => () => true;
 
   /** The alert as seen from the path (its SLO must be visible there); 404 otherwise. */

@@ -1,5 +1,4 @@
-import type { App } from '../../http/app.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 import { registerAuth } from './auth.js';
 import { registerBoards } from './boards.js';
 import { registerColumns } from './columns.js';

@@ -21,13 +21,12 @@
 //   createQueryAnnotation(). The list shows only `query` ones unless
 //   `?include_board_annotations=true` (`true`/`false` only; anything else → 422).
 import { Type, type Static } from '@sinclair/typebox';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
 import { errorResponses } from '../../http/error-schemas.js';
 import { ApiError, invalidField, notFound, BLANK } from '../../errors.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
 import { shortId } from '../../domain/ids.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 import { datasetOrAll } from './queries.js';
 import { SlugParams } from './schemas.js';
 import { QUERY_ANNOTATION_KIND, QUERY_KIND } from '../../domain/kinds.js';

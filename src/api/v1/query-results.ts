@@ -25,7 +25,6 @@
 import { UnsupportedByEngine } from '../../query/plan.js';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
 import { ApiError, invalidField, notFound } from '../../errors.js';
 import { runClaimed } from '../../cluster/leadership.js';
@@ -37,7 +36,7 @@ import { runQuery, type QueryData } from '../../query/run.js';
 import { querySources } from '../../query/sources.js';
 import { QueryTimeout } from '../../stores/events/types.js';
 import type { Environment, StoredObject } from '../../stores/config/types.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 import { QuerySchema, datasetOrAll, getQueryObject } from './queries.js';
 import { SlugParams } from './schemas.js';
 import { QUERY_RESULT_KIND } from '../../domain/kinds.js';

@@ -31,7 +31,6 @@
 import { runClaimed } from '../../cluster/leadership.js';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
 import { invalidField, notFound } from '../../errors.js';
 import { shortId } from '../../domain/ids.js';
@@ -39,7 +38,7 @@ import { timeWindow } from '../../query/spec.js';
 import { computeDependencies } from '../../jobs/service-map.js';
 import { QueryTimeout } from '../../stores/events/types.js';
 import type { Environment, StoredObject } from '../../stores/config/types.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 import { MAP_REQUEST_KIND } from '../../domain/kinds.js';
 
 const tags = ['Service Maps'];

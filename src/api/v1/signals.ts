@@ -28,7 +28,6 @@
 // - Deleting a signal closes its open anomaly (recipients get `resolved`) and deletes its
 //   anomalies. Deleting the dataset deletes its signals.
 import { Type, type Static } from '@sinclair/typebox';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
 import { ApiError, notFound } from '../../errors.js';
 import { Problems } from '../../validation.js';
@@ -41,8 +40,8 @@ import {
   validateNotificationRecipients,
 } from '../../domain/recipients.js';
 import { UniqueViolation, type ConfigStore, type Dataset, type Environment, type StoredObject } from '../../stores/config/types.js';
-import { ENDED_REASONS, SENSITIVITIES, SIGNAL_KINDS, SIGNAL_STATUSES, TRAINING_HOURS_DEFAULT, TRAINING_HOURS_MAX, TRAINING_HOURS_MIN, WINDOW_SECONDS, bandOf, closeAnomaly, defaultSignalName, getState, initialState, listAnomalies, signalJob, stateId, type Sensitivity, type SignalKind, type SignalState, type StoredAnomaly, type StoredSignal } from '../../jobs/signals.js';
-import type { ApiContext } from '../context.js';
+import { ENDED_REASONS, SENSITIVITIES, SIGNAL_KINDS, SIGNAL_STATUSES, TRAINING_HOURS_DEFAULT, TRAINING_HOURS_MAX, TRAINING_HOURS_MIN, WINDOW_SECONDS, bandOf, closeAnomaly, defaultSignalName, getState, initialState, listAnomalies, stateId, type Sensitivity, type SignalKind, type SignalState, type StoredAnomaly, type StoredSignal } from '../../jobs/signals.js';
+import type { ApiContext, App } from '../context.js';
 import { SlugParams } from './schemas.js';
 import { ANOMALY_KIND, SIGNAL_KIND, SIGNAL_STATE_KIND } from '../../domain/kinds.js';
 
@@ -283,7 +282,6 @@ async function respond(store: ConfigStore, o: StoredObject<StoredSignal>, datase
 export function registerSignals(app: App, ctx: ApiContext): void {
   const { store, events, notifier, now } = ctx;
   const engine = { store, events, notifier, timeoutMs: ctx.settings.queryTimeoutMs };
-  ctx.scheduler.register(signalJob({ ...engine, onError: (signalId, err) => app.log.error({ err, signalId }, 'signal evaluation failed') }));
 
   app.get(
     '/1/signals/:datasetSlug',

@@ -22,7 +22,6 @@
 // - Reset: `reset_at` is read-only in Honeycomb's API (its UI resets). Waggle resets with
 //   `POST …/{sloId}/reset` (no body): reset_at becomes now and the budget is counted from then on.
 import { Type, type Static } from '@sinclair/typebox';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
 import { ApiError, notFound, validationError } from '../../errors.js';
 import { ALL_DATASETS, datasetSlug, findDataset } from '../../domain/datasets.js';
@@ -31,8 +30,7 @@ import { checkTags, MAX_TAGS, tagsMember } from '../../domain/tags.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
 import { deleteBurnAlert, getAlertState, type BurnAlertBody } from '../../jobs/burn-alerts.js';
 import { isSlo, type SloBody, type SloEngine, type SloObject } from '../../jobs/slo.js';
-import { sloEngineFor } from '../../jobs/slo-registry.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 import { bodyObject, isObject, Problems, textLength, type Json } from '../../validation.js';
 import { SlugParams } from './schemas.js';
 import { BURN_ALERT_KIND, SLO_KIND } from '../../domain/kinds.js';
@@ -228,7 +226,7 @@ export async function deleteSlo(store: ConfigStore, engine: SloEngine, slo: Stor
 
 export function registerSlos(app: App, ctx: ApiContext): void {
   const { store } = ctx;
-  const engine = sloEngineFor(ctx);
+  const engine = ctx.slos;
   const noSchemaValidation = () => () => true;
 
   app.get(

@@ -53,7 +53,6 @@
 //   recipients a `resolved` notification, so incidents it opened do not stay open forever.
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
 import { ApiError, notFound, type TypeDetail } from '../../errors.js';
 import { ALL_DATASETS } from '../../domain/datasets.js';
@@ -67,11 +66,11 @@ import {
 } from '../../domain/recipients.js';
 import { checkTags, tagsMember } from '../../domain/tags.js';
 import { ALERT_TYPES, BASELINE_OFFSETS, BASELINE_TYPES, DAYS_OF_WEEK, LIMITS, SCHEDULE_TYPES, THRESHOLD_OPS, TIME_OF_DAY, TRIGGER_FORBIDDEN_OPS, stateIdOf, triggerDuration, type BaselineDetails, type DayOfWeek, type ScheduleWindow, type StoredTrigger, type Threshold, type TriggerState } from '../../domain/triggers.js';
-import { resolveOnDelete, triggerJob } from '../../jobs/triggers.js';
+import { resolveOnDelete } from '../../jobs/triggers.js';
 import type { QuerySpec, StoredQuery } from '../../query/spec.js';
 import { validateQuerySpec } from '../../query/validate.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 import { Problems, bodyObject, isObject, textLength, type Json } from '../../validation.js';
 import { QuerySchema, datasetOrAll, saveQuery } from './queries.js';
 import { QUERY_KIND, TRIGGER_KIND, TRIGGER_STATE_KIND } from '../../domain/kinds.js';
@@ -516,7 +515,6 @@ const wholeSecond = (d: Date) => new Date(Math.floor(d.getTime() / 1000) * 1000)
 
 export function registerTriggers(app: App, ctx: ApiContext): void {
   const { store } = ctx;
-  ctx.scheduler.register(triggerJob(ctx));
   const noSchemaValidation = () => () => true;
   const respond = async (o: StoredObject<StoredTrigger>, dataset: Dataset | null) => (await triggerResponses(store, [o]))[0] ?? triggerResponse(o, slugOfPath(dataset));
   const datasetOf = (request: FastifyRequest) => datasetOrAll(store, envOf(request), (request.params as { datasetSlug: string }).datasetSlug);
