@@ -3,7 +3,7 @@
 // src/api/v1/triggers.ts is the HTTP face; src/jobs/triggers.ts evaluates them.
 //
 // Storage (the generic object store, no tables of its own):
-// - kind `trigger` (TRIGGER_KIND of src/domain/recipients.ts): the trigger's configuration as the
+// - kind `trigger` (TRIGGER_KIND, src/domain/kinds.ts): the trigger's configuration as the
 //   API accepted it. `recipients` are NotificationRecipients `{id, type, target, details}`, so the
 //   recipient in-use check (DELETE /1/recipients/{id} → 409) finds them. datasetId is null for
 //   environment-wide (`__all__`) triggers.
@@ -14,7 +14,6 @@
 import type { NotificationRecipient } from './recipients.js';
 import type { Tag } from './tags.js';
 import type { QueryOp, QuerySpec } from '../query/spec.js';
-import { TRIGGER_KIND } from './kinds.js';
 
 export const stateIdOf = (triggerId: string) => `${triggerId}.state`;
 

@@ -41,7 +41,7 @@
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../stores/config/types.js';
 import { tableName, type EventStore } from '../stores/events/types.js';
 import { INGESTED_COLUMN, SAMPLERATE_COLUMN, TIME_COLUMN, type SqlDialect } from '../stores/events/engine.js';
-import { DEFINITION_DEFAULTS } from '../domain/datasets.js';
+import { DEFINITION_DEFAULTS } from '../query/definitions.js';
 import { shortId } from '../domain/ids.js';
 import { isDeliverable, refreshNotificationRecipients, type NotificationRecipient } from '../domain/recipients.js';
 import { FieldScope, columnSources } from '../query/fields.js';
