@@ -10,7 +10,8 @@ import { resolveBearer, resolveTeamHeader, type Permission, type Rejection, type
 import type { ApiKey, ConfigStore, Environment, Team } from '../stores/config/types.js';
 import { INVALID_KEY } from './errors.js';
 import { ApiError } from '../errors.js';
-import type { RateLimiter, RatePolicy } from './rate-limit.js';
+import type { RateLimiter } from './rate-limit.js';
+import type { RatePolicy } from '../settings.js';
 import { resolveSession } from '../domain/sessions.js';
 import { isOwnOrigin, sessionToken } from './session.js';
 
