@@ -217,7 +217,7 @@ export async function serverRun(tmp, bodies, send = batchSender('bench'), name =
  * right after its 202.
  */
 export async function latencyRun(tmp, bodiesDir, connections) {
-  const { createApp } = await import(join(ROOT, 'dist/http/app.js'));
+  const { createApp } = await import(join(ROOT, 'dist/app.js'));
   const { openSqliteStore } = await import(join(ROOT, 'dist/stores/config/store.js'));
   const { initialise } = await import(join(ROOT, 'dist/domain/tenancy.js'));
   const { DuckDbEventStore } = await import(join(ROOT, 'dist/stores/events/duckdb-store.js'));

@@ -40,7 +40,7 @@ const fillSql = {
 };
 
 async function engineRun(name, setting) {
-  const { createApp } = await import(join(ROOT, 'dist/http/app.js'));
+  const { createApp } = await import(join(ROOT, 'dist/app.js'));
   const { openSqliteStore } = await import(join(ROOT, 'dist/stores/config/store.js'));
   const { createEventStore } = await import(join(ROOT, 'dist/stores/events/open.js'));
   const { initialise } = await import(join(ROOT, 'dist/domain/tenancy.js'));

@@ -47,7 +47,7 @@ const timed = async (fn) => {
 };
 
 export async function sloBench() {
-  const { createApp } = await import(join(ROOT, 'dist/http/app.js'));
+  const { createApp } = await import(join(ROOT, 'dist/app.js'));
   const { openSqliteStore } = await import(join(ROOT, 'dist/stores/config/store.js'));
   const { DuckDbEventStore } = await import(join(ROOT, 'dist/stores/events/duckdb-store.js'));
   const { initialise } = await import(join(ROOT, 'dist/domain/tenancy.js'));

@@ -3,12 +3,19 @@
 // is skipped with a clear notice, except in CI (CI=true), where it must run. The web UI's
 // browser tests likewise need Chromium (/usr/bin/chromium, or WAGGLE_CHROMIUM), and the ClickHouse
 // event-store tests Debian's clickhouse-server (started by the tests themselves, test/clickhouse.ts).
+// First, the layer rules of src/ (.dependency-cruiser.cjs) on the build pretest just made.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { clickhouseBinary } from './clickhouse-servers.mjs';
+
+const layers = spawnSync(process.execPath, ['scripts/check-deps.mjs'], { stdio: 'inherit' });
+if (layers.status !== 0) {
+  console.error('\nThe layer rules of src/ are broken (.dependency-cruiser.cjs, docs/code-layout.md): see above.');
+  process.exit(1);
+}
 
 const url = process.env.WAGGLE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 let reachable = false;

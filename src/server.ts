@@ -1,7 +1,7 @@
 // Starting and stopping a server process: open stores, initialise an empty data dir, listen,
 // and shut down gracefully on SIGTERM/SIGINT (stop accepting, finish in-flight requests,
 // close the stores).
-import { createApp, type App } from './http/app.js';
+import { createApp, type App } from './app.js';
 import { initialise } from './domain/tenancy.js';
 import { openConfigStore } from './stores/config/store.js';
 import type { ConfigStore } from './stores/config/types.js';

@@ -3,8 +3,13 @@
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants } from 'node:fs';
 import { availableParallelism, hostname, totalmem } from 'node:os';
-import type { RatePolicy } from './http/rate-limit.js';
-import { nativeColumnsAvailable } from './ingest/native-columns.js';
+import { nativeColumnsAvailable } from './native-addon.js';
+
+/** `limit` requests per `windowSeconds` (src/http/rate-limit.ts). */
+export interface RatePolicy {
+  limit: number;
+  windowSeconds: number;
+}
 
 export interface Settings {
   host: string;

@@ -42,7 +42,7 @@ async function ingest(t: TestApp, dataset: string, events: unknown[]) {
   }
 }
 
-const idle = (t: TestApp) => t.app.engine.notifier.idle!({ timeoutMs: 10_000 });
+const idle = (t: TestApp) => t.app.jobs.notifier.idle!({ timeoutMs: 10_000 });
 const PD_KEY = 'e2eintegrationkey000000000000001';
 
 describe('trigger → webhook (template with per-alert variables) and PagerDuty (severity), over the network', () => {
@@ -98,7 +98,7 @@ describe('trigger → webhook (template with per-alert variables) and PagerDuty 
       { id: pd.id, type: 'pagerduty', target: 'e2e PD', details: { pagerduty_severity: 'warning' } },
     ]);
 
-    await t.app.engine.scheduler.tick(); // slot T0: window [T0−60, T0) holds 12 events
+    await t.app.jobs.scheduler.tick(); // slot T0: window [T0−60, T0) holds 12 events
     await idle(t);
     const hooks = receiver.at(hookPath);
     expect(hooks).toHaveLength(1);
@@ -134,7 +134,7 @@ describe('trigger → webhook (template with per-alert variables) and PagerDuty 
 
     // Still breaching a minute later would not notify again (on_change); here the next window is empty: resolved.
     t.clock.ms = T0 + 60_000;
-    await t.app.engine.scheduler.tick();
+    await t.app.jobs.scheduler.tick();
     await idle(t);
     expect(receiver.at(hookPath)).toHaveLength(2);
     expect(JSON.parse(receiver.at(hookPath)[1].body)).toMatchObject({ status: 'OK', summary: 'Resolved: Checkout busy', value: 0, priority: 'P1', dedup: `trigger:${trigger.id}` });
@@ -143,7 +143,7 @@ describe('trigger → webhook (template with per-alert variables) and PagerDuty 
 
     // Quiet afterwards.
     t.clock.ms = T0 + 120_000;
-    await t.app.engine.scheduler.tick();
+    await t.app.jobs.scheduler.tick();
     await idle(t);
     expect(receiver.requests.filter((r) => r.path === hookPath || r.path.startsWith('/pd/'))).toHaveLength(4);
     expect((await t.app.inject({ method: 'DELETE', url: `/1/triggers/checkout/${trigger.id}`, headers: t.config })).statusCode).toBe(204);
@@ -260,7 +260,7 @@ describe('burn alert (exhaustion_time) → webhook, over the network', () => {
     const hook = await created(t, '/1/recipients', { type: 'webhook', details: { webhook_name: 'burn hook', webhook_url: `${receiver.url}${hookPath}` } });
     const alert = await created(t, '/1/burn_alerts/burn', { slo: { id: slo.id }, exhaustion_minutes: 240, description: 'page someone', recipients: [{ id: hook.id }] });
 
-    await t.app.engine.scheduler.tick();
+    await t.app.jobs.scheduler.tick();
     await idle(t);
     const got = receiver.at(hookPath);
     expect(got).toHaveLength(2);
@@ -288,7 +288,7 @@ describe('burn alert (exhaustion_time) → webhook, over the network', () => {
     // The failures stop; an hour of successes later the alert resolves, with the same dedup key.
     await ingest(t, 'burn', Array.from({ length: 61 }, (_, j) => ({ data: { status: 200 }, time: ago(-j), samplerate: 10 })));
     t.clock.ms = T0 + 61 * 60_000;
-    await t.app.engine.scheduler.tick();
+    await t.app.jobs.scheduler.tick();
     await idle(t);
     expect(receiver.at(hookPath)).toHaveLength(3);
     const resolved = JSON.parse(receiver.at(hookPath)[2].body);

@@ -4,7 +4,7 @@
 // hand below, and resolve once the failures stop; notifications on each flip only, state kept
 // across a restart of the app.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../src/http/app.js';
+import { createApp } from '../src/app.js';
 import { makeApp, json, type TestApp } from './helpers.js';
 import { ingest } from './query-helpers.js';
 import { expectContract } from './contract.js';
@@ -12,7 +12,7 @@ import { expectValidation } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment } from './tenancy-fixtures.js';
 import { allPermissions } from '../src/domain/keys.js';
 import type { Notification } from '../src/notify/types.js';
-import { getAlertState } from '../src/engine/burn-alerts.js';
+import { getAlertState } from '../src/jobs/burn-alerts.js';
 import { loadSettings } from '../src/settings.js';
 
 const T0 = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3_600_000;
@@ -48,7 +48,7 @@ describe('/1/burn_alerts', () => {
     expectContract('/1/burn_alerts/{datasetSlug}', 'POST', res);
     return json(res);
   }
-  const sent = () => (t.app.engine.notifier.sent ?? []) as Notification[];
+  const sent = () => (t.app.jobs.notifier.sent ?? []) as Notification[];
 
   beforeAll(async () => {
     t = await makeApp({ settings: { evaluationTickMs: 0 } });
@@ -251,7 +251,7 @@ describe('/1/burn_alerts', () => {
       const rate = await created('burn', budgetRate());
       const quiet = await created('burn', exhaustion({ exhaustion_minutes: 30 }));
       const before = sent().length;
-      await t.app.engine.scheduler.tick();
+      await t.app.jobs.scheduler.tick();
 
       // At T0 the window (minutes c−1439 … c) holds 14,390 good and 60 bad: E = 14,450,
       // allowed failures A = 1% × 14,450 = 144.5, so 84.5 failures are left.
@@ -282,22 +282,22 @@ describe('/1/burn_alerts', () => {
 
       // Still firing: no new notification; and within the interval nothing is evaluated.
       t.clock.advance(30);
-      await t.app.engine.scheduler.tick();
+      await t.app.jobs.scheduler.tick();
       t.clock.advance(30);
-      await t.app.engine.scheduler.tick();
+      await t.app.jobs.scheduler.tick();
       expect(sent().length).toBe(before + 2);
 
       // A restarted app (same stores) knows the alerts are triggered: no repeat.
       const again = await createApp({ configStore: t.store, eventStore: t.events, settings: { evaluationTickMs: 0 }, now: t.clock.now, logger: false });
       await again.ready();
-      await again.engine.scheduler.tick();
-      expect(again.engine.notifier.sent ?? []).toEqual([]);
+      await again.jobs.scheduler.tick();
+      expect(again.jobs.notifier.sent ?? []).toEqual([]);
       await again.close();
 
       // The failures stop; successes go on (10 a minute) for the next hour.
       await ingest(t, 'burn', Array.from({ length: 61 }, (_, j) => ({ data: { status: 200 }, time: ago(-j), samplerate: 10 })));
       t.clock.ms = T0 + 61 * 60_000;
-      await t.app.engine.scheduler.tick();
+      await t.app.jobs.scheduler.tick();
       // Lookback and budget-rate window (minutes c+2 … c+61) hold no failures: both resolve.
       const resolved = sent().slice(before + 2);
       expect(resolved.map((n) => [n.alert.id, n.status]).sort()).toEqual([[exhaust.id, 'resolved'], [rate.id, 'resolved']].sort());
@@ -315,15 +315,15 @@ describe('/1/burn_alerts', () => {
       await slow.ready();
       try {
         const lastAt = async () => (await getAlertState(t.store, a.id)).last?.at;
-        await slow.engine.scheduler.tick();
+        await slow.jobs.scheduler.tick();
         expect(await lastAt()).toBe(new Date(T0).toISOString());
         for (const step of [60, 120, 119]) {
           t.clock.advance(step);
-          await slow.engine.scheduler.tick();
+          await slow.jobs.scheduler.tick();
           expect(await lastAt(), `${step}`).toBe(new Date(T0).toISOString());
         }
         t.clock.advance(1); // T0 + 300 s
-        await slow.engine.scheduler.tick();
+        await slow.jobs.scheduler.tick();
         expect(await lastAt()).toBe(new Date(T0 + 300_000).toISOString());
       } finally {
         await slow.close();

@@ -61,8 +61,8 @@ describe.skipIf(!clickhouseBinary)('the app on ClickHouse', { timeout: 60_000 },
     });
     expect(res.statusCode, res.body).toBe(201);
     const trigger = json(res);
-    await t.app.engine.scheduler.tick();
-    const sent = (t.app.engine.notifier.sent ?? []).filter((n) => n.alert.id === trigger.id);
+    await t.app.jobs.scheduler.tick();
+    const sent = (t.app.jobs.notifier.sent ?? []).filter((n) => n.alert.id === trigger.id);
     expect(sent).toHaveLength(1);
     expect(json(await t.app.inject({ method: 'GET', url: `/1/triggers/orders/${trigger.id}`, headers: t.config })).triggered).toBe(true);
   });

@@ -38,7 +38,7 @@ for (const engine of ENGINES) {
       expect(res.statusCode, res.body).toBe(201);
       return json(res);
     }
-    const idle = () => t.app.engine.notifier.idle!({ timeoutMs: 10_000 });
+    const idle = () => t.app.jobs.notifier.idle!({ timeoutMs: 10_000 });
     let hookId: string;
 
     beforeAll(async () => {
@@ -143,7 +143,7 @@ for (const engine of ENGINES) {
         }));
       await ingest(t, 'spans', Array.from({ length: 70 }, (_, m) => spans(now - 4200 + m * 60, 1)).flat());
       const sig = await created('/1/signals/spans', { service_name: 'api', kind: 'error_rate', training_period_hours: 1, sensitivity: 'high', recipients: [{ id: hookId }] });
-      await t.app.engine.scheduler.tick();
+      await t.app.jobs.scheduler.tick();
       let s = json(await t.app.inject({ method: 'GET', url: `/1/signals/spans/${sig.id}`, headers: t.config }));
       expect(s.status, s.status_reason).toBe('active');
       expect(s.first_seen_at).toBe(new Date((now - 4200 + 3) * 1000).toISOString());
@@ -155,7 +155,7 @@ for (const engine of ENGINES) {
       // A minute with 5 of 10 errors: (4 + 5) / 50 = 18 %.
       await ingest(t, 'spans', spans(now, 5));
       t.clock.advance(60);
-      await t.app.engine.scheduler.tick();
+      await t.app.jobs.scheduler.tick();
       await idle();
       s = json(await t.app.inject({ method: 'GET', url: `/1/signals/spans/${sig.id}`, headers: t.config }));
       expect(s.anomalous).toBe(true);
@@ -182,7 +182,7 @@ for (const engine of ENGINES) {
       const slo = await created('/1/slos/burn', { name: 'Checkout SLO', sli: { alias: 'fast_ok' }, time_period_days: 1, target_per_million: 990000 });
       const alert = await created('/1/burn_alerts/burn', { slo: { id: slo.id }, exhaustion_minutes: 240, recipients: [{ id: hookId }] });
       const before = receiver.at(hooks).length;
-      await t.app.engine.scheduler.tick();
+      await t.app.jobs.scheduler.tick();
       await idle();
       const got = receiver.at(hooks).slice(before).map((r) => JSON.parse(r.body)).filter((p) => p.type === 'burn_alert');
       expect(got).toHaveLength(1);
@@ -196,7 +196,7 @@ for (const engine of ENGINES) {
       // The failures stop; an hour of successes later the alert resolves.
       await ingest(t, 'burn', Array.from({ length: 61 }, (_, j) => ({ data: { status: 200, good: true }, time: ago(-j), samplerate: 10 })));
       t.clock.ms = base + 61 * MIN;
-      await t.app.engine.scheduler.tick();
+      await t.app.jobs.scheduler.tick();
       await idle();
       const resolved = receiver.at(hooks).slice(before + 1).map((r) => JSON.parse(r.body));
       expect(resolved.filter((p) => p.type === 'burn_alert')).toMatchObject([{ status: 'OK', dedup_key: got[0].dedup_key }]);

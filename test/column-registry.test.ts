@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../src/http/app.js';
+import { createApp } from '../src/app.js';
 import { initialise, type InitResult } from '../src/domain/tenancy.js';
 import { IngestWriter, ILL_FORMED_NAME } from '../src/ingest/writer.js';
 import { openSqliteStore } from '../src/stores/config/store.js';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeApp, json, deleteDataset, type TestApp } from './helpers.js';
 import { expectContract, expectSchema } from './contract.js';
 import { addKey, initialTenancy, secondEnvironment, secondTeam } from './tenancy-fixtures.js';
-import { DEFINITION_DEFAULTS } from '../src/domain/datasets.js';
+import { DEFINITION_DEFAULTS } from '../src/query/definitions.js';
 import { PROBLEM_BASE, expectDatasetNotFound } from './problems.js';
 
 const PATH = '/1/dataset_definitions/{datasetSlug}';

@@ -7,7 +7,7 @@ import { makeApp, json, type TestApp } from './helpers.js';
 import { expectDatasetNotFound, expectLegacy, expectValidation } from './problems.js';
 import { initialTenancy } from './tenancy-fixtures.js';
 import { exported, otlp, span, statusOf, traces } from './otlp-helpers.js';
-import { DEFINITION_DEFAULTS } from '../src/domain/datasets.js';
+import { DEFINITION_DEFAULTS } from '../src/query/definitions.js';
 
 /** Names no dataset can have, with what the 422 says of each. */
 const REFUSED: [string, RegExp][] = [

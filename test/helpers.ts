@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApp, type App, type AppDeps } from '../src/http/app.js';
+import { createApp, type App, type AppDeps } from '../src/app.js';
 import { initialise, type InitResult } from '../src/domain/tenancy.js';
 import { openSqliteStore } from '../src/stores/config/store.js';
 import type { ConfigStore } from '../src/stores/config/types.js';
@@ -11,7 +11,8 @@ import type { Settings } from '../src/settings.js';
 import { createEventStore } from '../src/stores/events/open.js';
 import type { EventStore } from '../src/stores/events/types.js';
 import { sha256, shortId } from '../src/domain/ids.js';
-import { RECIPIENT_KIND, recipientIdentity, recipientResponse } from '../src/domain/recipients.js';
+import { recipientIdentity, recipientResponse } from '../src/domain/recipients.js';
+import { RECIPIENT_KIND } from '../src/domain/kinds.js';
 
 export interface TestApp {
   app: App;

@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { gzipSync } from 'node:zlib';
 import { pack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { createApp } from '../src/http/app.js';
+import { createApp } from '../src/app.js';
 import { makeApp, type TestApp } from './helpers.js';
 import {
   DATASET_TOO_MANY_COLUMNS,

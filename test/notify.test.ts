@@ -15,11 +15,12 @@ import { makeApp, json, storeLegacyTeamsRecipient, type TestApp } from './helper
 import { initialTenancy } from './tenancy-fixtures.js';
 import { waggle } from './cli-helpers.js';
 import { HttpReceiver } from './receivers.js';
-import { DeliveryNotifier, DELIVERY_KIND, listDeliveries, pruneDeliveries, type DeliveryRecord } from '../src/notify/index.js';
+import { DeliveryNotifier, listDeliveries, pruneDeliveries, type DeliveryRecord } from '../src/notify/index.js';
 import type { Notification } from '../src/notify/types.js';
 import type { RecipientType } from '../src/domain/recipients.js';
 import type { Environment, Team } from '../src/stores/config/types.js';
 import { loadSettings } from '../src/settings.js';
+import { DELIVERY_KIND } from '../src/domain/kinds.js';
 
 // --- receivers
 
@@ -174,7 +175,7 @@ function notification(r: { id: string; type: RecipientType }, over: Partial<Noti
   };
 }
 
-const notifier = (app: TestApp = t) => app.app.engine.notifier as DeliveryNotifier;
+const notifier = (app: TestApp = t) => app.app.jobs.notifier as DeliveryNotifier;
 async function deliver(...ns: Notification[]) {
   for (const n of ns) notifier().enqueue(n);
   await notifier().idle({ timeoutMs: 15_000 });

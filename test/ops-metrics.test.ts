@@ -140,8 +140,8 @@ describe('GET /metrics', () => {
     });
     expect(trig.statusCode, trig.body).toBe(201);
     t.clock.advance(60);
-    await t.app.engine.scheduler.tick();
-    await t.app.engine.notifier.idle!({ timeoutMs: 10_000 });
+    await t.app.jobs.scheduler.tick();
+    await t.app.jobs.notifier.idle!({ timeoutMs: 10_000 });
     expect(receiver.at('/hook')).toHaveLength(1);
 
     let after = (await scrape(t)).values;
@@ -247,8 +247,8 @@ describe('operator logs', () => {
       expect(query).toMatchObject({ level: 40, failed: false, rows: expect.any(Number), timeoutMs: expect.any(Number) });
       expect(query.sql).toMatch(/SELECT/);
 
-      t.app.engine.scheduler.register({ name: 'nightly-report', run: async () => Promise.reject(new Error('report store unreachable')) });
-      await t.app.engine.scheduler.tick();
+      t.app.jobs.scheduler.register({ name: 'nightly-report', run: async () => Promise.reject(new Error('report store unreachable')) });
+      await t.app.jobs.scheduler.tick();
       const failed = sink.lines.find((l) => l.level === 50 && l.job === 'nightly-report')!;
       expect(failed.msg).toBe('evaluation failed');
       expect(failed.err.message).toBe('report store unreachable');

@@ -163,8 +163,8 @@ describe('a trigger and an SLO on an OpenTelemetry dataset', () => {
     });
     expect(res.statusCode, res.body).toBe(201);
     const trigger = json(res);
-    await t.app.engine.scheduler.tick();
-    const sent = (t.app.engine.notifier.sent ?? []).filter((n) => n.alert.id === trigger.id);
+    await t.app.jobs.scheduler.tick();
+    const sent = (t.app.jobs.notifier.sent ?? []).filter((n) => n.alert.id === trigger.id);
     expect(sent.map((n) => n.status)).toEqual(['triggered']);
     const state = json(await t.app.inject({ method: 'GET', url: `/1/triggers/${backend}/${trigger.id}`, headers: t.config }));
     expect(state.triggered).toBe(true);

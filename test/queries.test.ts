@@ -8,7 +8,7 @@ import { expectProblem, expectValidation, expectLegacy, expectDatasetNotFound } 
 import { addKey, initialTenancy, secondEnvironment } from './tenancy-fixtures.js';
 import { validateQuerySpec } from '../src/query/validate.js';
 import { getQuery } from '../src/api/v1/queries.js';
-import { ApiError } from '../src/http/errors.js';
+import { ApiError } from '../src/errors.js';
 import { FILTER_OPS, QUERY_OPS } from '../src/query/spec.js';
 
 

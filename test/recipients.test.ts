@@ -9,18 +9,11 @@ import { makeApp, json, sendJson, storeLegacyTeamsRecipient, type TestApp } from
 import { expectContract, expectSchema } from './contract.js';
 import { expectProblem, expectValidation, expectLegacy, type Res } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment, secondTeam } from './tenancy-fixtures.js';
-import {
-  BURN_ALERT_KIND,
-  TRIGGER_KIND,
-  assertRecipientNotInUse,
-  getRecipientForDelivery,
-  recipientUsage,
-  refreshNotificationRecipients,
-  validateNotificationRecipients,
-} from '../src/domain/recipients.js';
-import { ApiError } from '../src/http/errors.js';
+import { assertRecipientNotInUse, getRecipientForDelivery, recipientUsage, refreshNotificationRecipients, validateNotificationRecipients } from '../src/domain/recipients.js';
+import { ApiError } from '../src/errors.js';
 import { shortId } from '../src/domain/ids.js';
 import type { Environment, Team } from '../src/stores/config/types.js';
+import { BURN_ALERT_KIND, TRIGGER_KIND } from '../src/domain/kinds.js';
 
 const COLLECTION = '/1/recipients';
 const ITEM = '/1/recipients/{recipientId}';

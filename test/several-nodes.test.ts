@@ -9,9 +9,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp, type App } from '../src/http/app.js';
+import { createApp, type App } from '../src/app.js';
 import { initialise, type InitResult } from '../src/domain/tenancy.js';
-import { LeaseLeadership } from '../src/engine/leadership.js';
+import { LeaseLeadership } from '../src/cluster/leadership.js';
 import { openPostgresStore } from '../src/stores/config/store.js';
 import type { ConfigStore } from '../src/stores/config/types.js';
 import { DuckDbEventStore } from '../src/stores/events/duckdb-store.js';
@@ -245,7 +245,7 @@ describe.skipIf(!postgresUrl)('several nodes on one PostgreSQL store', { timeout
       payload: { name: 'any', query: { calculations: [{ op: 'COUNT' }], time_range: 240 }, frequency: 60, threshold: { op: '>', value: 0 }, alert_type: 'on_true', recipients: [{ id: hook.id }] },
     });
     expect(trig.statusCode, trig.body).toBe(201);
-    const tickAll = (alive: Node[]) => Promise.all(alive.map((n) => n.app.engine.scheduler.tick()));
+    const tickAll = (alive: Node[]) => Promise.all(alive.map((n) => n.app.jobs.scheduler.tick()));
     const delivered = () => receiver.at('/hook');
 
     // Slots 0 and 1 on the first leader; every node ticks, only the leader evaluates.
@@ -293,10 +293,10 @@ describe.skipIf(!postgresUrl)('several nodes on one PostgreSQL store', { timeout
     expect(delivered()).toHaveLength(6);
     expect(new Set(ids).size).toBe(5);
     // Each slot was evaluated by one node only: the notifications enqueued, over all nodes, are one per slot.
-    const enqueued = nodes.flatMap((n) => (n.app.engine.notifier.sent ?? []).filter((x) => x.alert.id === json(trig).id).map((x) => x.id));
+    const enqueued = nodes.flatMap((n) => (n.app.jobs.notifier.sent ?? []).filter((x) => x.alert.id === json(trig).id).map((x) => x.id));
     expect(enqueued).toHaveLength(5);
     expect(new Set(enqueued).size).toBe(5);
-    expect((dead.app.engine.notifier.sent ?? []).filter((x) => x.alert.id === json(trig).id)).toHaveLength(3);
+    expect((dead.app.jobs.notifier.sent ?? []).filter((x) => x.alert.id === json(trig).id)).toHaveLength(3);
     const state = json(await alive[0].app.inject({ method: 'GET', url: `/1/triggers/alerts/${json(trig).id}`, headers: headers.config }));
     expect(state.last_evaluation.at).toBe(new Date(t0 + 4 * 60_000).toISOString());
   });

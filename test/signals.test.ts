@@ -65,7 +65,7 @@ async function newApp(): Promise<TestApp> {
 
 const tick = async (t: TestApp, seconds = 60) => {
   t.clock.advance(seconds);
-  await t.app.engine.scheduler.tick();
+  await t.app.jobs.scheduler.tick();
 };
 
 async function createRecipient(t: TestApp, email: string): Promise<string> {
@@ -74,7 +74,7 @@ async function createRecipient(t: TestApp, email: string): Promise<string> {
   return json(res).id;
 }
 
-const sent = (t: TestApp) => t.app.engine.notifier.sent!;
+const sent = (t: TestApp) => t.app.jobs.notifier.sent!;
 
 describe('signals: lifecycle, error-rate spike, silence', { timeout: 120_000 }, () => {
   let t: TestApp;
@@ -146,7 +146,7 @@ describe('signals: lifecycle, error-rate spike, silence', { timeout: 120_000 }, 
   });
 
   it('onboarding: no events in the dataset, then no span of the service', async () => {
-    await t.app.engine.scheduler.tick();
+    await t.app.jobs.scheduler.tick();
     let s = await get(errSig.id);
     expect(s.status).toBe('onboarding');
     expect(s.status_reason).toMatch(/no events/);
@@ -424,7 +424,7 @@ describe('signals: custom definitions and a calculated error field; created over
     await ok(t.app.inject({ method: 'POST', url: '/1/derived_columns/api-ds', headers: t.config, payload: { alias: 'is_error', expression: 'GTE($status, 500)' } }), 201);
     await ok(t.app.inject({ method: 'PATCH', url: '/1/dataset_definitions/api-ds', headers: t.config, payload: { service_name: { name: 'svc' }, error: { name: 'is_error' } } }));
     const sig = await ok(api.create('api-ds', { service_name: 'api', kind: 'error_rate', training_period_hours: 1, sensitivity: 'high' }), 201);
-    await t.app.engine.scheduler.tick();
+    await t.app.jobs.scheduler.tick();
     let s = await ok(api.get('api-ds', sig.id));
     expect(s.status).toBe('active');
     expect(s.first_seen_at).toBe(iso(now - 4200 + 3)); // the first span of "api"
@@ -440,7 +440,7 @@ describe('signals: custom definitions and a calculated error field; created over
     const [a] = await ok(api.anomalies('api-ds', sig.id));
     expect(a.observed).toBeCloseTo(0.18, 10);
     // No recipients: nothing is sent.
-    expect(t.app.engine.notifier.sent).toHaveLength(0);
+    expect(t.app.jobs.notifier.sent).toHaveLength(0);
     // Sensitivity low: the band shown is the open anomaly's (frozen); a new one is computed after it closes.
     const low = await ok(api.put('api-ds', sig.id, { service_name: 'api', kind: 'error_rate', training_period_hours: 1, sensitivity: 'low' }));
     expect(low.sensitivity).toBe('low');

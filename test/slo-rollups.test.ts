@@ -8,7 +8,7 @@
 // sharing one refresh. Events are random but seeded.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { join } from 'node:path';
-import { createApp } from '../src/http/app.js';
+import { createApp } from '../src/app.js';
 import { DuckDbEventStore } from '../src/stores/events/duckdb-store.js';
 import { makeApp, json, type TestApp } from './helpers.js';
 import { ingest } from './query-helpers.js';

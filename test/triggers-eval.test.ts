@@ -3,18 +3,19 @@
 // across midnight), baselines (value and percentage), breakdown groups, no data, disabled
 // triggers, deletion while triggered, environment-wide triggers, missed slots evaluated once, and
 // a restart on the same data directory that carries on without replaying. Notifications are read
-// from app.engine.notifier.sent.
+// from app.jobs.notifier.sent.
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, json, TestClock, type TestApp } from './helpers.js';
 import { ingest } from './query-helpers.js';
 import { addKey, secondEnvironment } from './tenancy-fixtures.js';
-import { createApp } from '../src/http/app.js';
+import { createApp } from '../src/app.js';
 import { openSqliteStore } from '../src/stores/config/store.js';
 import { DuckDbEventStore } from '../src/stores/events/duckdb-store.js';
-import { inScheduleWindow, stateIdOf, TRIGGER_STATE_KIND, type TriggerState } from '../src/domain/triggers.js';
+import { inScheduleWindow, stateIdOf, type TriggerState } from '../src/domain/triggers.js';
 import type { Notification } from '../src/notify/types.js';
+import { TRIGGER_STATE_KIND } from '../src/domain/kinds.js';
 
 const HOUR = 3600;
 /** A Monday 10:00:00 UTC between 2 and 9 days ago: every event stays in the past. */
@@ -35,10 +36,10 @@ describe('trigger evaluation', () => {
   let email: { id: string };
   let counter = 0;
 
-  const sentFor = (id: string): Notification[] => (t.app.engine.notifier.sent ?? []).filter((n) => n.alert.id === id);
+  const sentFor = (id: string): Notification[] => (t.app.jobs.notifier.sent ?? []).filter((n) => n.alert.id === id);
   const at = async (offsetSeconds: number) => {
     t.clock.ms = T0 + offsetSeconds * 1000;
-    await t.app.engine.scheduler.tick();
+    await t.app.jobs.scheduler.tick();
   };
   const dataset = () => `eval-${++counter}`;
   const create = async (ds: string, body: Record<string, unknown>) => {
@@ -329,7 +330,6 @@ describe('trigger evaluation', () => {
     expect(json(got).triggered).toBe(true);
   });
 
-
   it('marker recipients: each firing makes a marker (type trigger, the trigger URL) on the dataset; nothing is delivered to them', async () => {
     const ds = dataset();
     await ingest(t, ds, events(30, -60, 180));
@@ -423,10 +423,10 @@ describe('trigger evaluation across a restart', () => {
       });
       expect(res.statusCode, res.body).toBe(201);
       const id = json(res).id;
-      await first.app.engine.scheduler.tick();
-      expect(first.app.engine.notifier.sent?.filter((n) => n.alert.id === id).map((n) => n.status)).toEqual(['triggered']);
+      await first.app.jobs.scheduler.tick();
+      expect(first.app.jobs.notifier.sent?.filter((n) => n.alert.id === id).map((n) => n.status)).toEqual(['triggered']);
       clock.ms = T0 + 60_000;
-      await first.app.engine.scheduler.tick();
+      await first.app.jobs.scheduler.tick();
 
       // Stop everything, then start again on the same files, 10 minutes later.
       await first.app.close();
@@ -442,15 +442,15 @@ describe('trigger evaluation across a restart', () => {
       try {
         const got = await app.inject({ method: 'GET', url: `/1/triggers/restart/${id}`, headers: first.config });
         expect(json(got).triggered).toBe(true);
-        await app.engine.scheduler.tick();
+        await app.jobs.scheduler.tick();
         // Still breaching: on_change sends nothing new, and the ten missed slots are not replayed.
-        expect(app.engine.notifier.sent?.filter((n) => n.alert.id === id)).toEqual([]);
+        expect(app.jobs.notifier.sent?.filter((n) => n.alert.id === id)).toEqual([]);
         // The schedule carries on: the slot at 660 ran; 720 is next. Events stop at 2940 s.
         later.ms = T0 + 719_000;
-        await app.engine.scheduler.tick();
+        await app.jobs.scheduler.tick();
         later.ms = T0 + 3060_000;
-        await app.engine.scheduler.tick();
-        expect(app.engine.notifier.sent?.filter((n) => n.alert.id === id).map((n) => [n.status, n.id.includes(iso(3060))])).toEqual([['resolved', true]]);
+        await app.jobs.scheduler.tick();
+        expect(app.jobs.notifier.sent?.filter((n) => n.alert.id === id).map((n) => [n.status, n.id.includes(iso(3060))])).toEqual([['resolved', true]]);
       } finally {
         await app.close();
         await eventStore.close();

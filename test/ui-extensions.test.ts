@@ -316,13 +316,13 @@ describe('GET /1/deliveries', () => {
       const recipient = json(created);
       const { team, environment } = await initialTenancy(t);
       for (const status of ['triggered', 'resolved'] as const) {
-        t.app.engine.notifier.enqueue({
+        t.app.jobs.notifier.enqueue({
           id: `n-${status}`, source: 'trigger', status, teamId: team.id, environmentId: environment.id,
           recipient: { id: recipient.id, type: 'webhook', target: 'ui hook' },
           alert: { id: 'trig1', name: 'Slow checkout', description: '', dedupKey: 'trig1' },
           result: { summary: 'p99 above 500' }, timestamp: new Date(t.clock.ms).toISOString(),
         });
-        await t.app.engine.notifier.idle!();
+        await t.app.jobs.notifier.idle!();
       }
       const res = await t.app.inject({ method: 'GET', url: '/1/deliveries', headers: t.config });
       expect(res.statusCode, res.body).toBe(200);

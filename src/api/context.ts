@@ -1,14 +1,17 @@
-// What every API module receives from the app factory.
+// What every API module receives from the composition root (src/app.ts): the server to add its
+// routes to, and the parts they answer from. Routes register no background work; the root does.
 import type { ConfigStore } from '../stores/config/types.js';
 import type { EventStore } from '../stores/events/types.js';
 import type { IngestWriter } from '../ingest/writer.js';
 import type { Settings } from '../settings.js';
-import type { Scheduler } from '../engine/scheduler.js';
-import type { Leadership } from '../engine/leadership.js';
+import type { SloEngine } from '../jobs/slo.js';
+import type { Leadership } from '../cluster/leadership.js';
 import type { Notifier } from '../notify/types.js';
-import type { AuthContext, AuthRule, HeaderSink } from '../http/auth.js';
+import type { App, Authenticate } from '../http/fastify.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { DiskGuard } from '../ops/disk.js';
+
+export type { App };
 
 export interface ApiContext {
   store: ConfigStore;
@@ -16,10 +19,10 @@ export interface ApiContext {
   writer: IngestWriter;
   now: () => Date;
   settings: Settings;
-  /** Background evaluation: triggers, burn alerts and signals register their jobs here. */
-  scheduler: Scheduler;
   /** Where alerts send notifications. */
   notifier: Notifier;
+  /** SLO figures, shared by the SLO, burn-alert and reporting routes and the burn-alert job. */
+  slos: SloEngine;
   /** Prometheus metrics (src/ops/metrics.ts). */
   metrics: Metrics;
   /** Free space of the data directory: ingest and changes are refused while it is short (src/ops/disk.ts). */
@@ -30,5 +33,5 @@ export interface ApiContext {
    * Checks a key outside a route's onRequest hook (OTLP over gRPC): the same rules, key lookup
    * and rate limits as the hook. Throws ApiError.
    */
-  authenticate(rule: Exclude<AuthRule, { kind: 'none' }>, credential: string | undefined, header?: HeaderSink): Promise<AuthContext>;
+  authenticate: Authenticate;
 }

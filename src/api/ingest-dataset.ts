@@ -3,7 +3,7 @@
 // create datasets, with the naming rules of domain/datasets.ts.
 import { createOrGetDataset, datasetNameProblem, datasetSlug, nameFormProblem } from '../domain/datasets.js';
 import type { AuthContext } from '../http/auth.js';
-import { ApiError, datasetNotFound } from '../http/errors.js';
+import { ApiError, datasetNotFound } from '../errors.js';
 import type { Dataset } from '../stores/config/types.js';
 import type { ApiContext } from './context.js';
 

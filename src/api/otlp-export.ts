@@ -6,7 +6,7 @@
 // created under the key's permission, by the function /1/batch uses; the events go to the same
 // writer (a success means durably stored). Throws ApiError for a whole-request failure.
 import type { AuthRule, HeaderSink } from '../http/auth.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../errors.js';
 import { batchThreads } from '../ingest/batch-threads.js';
 import { isClassicKey } from '../ingest/otlp/datasets.js';
 import type { Signal } from '../ingest/otlp/model.js';

@@ -4,11 +4,11 @@
 // has the request's Content-Type: an Export*ServiceResponse on success (with partial_success
 // when some items were not stored), a google.rpc.Status on failure (http/errors.ts).
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import type { App } from '../http/app.js';
-import { ApiError, renderOtlpError } from '../http/errors.js';
+import { renderOtlpError } from '../http/errors.js';
+import { ApiError } from '../errors.js';
 import type { Signal } from '../ingest/otlp/model.js';
 import { exportResponse } from '../ingest/otlp/responses.js';
-import type { ApiContext } from './context.js';
+import type { ApiContext, App } from './context.js';
 import { exportOtlp } from './otlp-export.js';
 
 export const UNSUPPORTED_TYPE = 'unsupported content-type, valid types are: application/protobuf, application/x-protobuf, application/json';

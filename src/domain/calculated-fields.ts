@@ -4,8 +4,7 @@
 import { CHECK_ONLY_DIALECT, ExpressionError, parseExpression, references } from '../query/expr/index.js';
 import { columnSources, FieldScope, type CalculatedSource } from '../query/fields.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../stores/config/types.js';
-
-export const CALCULATED_FIELD_KIND = 'derived_column';
+import { BOARD_KIND, CALCULATED_FIELD_KIND, QUERY_KIND, SLO_KIND, TRIGGER_KIND } from './kinds.js';
 
 export interface CalculatedFieldBody {
   alias: string;
@@ -83,12 +82,6 @@ export async function checkCalculatedField(
     scope.compileAs(candidate.alias);
   }
 }
-
-// Kinds of the objects that can use a calculated field (owned by their API modules).
-const SLO_KIND = 'slo';
-const TRIGGER_KIND = 'trigger';
-const BOARD_KIND = 'board';
-const QUERY_KIND = 'query';
 
 interface SpecLike {
   calculations?: { column?: string | null }[];

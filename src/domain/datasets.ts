@@ -1,30 +1,10 @@
 // Datasets and their definitions: naming rules, defaults and the response shapes.
 import { prefixedId, slugify } from './ids.js';
-import { invalidField, ApiError, datasetNotFound, BLANK } from '../http/errors.js';
+import { invalidField, ApiError, datasetNotFound, BLANK } from '../errors.js';
 import { UniqueViolation, type ConfigStore, type Dataset, type Environment } from '../stores/config/types.js';
+import { DEFINITION_DEFAULTS, DEFINITION_KEYS } from '../query/definitions.js';
 
 export const ALL_DATASETS = '__all__';
-
-/** The definition keys, each mapped by default to the field name Honeycomb auto-detects. */
-export const DEFINITION_DEFAULTS: Record<string, string> = {
-  span_id: 'trace.span_id',
-  trace_id: 'trace.trace_id',
-  parent_id: 'trace.parent_id',
-  name: 'name',
-  service_name: 'service.name',
-  duration_ms: 'duration_ms',
-  span_kind: 'meta.span_type',
-  annotation_type: 'meta.annotation_type',
-  link_span_id: 'trace.link.span_id',
-  link_trace_id: 'trace.link.trace_id',
-  error: 'error',
-  status: 'response.status_code',
-  route: 'http.route',
-  user: 'user.id',
-  log_severity: 'severity',
-  log_message: 'body',
-};
-export const DEFINITION_KEYS = Object.keys(DEFINITION_DEFAULTS);
 
 /**
  * The slug a path segment or name refers to. Names are case-insensitive and URL-decoded by the

@@ -1,7 +1,7 @@
 // Environments: naming, colours and delete protection.
 import { randomInt } from 'node:crypto';
 import { prefixedId, slugify } from './ids.js';
-import { ApiError, invalidField, notFound, BLANK } from '../http/errors.js';
+import { ApiError, invalidField, notFound, BLANK } from '../errors.js';
 import { UniqueViolation, type ConfigStore, type Environment, type Team } from '../stores/config/types.js';
 
 export const ENVIRONMENT_COLORS = [

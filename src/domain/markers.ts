@@ -1,10 +1,10 @@
 // Markers as stored configuration objects (kind `marker`): what the Markers API
-// (src/api/v1/markers.ts) and trigger evaluation (marker recipients, src/engine/triggers.ts)
+// (src/api/v1/markers.ts) and trigger evaluation (marker recipients, src/jobs/triggers.ts)
 // both write.
 import { shortId } from './ids.js';
 import type { ConfigStore, StoredObject } from '../stores/config/types.js';
+import { MARKER_KIND } from './kinds.js';
 
-export const MARKER_KIND = 'marker';
 /** 9999-12-31T23:59:59Z in Unix seconds: the latest marker time. */
 export const MARKER_TIME_MAX = 253_402_300_799;
 export const MARKER_MESSAGE_MAX = 4096;

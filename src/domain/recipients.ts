@@ -20,17 +20,12 @@
 //   pointing to `msteams_workflow`), as Microsoft retired those connectors; existing ones are
 //   still read, updated, delivered to and deleted.
 import { Type, type TSchema } from '@sinclair/typebox';
-import { ApiError, notFound, validationError, type TypeDetail } from '../http/errors.js';
-import { isObject, Problems } from '../http/validation.js';
+import { ApiError, notFound, validationError, type TypeDetail } from '../errors.js';
+import { isObject, Problems } from '../validation.js';
 import { UniqueViolation, type ConfigStore, type StoredObject } from '../stores/config/types.js';
 import { derivedId, sha256, shortId } from './ids.js';
 import { MARKER_MESSAGE_MAX } from './markers.js';
-
-export const RECIPIENT_KIND = 'recipient';
-/** Object kinds that reference recipients in `body.recipients[].id` (triggers, burn alerts, signals). */
-export const TRIGGER_KIND = 'trigger';
-export const BURN_ALERT_KIND = 'burn_alert';
-export const SIGNAL_KIND = 'signal';
+import { BURN_ALERT_KIND, RECIPIENT_KIND, SIGNAL_KIND, TRIGGER_KIND } from './kinds.js';
 
 export const RECIPIENT_TYPES = ['pagerduty', 'email', 'slack', 'webhook', 'msteams', 'msteams_workflow'] as const;
 export type RecipientType = (typeof RECIPIENT_TYPES)[number];
@@ -205,8 +200,6 @@ export const RecipientInputSchema = Type.Object({
 // --- validation
 
 const length = (s: string) => Array.from(s).length;
-
-
 
 /** A required string: missing, wrong type, blank and over-long are problems. Returns it when fine. */
 function requiredString(p: Problems, obj: Record<string, unknown>, key: string, field: string, max?: number): string | undefined {

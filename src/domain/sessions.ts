@@ -9,9 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { resolveTeamHeader, type Rejection } from './keys.js';
 import { sha256 } from './ids.js';
 import { UniqueViolation, type ApiKey, type ConfigStore } from '../stores/config/types.js';
-
-export const SESSION_KIND = 'ui_session';
-const SECRET_KIND = 'ui_session_secret';
+import { SECRET_KIND, SESSION_KIND } from './kinds.js';
 
 interface SessionBody {
   keyId: string;

@@ -13,8 +13,8 @@
 //   for a key could not be read back.
 // - Unknown fields inside a tag are ignored and not echoed; tags keep the client's order.
 // - Lengths count Unicode code points (JSON Schema's maxLength), though only ASCII can pass.
-import { validationError, type TypeDetail } from '../http/errors.js';
-import { BLANK, jsonType, Problems, textLength as length } from '../http/validation.js';
+import { validationError, type TypeDetail } from '../errors.js';
+import { BLANK, jsonType, Problems, textLength as length } from '../validation.js';
 
 export interface Tag {
   key: string;

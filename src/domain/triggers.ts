@@ -1,9 +1,9 @@
 // Triggers: what is stored for a trigger and for its evaluation, and the rules that need no HTTP
 // and no SQL (threshold comparison, evaluation-schedule windows, the trigger query subset).
-// src/api/v1/triggers.ts is the HTTP face; src/engine/triggers.ts evaluates them.
+// src/api/v1/triggers.ts is the HTTP face; src/jobs/triggers.ts evaluates them.
 //
 // Storage (the generic object store, no tables of its own):
-// - kind `trigger` (TRIGGER_KIND of src/domain/recipients.ts): the trigger's configuration as the
+// - kind `trigger` (TRIGGER_KIND, src/domain/kinds.ts): the trigger's configuration as the
 //   API accepted it. `recipients` are NotificationRecipients `{id, type, target, details}`, so the
 //   recipient in-use check (DELETE /1/recipients/{id} → 409) finds them. datasetId is null for
 //   environment-wide (`__all__`) triggers.
@@ -15,8 +15,6 @@ import type { NotificationRecipient } from './recipients.js';
 import type { Tag } from './tags.js';
 import type { QueryOp, QuerySpec } from '../query/spec.js';
 
-export { TRIGGER_KIND } from './recipients.js';
-export const TRIGGER_STATE_KIND = 'trigger_state';
 export const stateIdOf = (triggerId: string) => `${triggerId}.state`;
 
 export const THRESHOLD_OPS = ['>', '>=', '<', '<='] as const;

@@ -8,8 +8,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { resolveBearer, resolveTeamHeader, type Permission, type Rejection, type Scope } from '../domain/keys.js';
 import type { ApiKey, ConfigStore, Environment, Team } from '../stores/config/types.js';
-import { ApiError, INVALID_KEY } from './errors.js';
-import type { RateLimiter, RatePolicy } from './rate-limit.js';
+import { INVALID_KEY } from './errors.js';
+import { ApiError } from '../errors.js';
+import type { RateLimiter } from './rate-limit.js';
+import type { RatePolicy } from '../settings.js';
 import { resolveSession } from '../domain/sessions.js';
 import { isOwnOrigin, sessionToken } from './session.js';
 

@@ -3,8 +3,8 @@
 // encoded: none (or identity), gzip or zstd, never more than the route's body limit once
 // decoded (so a decompression bomb is a 413). A body that is not what its encoding says is a
 // 400, an encoding we cannot decode a 415. Ingest routes decode their own bodies (ingest/decode.ts).
-import { ApiError, payloadTooLarge } from './errors.js';
-import { unparseable } from './validation.js';
+import { ApiError, payloadTooLarge } from '../errors.js';
+import { unparseable } from '../validation.js';
 import { DecodeError, decompress } from '../ingest/decode.js';
 
 /** `body` with its Content-Encoding undone, at most `limit` bytes; throws the route's ApiError. */

@@ -9,8 +9,9 @@
 // google.rpc.Status in `grpc-status-details-bin`, with RetryInfo when a retry may succeed
 // (ResourceExhausted for the rate limit, Unavailable for a full ingest queue).
 import * as grpc from '@grpc/grpc-js';
-import type { App } from './app.js';
-import { ApiError, GrpcCode, grpcCodeFor, statusProto } from './errors.js';
+import type { App } from './fastify.js';
+import { GrpcCode, grpcCodeFor, statusProto } from './errors.js';
+import { ApiError } from '../errors.js';
 import type { Signal } from '../ingest/otlp/model.js';
 import { exportResponse } from '../ingest/otlp/responses.js';
 

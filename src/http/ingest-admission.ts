@@ -7,7 +7,7 @@
 // whatever the budget.
 import { Transform, type Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from './errors.js';
+import { ApiError } from '../errors.js';
 
 export class IngestAdmission {
   /** Ingest requests in progress. */

@@ -5,7 +5,7 @@
 // one 422 naming the list and its limit, without looking at any of its items. Routes that
 // validate by hand check their lists with Problems.array the same way (docs/api.md, "Limits").
 import type { preValidationAsyncHookHandler, RouteOptions } from 'fastify';
-import { isObject, Problems } from './validation.js';
+import { isObject, Problems } from '../validation.js';
 
 type Schema = Record<string, unknown>;
 

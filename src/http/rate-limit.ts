@@ -5,10 +5,7 @@
 // up), so that behind a load balancer that spreads a key's requests the nodes together allow
 // about the limit (docs/several-nodes.md).
 
-export interface RatePolicy {
-  limit: number;
-  windowSeconds: number;
-}
+import type { RatePolicy } from '../settings.js';
 
 export interface RateDecision {
   allowed: boolean;

@@ -3,35 +3,11 @@
 // EventColumns, with no JavaScript value per event. Each reads only what it can read exactly as
 // the JavaScript path would (JSON.parse and normalise.ts; decode-proto.ts and traces.ts), and
 // answers undefined for anything else: the JavaScript path then decides, with its own refusals
-// and errors. Without a compiler, Waggle reads everything in JavaScript.
-import { createRequire } from 'node:module';
+// and errors. Without a compiler, Waggle reads everything in JavaScript. The addon is loaded by
+// src/native-addon.ts.
 import type { EventColumns } from '../stores/events/columns.js';
+import { nativeAddon as addon, type NativeTraceGroup } from '../native-addon.js';
 import type { IngestLimits } from './normalise.js';
-
-/** One dataset's rows of a trace request, and each row's span (its index in the request). */
-export interface NativeTraceGroup {
-  dataset: string;
-  columns: EventColumns;
-  rowItem: Uint32Array;
-}
-
-interface Addon {
-  readBatch(body: Uint8Array, receivedUs: number, expandDepth: number, maxFields: number, maxEventBytes: number, maxStringBytes: number): EventColumns | undefined;
-  readTraces(body: Uint8Array, dataset: string | undefined, maxFields: number, maxEventBytes: number, maxStringBytes: number): { items: number; groups: NativeTraceGroup[] } | undefined;
-}
-
-function load(): Addon | undefined {
-  try {
-    return createRequire(import.meta.url)('@waggle/native-columns') as Addon;
-  } catch {
-    return undefined;
-  }
-}
-
-const addon = load();
-
-/** Whether the native readers were built and load (WAGGLE_INGEST_NATIVE's default). */
-export const nativeColumnsAvailable = addon !== undefined;
 
 /** A JSON batch body's events as columns, or undefined: parse it in JavaScript. */
 export function readBatchNative(body: Uint8Array, receivedUs: number, expandDepth: number, limits: IngestLimits): EventColumns | undefined {

@@ -35,8 +35,8 @@
 // own event store), so types only ever widen, whichever node looks.
 import { performance } from 'node:perf_hooks';
 import { shortId } from '../domain/ids.js';
-import { withLease } from '../engine/leadership.js';
-import { datasetNotFound } from '../http/errors.js';
+import { withLease } from '../cluster/leadership.js';
+import { datasetNotFound } from '../errors.js';
 import { allDatasets } from '../domain/datasets.js';
 import { UniqueViolation, type Column, type ColumnType, type ConfigStore, type Dataset } from '../stores/config/types.js';
 import type { AppendBatch, EventStore, PhysicalColumn, Scalar } from '../stores/events/types.js';
@@ -163,7 +163,7 @@ export interface WriterOptions {
   onCommit?: (events: number, seconds: number) => void;
   /** Told of every request's per-event results once they are answered (metrics). */
   onWritten?: (results: readonly (string | null)[]) => void;
-  /** Other nodes write to the same stores: column changes take a lease (engine/leadership.ts). */
+  /** Other nodes write to the same stores: column changes take a lease (cluster/leadership.ts). */
   shared?: { claim(name: string, ttlMs: number): Promise<boolean>; release(name: string): Promise<void> };
 }
 

@@ -7,7 +7,7 @@ import type { Notification, Notifier } from './types.js';
 
 export { DeliveryNotifier } from './notifier.js';
 export type { DeliveryOptions, DeliveryNotifierDeps, NotifyLogger } from './notifier.js';
-export { DELIVERY_KIND, listDeliveries, pruneDeliveries, type DeliveryAttempt, type DeliveryFilter, type DeliveryRecord, type DeliveryState } from './log.js';
+export { listDeliveries, pruneDeliveries, type DeliveryAttempt, type DeliveryFilter, type DeliveryRecord, type DeliveryState } from './log.js';
 export { renderTemplate, parseTemplate, TemplateError } from './template.js';
 export { webhookSignature, WEBHOOK_HEADERS } from './transports.js';
 export type { Notification, Notifier, AlertSource } from './types.js';
@@ -29,7 +29,7 @@ export interface CreateNotifierDeps {
   clock?: () => number;
   onOutcome?: DeliveryNotifierDeps['onOutcome'];
   /**
-   * Claims shared with other nodes (engine/leadership.ts). When `shared`, unfinished deliveries
+   * Claims shared with other nodes (cluster/leadership.ts). When `shared`, unfinished deliveries
    * are not resumed at construction: the leader takes them over (resumeUnfinished).
    */
   claims?: DeliveryNotifierDeps['claims'] & { shared: boolean };

@@ -6,8 +6,7 @@ import { sha256 } from '../domain/ids.js';
 import type { RecipientType } from '../domain/recipients.js';
 import type { ConfigStore, StoredObject } from '../stores/config/types.js';
 import type { AlertSource, Notification } from './types.js';
-
-export const DELIVERY_KIND = 'delivery';
+import { DELIVERY_KIND } from '../domain/kinds.js';
 
 export type DeliveryState = 'queued' | 'retrying' | 'delivered' | 'failed' | 'refused';
 export const FINAL_STATES: readonly DeliveryState[] = ['delivered', 'failed', 'refused'];

@@ -33,9 +33,10 @@
 import { randomUUID } from 'node:crypto';
 import { getRecipientForDelivery, recipientTarget } from '../domain/recipients.js';
 import { UniqueViolation, type ConfigStore } from '../stores/config/types.js';
-import { DELIVERY_KIND, deliveryKey, isFinal, pruneDeliveries, type DeliveryAttempt, type DeliveryRecord } from './log.js';
+import { deliveryKey, isFinal, pruneDeliveries, type DeliveryAttempt, type DeliveryRecord } from './log.js';
 import { EmailSender, sendOnce, type AttemptResult, type TransportConfig } from './transports.js';
 import type { Notification, Notifier } from './types.js';
+import { DELIVERY_KIND } from '../domain/kinds.js';
 
 export interface NotifyLogger {
   info(obj: object, msg: string): void;
@@ -72,7 +73,7 @@ export interface DeliveryNotifierDeps {
   resume?: boolean;
   /** Told how each notification ended (metrics): delivered, failed or refused. */
   onOutcome?: (recipientType: string, outcome: 'delivered' | 'failed' | 'refused') => void;
-  /** Claims on deliveries shared with other nodes (engine/leadership.ts); default: every claim is ours. */
+  /** Claims on deliveries shared with other nodes (cluster/leadership.ts); default: every claim is ours. */
   claims?: { claim(name: string, ttlMs: number): Promise<boolean>; release(name: string): Promise<void> };
 }
 

@@ -7,7 +7,7 @@
 // process took the reserve), the guard counts the disk as full until statfs shows space again.
 // Writes are accepted again as soon as the free space is back above the reserve: no restart.
 import { statfsSync } from 'node:fs';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../errors.js';
 
 /** Seconds an ingest client is asked to wait while the disk is full. */
 export const DISK_FULL_RETRY_SECONDS = 30;

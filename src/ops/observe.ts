@@ -1,5 +1,5 @@
 // What an operator sees of the app at work: one log line per request (and its metrics), slow
-// event-store reads logged at warn. Wired in by the app factory (src/http/app.ts).
+// event-store reads logged at warn. Wired in by the composition root (src/app.ts).
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { EventStore } from '../stores/events/types.js';
 import { refusalReason, type Metrics } from './metrics.js';

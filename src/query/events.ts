@@ -1,7 +1,7 @@
 // Reading events themselves rather than aggregates: the newest events of a query (the web UI's
 // event browser) and every event of one trace (its trace view). Both read through the planner's
 // scan (plan.ts), so filters, calculated fields and column types work as in queries.
-import { DEFINITION_DEFAULTS } from '../domain/datasets.js';
+import { DEFINITION_DEFAULTS } from './definitions.js';
 import type { EventStore } from '../stores/events/types.js';
 import { planScan, type Scan, type Source } from './plan.js';
 import { withTables } from './run.js';

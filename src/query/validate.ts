@@ -42,8 +42,8 @@
 // - `compare_time_offset_seconds`: one of the enumerated offsets and ≥ T.
 // - `calculated_fields`: at most 100 of `{name, expression}`, both non-empty strings, names
 //   unique (case-sensitive, as column names are); the expression must parse.
-import { ApiError, validationError, type TypeDetail } from '../http/errors.js';
-import { has, isObject, jsonType, Problems, type Json } from '../http/validation.js';
+import { ApiError, validationError, type TypeDetail } from '../errors.js';
+import { has, isObject, jsonType, Problems, type Json } from '../validation.js';
 import * as expr from './expr/index.js';
 import {
   COMPARE_TIME_OFFSETS,

@@ -1,7 +1,6 @@
 // The web UI's server side: its sign-in/sign-out routes and the page and assets themselves.
 // Everything else the UI reads and runs is the public API (with the session cookie, auth.ts).
-import type { App } from '../../http/app.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 import { registerSession } from './session.js';
 import { registerStatic } from './static.js';
 

@@ -9,14 +9,13 @@
 // goes through the public API, with the cookie accepted in place of the key header (auth.ts).
 // The key travels once, in this request's body (never in a URL); request bodies are not logged.
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../http/app.js';
 import { REJECTION_TEXT } from '../../http/auth.js';
-import { ApiError } from '../../http/errors.js';
-import { bodyObject, Problems } from '../../http/validation.js';
+import { ApiError } from '../../errors.js';
+import { bodyObject, Problems } from '../../validation.js';
 import { clearSessionCookie, isOwnOrigin, sessionToken, setSessionCookie } from '../../http/session.js';
 import { apiKeyAccess } from '../../domain/keys.js';
 import { createSession, deleteSession } from '../../domain/sessions.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 
 const tags = ['Web UI (Waggle extension)'];
 

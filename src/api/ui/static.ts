@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { App } from '../../http/app.js';
+import type { App } from '../context.js';
 
 /** dist/web of the package, from src/api/ui/ (tests) and dist/api/ui/ (the built server) alike. */
 export const WEB_ROOT = fileURLToPath(new URL('../../../dist/web/', import.meta.url));

@@ -1,8 +1,7 @@
 // GET /1/auth: what the presented ingest or configuration key is and may do.
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../http/app.js';
 import { apiKeyAccess } from '../../domain/keys.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 
 const AuthResponse = Type.Object({
   id: Type.String(),

@@ -19,20 +19,20 @@
 //   insert (not atomically): two concurrent creates on a board with 49 views may both succeed.
 // - PUT is a full replacement of `name` and `filters`; a body `id` is read-only and ignored.
 // - Views are stored as objects of kind `board_view` whose scope is the board id and whose
-//   unique key is the name; deleting a board deletes them (deleteBoardViews).
+//   unique key is the name; deleting a board deletes them (deleteBoardViews, src/domain/boards.ts).
 import { Type, type Static } from '@sinclair/typebox';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { ApiError, notFound } from '../../http/errors.js';
+import { ApiError, notFound } from '../../errors.js';
 import { shortId } from '../../domain/ids.js';
 import { FILTER_OPS, type FilterOp } from '../../query/spec.js';
 import { MAX_FILTER_VALUES, MAX_ITEMS } from '../../query/validate.js';
 import { UniqueViolation, type ConfigStore, type Environment, type StoredObject } from '../../stores/config/types.js';
-import type { ApiContext } from '../context.js';
-import { BoardParams, getBoardObject } from './boards.js';
-import { Problems, bodyObject, isObject } from '../../http/validation.js';
+import type { ApiContext, App } from '../context.js';
+import { BoardParams } from './schemas.js';
+import { getBoardObject, listBoardViews, type BoardViewFilter, type Scalar, type StoredBoardView } from '../../domain/boards.js';
+import { Problems, bodyObject, isObject } from '../../validation.js';
+import { BOARD_VIEW_KIND } from '../../domain/kinds.js';
 
-export const BOARD_VIEW_KIND = 'board_view';
 export const MAX_VIEWS_PER_BOARD = 50;
 export const MAX_VIEW_NAME_LENGTH = 255;
 /** As a query's filters (100), each `in` / `not-in` with at most 1,000 values. */
@@ -43,18 +43,6 @@ const LIST_OPS: readonly string[] = ['in', 'not-in'];
 const tags = ['Boards'];
 const security = [{ configuration_key: [] }];
 const auth = { kind: 'team', permission: 'manage_boards' } as const;
-
-type Scalar = string | number | boolean;
-export interface BoardViewFilter {
-  column: string;
-  operation: FilterOp;
-  value?: Scalar | Scalar[];
-}
-/** What the object store holds for a view. */
-export interface StoredBoardView {
-  name: string;
-  filters: BoardViewFilter[];
-}
 
 const ScalarSchema = Type.Union([Type.String(), Type.Number(), Type.Boolean()]);
 const FilterSchema = Type.Object({
@@ -141,16 +129,6 @@ const viewResponse = (o: StoredObject<StoredBoardView>): Static<typeof BoardView
 const duplicateName = (name: string) => new ApiError(409, `a view named ${JSON.stringify(name)} already exists on this board`);
 
 /** The board's views, in creation order. */
-export async function listBoardViews(store: ConfigStore, env: Environment, boardId: string): Promise<StoredObject<StoredBoardView>[]> {
-  const all = await store.listObjects<StoredBoardView>(BOARD_VIEW_KIND, { environmentId: env.id });
-  return all.filter((o) => o.scope === boardId);
-}
-
-/** Deletes every view of the board (called when the board is deleted). */
-export async function deleteBoardViews(store: ConfigStore, env: Environment, boardId: string): Promise<void> {
-  for (const view of await listBoardViews(store, env, boardId)) await store.deleteObject(BOARD_VIEW_KIND, view.id);
-}
-
 async function getView(store: ConfigStore, env: Environment, boardId: string, viewId: string): Promise<StoredObject<StoredBoardView>> {
   await getBoardObject(store, env, boardId);
   const obj = await store.getObject<StoredBoardView>(BOARD_VIEW_KIND, viewId);

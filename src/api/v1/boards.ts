@@ -1,5 +1,5 @@
 // /1/boards: list (this environment's boards), create (201), get, full-replacement PUT and
-// DELETE (204); board views live in board-views.ts and are registered from here. Every route
+// DELETE (204); board views live in board-views.ts, what both use in src/domain/boards.ts. Every route
 // needs the configuration-key permission Manage Public Boards (`manage_boards`); another
 // environment's board is a 404 like a missing one.
 //
@@ -53,85 +53,25 @@
 // - Deleting a board deletes its views. The list is in creation order.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { ApiError, notFound } from '../../http/errors.js';
-import { bodyObject, isObject, Problems, textLength, type Json } from '../../http/validation.js';
+import { ApiError, notFound } from '../../errors.js';
+import { bodyObject, isObject, Problems, textLength, type Json } from '../../validation.js';
 import { shortId } from '../../domain/ids.js';
 import { checkTags, tagsMember, type Tag } from '../../domain/tags.js';
 import type { ConfigStore, Environment, StoredObject } from '../../stores/config/types.js';
-import type { ApiContext } from '../context.js';
-import { QUERY_KIND } from './queries.js';
-import { QUERY_ANNOTATION_KIND, type StoredQueryAnnotation } from './query-annotations.js';
-import { deleteBoardViews, registerBoardViews } from './board-views.js';
-
-export const BOARD_KIND = 'board';
-/** SLOs are stored under this kind by the SLO module; panels look them up by id. */
-export const SLO_KIND = 'slo';
-export const MAX_PRESET_FILTERS = 5;
-/** Lists without a documented Honeycomb maximum get one of ours (docs/api.md, "Limits"). */
-export const MAX_PANELS = 100;
-/** One chart per calculation, and a query has at most 100. */
-export const MAX_CHARTS = 100;
-export const MAX_TEXT_PANEL_LENGTH = 10_000;
-export const MAX_BOARD_NAME_LENGTH = 255;
-export const MAX_BOARD_DESCRIPTION_LENGTH = 1024;
-export const QUERY_STYLES = ['graph', 'table', 'combo'] as const;
-export const CHART_TYPES = ['default', 'line', 'stacked', 'stat', 'tsbar', 'cbar', 'cpie'] as const;
-export const LAYOUT_GENERATIONS = ['auto', 'manual'] as const;
-export const PANEL_TYPES = ['query', 'slo', 'text'] as const;
-const VISUALIZATION_FLAGS = ['hide_compare', 'hide_hovers', 'hide_markers', 'utc_xaxis', 'overlaid_charts'] as const;
-
-/** The auto-layout grid (see the header). */
-export const GRID = { columns: 12, width: 6, height: { query: 6, slo: 6, text: 4 } } as const;
+import type { ApiContext, App } from '../context.js';
+import { type StoredQueryAnnotation } from './query-annotations.js';
+import { BoardParams } from './schemas.js';
+import {
+  CHART_TYPES, GRID, LAYOUT_GENERATIONS, MAX_BOARD_DESCRIPTION_LENGTH, MAX_BOARD_NAME_LENGTH, MAX_CHARTS, MAX_PANELS, MAX_PRESET_FILTERS, MAX_TEXT_PANEL_LENGTH,
+  PANEL_TYPES, QUERY_STYLES, VISUALIZATION_FLAGS, deleteBoardViews, getBoardObject,
+  type Chart, type Panel, type Position, type PresetFilter, type StoredBoard, type VisualizationSettings,
+} from '../../domain/boards.js';
+import { BOARD_KIND, QUERY_ANNOTATION_KIND, QUERY_KIND, SLO_KIND } from '../../domain/kinds.js';
 
 const tags = ['Boards'];
 const security = [{ configuration_key: [] }];
 const auth = { kind: 'team', permission: 'manage_boards' } as const;
-
-// ---- shapes -------------------------------------------------------------------------------
-
-export interface Position {
-  x_coordinate: number;
-  y_coordinate: number;
-  height: number;
-  width: number;
-}
-export interface Chart {
-  chart_index: number;
-  chart_type: (typeof CHART_TYPES)[number];
-  log_scale: boolean;
-  omit_missing_values: boolean;
-}
-export type VisualizationSettings = Record<(typeof VISUALIZATION_FLAGS)[number], boolean> & { charts?: Chart[] };
-export type Panel =
-  | {
-      type: 'query';
-      query_panel: {
-        query_id: string;
-        query_annotation_id: string;
-        query_style: (typeof QUERY_STYLES)[number];
-        dataset: string;
-        /** Only when the client sent it. */
-        visualization_settings?: VisualizationSettings;
-      };
-      position: Position;
-    }
-  | { type: 'slo'; slo_panel: { slo_id: string }; position: Position }
-  | { type: 'text'; text_panel: { content: string }; position: Position };
-export interface PresetFilter {
-  column: string;
-  alias: string;
-}
-/** What the object store holds for a board (panels as answered, positions laid out). */
-export interface StoredBoard {
-  name: string;
-  description: string;
-  type: 'flexible';
-  panels: Panel[];
-  tags: Tag[];
-  preset_filters: PresetFilter[];
-}
 
 // ---- schemas for the OpenAPI document (validation is validateBoard's) ---------------------
 
@@ -196,7 +136,6 @@ const BoardResponse = Type.Object({
   tags: Type.Optional(Type.Array(TagSchema, { description: 'Absent when the board has no tags.' })),
   preset_filters: Type.Array(PresetFilterSchema),
 });
-export const BoardParams = Type.Object({ boardId: Type.String() });
 
 // ---- board validation ------------------------------------------------------------------------
 
@@ -469,12 +408,6 @@ async function validateBoard(
 // ---- lookups and responses -------------------------------------------------------------------
 
 /** The board `id` of the environment; 404 `board not found` otherwise (another environment's too). */
-export async function getBoardObject(store: ConfigStore, env: Environment, id: string): Promise<StoredObject<StoredBoard>> {
-  const obj = await store.getObject<StoredBoard>(BOARD_KIND, id);
-  if (!obj || obj.environmentId !== env.id) throw notFound('board');
-  return obj;
-}
-
 function boardResponse(request: FastifyRequest, env: Environment, o: StoredObject<StoredBoard>): Static<typeof BoardResponse> {
   const team = request.auth?.team.slug ?? '';
   const base = request.publicBase;
@@ -589,5 +522,4 @@ export function registerBoards(app: App, ctx: ApiContext): void {
     },
   );
 
-  registerBoardViews(app, ctx);
 }

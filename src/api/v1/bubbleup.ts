@@ -9,15 +9,14 @@
 // Same permissions as query results (Manage Queries and Columns, Run Queries). Another
 // environment's dataset → 404. A comparison longer than the query timeout → 503; an event engine without BubbleUp → 501.
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { ApiError } from '../../http/errors.js';
-import { bodyObject, isObject, Problems } from '../../http/validation.js';
+import { ApiError } from '../../errors.js';
+import { bodyObject, isObject, Problems } from '../../validation.js';
 import { bubbleUp, MAX_COLUMNS } from '../../query/bubbleup.js';
 import { querySources } from '../../query/sources.js';
 import { validateNestedQuerySpec } from '../../query/validate.js';
 import { QueryTimeout } from '../../stores/events/types.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 import { datasetOrAll, QuerySchema } from './queries.js';
 import { resultWindow } from './query-results.js';
 import { SlugParams } from './schemas.js';

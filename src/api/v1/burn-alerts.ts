@@ -1,6 +1,6 @@
 // /1/burn_alerts/{datasetSlug|__all__}: list per SLO (`?slo_id=` required; items without
 // recipients), create (201), get, full-replacement PUT, DELETE (204). Every route needs Manage
-// SLOs (`manage_slos`). Evaluation is in src/engine/burn-alerts.ts.
+// SLOs (`manage_slos`). Evaluation is in src/jobs/burn-alerts.ts.
 //
 // Decisions (also in docs/slos.md):
 // - Stored in the object store, kind `burn_alert`, under the SLO's environment and dataset (an
@@ -20,9 +20,8 @@
 //   echoed only. Read-only (`id`, `triggered`, timestamps) and unknown fields are ignored. PUT
 //   keeps the alert's triggered state; the next evaluation decides anew.
 import { Type, type Static } from '@sinclair/typebox';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { notFound, validationError } from '../../http/errors.js';
+import { notFound, validationError } from '../../errors.js';
 import { shortId } from '../../domain/ids.js';
 import {
   MAX_NOTIFICATION_RECIPIENTS,
@@ -31,23 +30,15 @@ import {
   validateNotificationRecipients,
   type NotificationRecipient,
 } from '../../domain/recipients.js';
-import { ApiError } from '../../http/errors.js';
-import {
-  ALERT_TYPES,
-  BURN_ALERT_KIND,
-  deleteBurnAlert,
-  getAlertState,
-  type AlertType,
-  type BurnAlertBody,
-  type BurnAlertObject,
-} from '../../engine/burn-alerts.js';
-import { MINUTES_PER_DAY, type SloObject } from '../../engine/slo.js';
-import { sloEngineFor } from '../../engine/slo-registry.js';
+import { ApiError } from '../../errors.js';
+import { ALERT_TYPES, deleteBurnAlert, getAlertState, type AlertType, type BurnAlertBody, type BurnAlertObject } from '../../jobs/burn-alerts.js';
+import { MINUTES_PER_DAY, type SloObject } from '../../jobs/slo.js';
 import type { ConfigStore } from '../../stores/config/types.js';
-import type { ApiContext } from '../context.js';
-import { bodyObject, isObject, Problems, textLength, type Json } from '../../http/validation.js';
+import type { ApiContext, App } from '../context.js';
+import { bodyObject, isObject, Problems, textLength, type Json } from '../../validation.js';
 import { getSloObject, sloScope, type SloScope } from './slos.js';
 import { SlugParams } from './schemas.js';
+import { BURN_ALERT_KIND } from '../../domain/kinds.js';
 
 const tags = ['Burn Alerts'];
 const security = [{ configuration_key: [] }];
@@ -161,7 +152,6 @@ async function checkRecipients(p: Problems, store: ConfigStore, teamId: string, 
 
 export function registerBurnAlerts(app: App, ctx: ApiContext): void {
   const { store } = ctx;
-  sloEngineFor(ctx);
   const noSchemaValidation = () => () => true;
 
   /** The alert as seen from the path (its SLO must be visible there); 404 otherwise. */

@@ -25,14 +25,13 @@
 //   (wellFormed, src/ingest/normalise.ts): each lone surrogate becomes U+FFFD, in a create and in
 //   a lookup alike, so the column is the one an event with that field name writes to.
 import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { ApiError, invalidField, notFound, BLANK } from '../../http/errors.js';
+import { ApiError, invalidField, notFound, BLANK } from '../../errors.js';
 import { ALL_DATASETS, findDataset } from '../../domain/datasets.js';
 import { wellFormed } from '../../ingest/normalise.js';
 import { DATASET_TOO_MANY_COLUMNS } from '../../ingest/writer.js';
 import { UniqueViolation, type Column as ColumnRecord, type ColumnType, type Dataset } from '../../stores/config/types.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 import { SlugParams } from './schemas.js';
 
 const tags = ['Columns'];

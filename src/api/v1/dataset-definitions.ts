@@ -3,12 +3,12 @@
 // calculated field the dataset sees (its own or an environment-wide one) reports
 // `column_type: "derived_column"`, any other `column`; a `column_type` sent is ignored.
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { DEFINITION_DEFAULTS, DEFINITION_KEYS, definitionsResponse, findDataset } from '../../domain/datasets.js';
+import { definitionsResponse, findDataset } from '../../domain/datasets.js';
+import { DEFINITION_DEFAULTS, DEFINITION_KEYS } from '../../query/definitions.js';
 import { listCalculatedFields } from '../../domain/calculated-fields.js';
 import type { Dataset, Environment } from '../../stores/config/types.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 import { DatasetDefinition, SlugParams } from './schemas.js';
 
 const DatasetDefinitions = Type.Object(

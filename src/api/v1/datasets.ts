@@ -1,10 +1,9 @@
 // /1/datasets: list, create (201 new / 200 existing; delete protected unless the body says
 // otherwise), get, PUT (fields omitted keep their values), DELETE (202; 409 while protected).
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
 import { createOrGetDataset, datasetResponse, deleteDataset, findDataset } from '../../domain/datasets.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 import type { Dataset as DatasetRecord } from '../../stores/config/types.js';
 import { Dataset, DatasetCreationPayload, DatasetUpdatePayload, SlugParams } from './schemas.js';
 

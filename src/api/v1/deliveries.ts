@@ -4,10 +4,9 @@
 // same log `waggle deliveries` prints (src/notify/log.ts); recipient secrets are never in it.
 // `state` narrows to one state, `limit` 1…1000 (default 100). Needs Manage Recipients.
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
 import { listDeliveries, type DeliveryState } from '../../notify/log.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 
 const STATES = ['queued', 'retrying', 'delivered', 'failed', 'refused'] as const;
 const StateSchema = Type.Unsafe<DeliveryState>({ type: 'string', enum: [...STATES] });

@@ -19,23 +19,16 @@
 // - DELETE answers 409 while something uses the field: see calculatedFieldInUse (an SLO,
 //   a trigger's query or a board's query panel reading it).
 import { Type, type Static } from '@sinclair/typebox';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { ApiError, invalidField, notFound, BLANK } from '../../http/errors.js';
+import { ApiError, invalidField, notFound, BLANK } from '../../errors.js';
 import { ALL_DATASETS, findDataset } from '../../domain/datasets.js';
 import { shortId } from '../../domain/ids.js';
-import {
-  CALCULATED_FIELD_KIND,
-  calculatedFieldInUse,
-  checkCalculatedField,
-  listCalculatedFieldObjects,
-  type CalculatedFieldBody,
-  type CalculatedFieldObject,
-} from '../../domain/calculated-fields.js';
+import { calculatedFieldInUse, checkCalculatedField, listCalculatedFieldObjects, type CalculatedFieldBody, type CalculatedFieldObject } from '../../domain/calculated-fields.js';
 import { ExpressionError } from '../../query/expr/index.js';
 import { UniqueViolation, type ConfigStore, type Dataset, type Environment } from '../../stores/config/types.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 import { SlugParams } from './schemas.js';
+import { CALCULATED_FIELD_KIND } from '../../domain/kinds.js';
 
 export { listCalculatedFields } from '../../domain/calculated-fields.js';
 

@@ -4,14 +4,13 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Packr } from 'msgpackr';
-import type { App } from '../../http/app.js';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../errors.js';
 import type { BatchRequest, DecodedBatch } from '../../ingest/batch.js';
 import { batchThreads } from '../../ingest/batch-threads.js';
 import { columnsOf } from '../../stores/events/columns.js';
 import { DecodeError, decodeBody, isMsgpack } from '../../ingest/decode.js';
 import { DEFAULT_LIMITS, EventRejected, normaliseFields, parseSamplerate, parseTime, type NormalisedEvent } from '../../ingest/normalise.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 import { ingestDataset } from '../ingest-dataset.js';
 import { SlugParams } from './schemas.js';
 import { rejectionReason } from '../../ops/metrics.js';

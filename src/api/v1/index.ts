@@ -1,7 +1,7 @@
-import type { App } from '../../http/app.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 import { registerAuth } from './auth.js';
 import { registerBoards } from './boards.js';
+import { registerBoardViews } from './board-views.js';
 import { registerColumns } from './columns.js';
 import { registerDatasets } from './datasets.js';
 import { registerDerivedColumns } from './derived-columns.js';
@@ -34,6 +34,7 @@ export async function registerV1(app: App, ctx: ApiContext): Promise<void> {
   registerQueries(app, ctx);
   registerQueryAnnotations(app, ctx);
   registerBoards(app, ctx);
+  registerBoardViews(app, ctx);
   registerQueryResults(app, ctx);
   registerRecipients(app, ctx);
   registerTriggers(app, ctx);

@@ -13,13 +13,12 @@
 import { isUtf8 } from 'node:buffer';
 import { Type } from '@sinclair/typebox';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import type { App } from '../../http/app.js';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../errors.js';
 import { columnsOf } from '../../stores/events/columns.js';
 import { DecodeError, decompress } from '../../ingest/decode.js';
 import { DEFAULT_LIMITS, EventRejected, normaliseFields, type NormalisedEvent } from '../../ingest/normalise.js';
 import { DATASET_TOO_MANY_COLUMNS } from '../../ingest/writer.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 import { readIngestBody } from './events.js';
 import { ingestDataset } from '../ingest-dataset.js';
 import { SlugParams } from './schemas.js';

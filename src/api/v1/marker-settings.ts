@@ -21,16 +21,15 @@
 //   change (422 on `type`). Read-only fields in the body (`id`, timestamps) and unknown fields are
 //   ignored.
 import { Type, type Static } from '@sinclair/typebox';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { invalidField, notFound, BLANK } from '../../http/errors.js';
+import { invalidField, notFound, BLANK } from '../../errors.js';
 import { shortId } from '../../domain/ids.js';
 import { UniqueViolation, type ConfigStore, type Dataset, type Environment, type StoredObject } from '../../stores/config/types.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 import { datasetOrAll } from './queries.js';
 import { SlugParams } from './schemas.js';
+import { MARKER_SETTING_KIND } from '../../domain/kinds.js';
 
-export const MARKER_SETTING_KIND = 'marker_setting';
 const tags = ['Marker Settings'];
 const security = [{ configuration_key: [] }];
 const auth = { kind: 'team', permission: 'manage_markers' } as const;

@@ -27,21 +27,20 @@
 //   `updated_at`, `color`) and unknown fields in the body are ignored.
 // - The list is in creation order.
 import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { invalidField, notFound } from '../../http/errors.js';
-import { createMarker, MARKER_KIND, MARKER_MESSAGE_MAX, MARKER_TIME_MAX, MARKER_TYPE_MAX, MARKER_URL_MAX, type StoredMarker } from '../../domain/markers.js';
+import { invalidField, notFound } from '../../errors.js';
+import { createMarker, MARKER_MESSAGE_MAX, MARKER_TIME_MAX, MARKER_TYPE_MAX, MARKER_URL_MAX, type StoredMarker } from '../../domain/markers.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 import { markerColors } from './marker-settings.js';
 import { datasetOrAll } from './queries.js';
 import { SlugParams } from './schemas.js';
+import { MARKER_KIND } from '../../domain/kinds.js';
 
 export { MARKER_KIND, MARKER_MESSAGE_MAX, MARKER_TIME_MAX, MARKER_TYPE_MAX, MARKER_URL_MAX, type StoredMarker };
 const tags = ['Markers'];
 const security = [{ configuration_key: [] }];
 const auth = { kind: 'team', permission: 'manage_markers' } as const;
-
 
 export const Marker = Type.Object({
   id: Type.String(),

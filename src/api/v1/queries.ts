@@ -13,19 +13,18 @@
 //   (404 `query not found`). Another environment's query is a 404 the same way.
 // - Queries are stored in the generic object store (kind `query`, body = {id, ...spec}).
 import { Type, type TSchema, type TUnsafe } from '@sinclair/typebox';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { notFound } from '../../http/errors.js';
-import { unparseable } from '../../http/validation.js';
+import { notFound } from '../../errors.js';
+import { unparseable } from '../../validation.js';
 import { ALL_DATASETS, findDataset } from '../../domain/datasets.js';
 import { shortId } from '../../domain/ids.js';
 import { COMPARE_TIME_OFFSETS, FILTER_OPS, HAVING_OPS, QUERY_OPS, type QuerySpec, type StoredQuery } from '../../query/spec.js';
 import { MAX_FILTER_VALUES, validateQuerySpec } from '../../query/validate.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 import { SlugParams } from './schemas.js';
+import { QUERY_KIND } from '../../domain/kinds.js';
 
-export const QUERY_KIND = 'query';
 const tags = ['Queries'];
 const security = [{ configuration_key: [] }];
 const auth = { kind: 'team', permission: 'manage_columns' } as const;

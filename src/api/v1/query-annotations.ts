@@ -21,17 +21,16 @@
 //   createQueryAnnotation(). The list shows only `query` ones unless
 //   `?include_board_annotations=true` (`true`/`false` only; anything else → 422).
 import { Type, type Static } from '@sinclair/typebox';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
 import { errorResponses } from '../../http/error-schemas.js';
-import { ApiError, invalidField, notFound, BLANK } from '../../http/errors.js';
+import { ApiError, invalidField, notFound, BLANK } from '../../errors.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
 import { shortId } from '../../domain/ids.js';
-import type { ApiContext } from '../context.js';
-import { QUERY_KIND, datasetOrAll } from './queries.js';
+import type { ApiContext, App } from '../context.js';
+import { datasetOrAll } from './queries.js';
 import { SlugParams } from './schemas.js';
+import { QUERY_ANNOTATION_KIND, QUERY_KIND } from '../../domain/kinds.js';
 
-export const QUERY_ANNOTATION_KIND = 'query_annotation';
 const tags = ['Query Annotations'];
 const security = [{ configuration_key: [] }];
 const auth = { kind: 'team', permission: 'manage_columns' } as const;

@@ -25,10 +25,9 @@
 import { UnsupportedByEngine } from '../../query/plan.js';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { ApiError, invalidField, notFound } from '../../http/errors.js';
-import { runClaimed } from '../../engine/leadership.js';
+import { ApiError, invalidField, notFound } from '../../errors.js';
+import { runClaimed } from '../../cluster/leadership.js';
 import { RateLimiter } from '../../http/rate-limit.js';
 import { shortId } from '../../domain/ids.js';
 import { MAX_DURATION, timeWindow, truncatedWindow, type StoredQuery } from '../../query/spec.js';
@@ -37,11 +36,11 @@ import { runQuery, type QueryData } from '../../query/run.js';
 import { querySources } from '../../query/sources.js';
 import { QueryTimeout } from '../../stores/events/types.js';
 import type { Environment, StoredObject } from '../../stores/config/types.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 import { QuerySchema, datasetOrAll, getQueryObject } from './queries.js';
 import { SlugParams } from './schemas.js';
+import { QUERY_RESULT_KIND } from '../../domain/kinds.js';
 
-export const QUERY_RESULT_KIND = 'query_result';
 /**
  * A GET of a pending result waits up to this long for it to complete before answering
  * `complete: false` (a long poll): a client polling every few ms would otherwise spend the

@@ -7,15 +7,14 @@
 // theirs; `limit` 1…1000, default 100. Permissions as query results; another environment's
 // dataset → 404.
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { ApiError } from '../../http/errors.js';
-import { bodyObject, Problems } from '../../http/validation.js';
+import { ApiError } from '../../errors.js';
+import { bodyObject, Problems } from '../../validation.js';
 import { latestEvents } from '../../query/events.js';
 import { querySources } from '../../query/sources.js';
 import { validateNestedQuerySpec } from '../../query/validate.js';
 import { QueryTimeout } from '../../stores/events/types.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 import { datasetOrAll, QuerySchema } from './queries.js';
 import { resultWindow } from './query-results.js';
 import { SlugParams } from './schemas.js';

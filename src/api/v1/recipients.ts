@@ -15,7 +15,6 @@
 // - DELETE while a trigger or burn alert of the team uses the recipient → 409.
 // - `/triggers` answers the triggers as the Triggers API does (triggerResponses).
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../http/app.js';
 import type { FastifyRequest } from 'fastify';
 import {
   RecipientInputSchema,
@@ -28,7 +27,7 @@ import {
   triggersUsingRecipient,
   updateRecipient,
 } from '../../domain/recipients.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 import { triggerResponses } from './triggers.js';
 
 const tags = ['Recipients'];

@@ -13,14 +13,13 @@
 // sooner): over the SLO's rolling window of whole minutes before that moment, from reset_at's
 // minute on after a reset. Intervals whose window holds no eligible events are left out, so an
 // SLO without data answers [] (as the contract says). The minutes the SLO's rollups hold are read
-// from them (refreshed first), earlier ones from raw events (src/engine/slo.ts, history).
+// from them (refreshed first), earlier ones from raw events (src/jobs/slo.ts, history).
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { isSlo, SLO_KIND, sloMaths, type SloObject } from '../../engine/slo.js';
-import { sloEngineFor } from '../../engine/slo-registry.js';
-import type { ApiContext } from '../context.js';
-import { bodyObject, Problems } from '../../http/validation.js';
+import { isSlo, sloMaths, type SloObject } from '../../jobs/slo.js';
+import type { ApiContext, App } from '../context.js';
+import { bodyObject, Problems } from '../../validation.js';
+import { SLO_KIND } from '../../domain/kinds.js';
 
 const HOUR = 3600;
 const DAY = 86_400;
@@ -53,7 +52,7 @@ export function intervalStarts(start: number, end: number): { step: number; star
 
 export function registerReporting(app: App, ctx: ApiContext): void {
   const { store } = ctx;
-  const engine = sloEngineFor(ctx);
+  const engine = ctx.slos;
   app.post(
     '/1/reporting/slos/historical',
     {

@@ -42,3 +42,6 @@ export const DatasetDefinition = Type.Union([
 ]);
 
 export const SlugParams = Type.Object({ datasetSlug: Type.String() });
+
+/** The path of one board (and of its views). */
+export const BoardParams = Type.Object({ boardId: Type.String() });

@@ -28,20 +28,19 @@
 //   that is malformed, of another request or past the end → 422. `links.next` is a path
 //   (`/1/maps/dependencies/requests/{id}?page[after]=…&page[size]=…`), null on the last page.
 // - Another environment's request id answers 404, exactly like an unknown one.
-import { runClaimed } from '../../engine/leadership.js';
+import { runClaimed } from '../../cluster/leadership.js';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { invalidField, notFound } from '../../http/errors.js';
+import { invalidField, notFound } from '../../errors.js';
 import { shortId } from '../../domain/ids.js';
 import { timeWindow } from '../../query/spec.js';
-import { computeDependencies } from '../../engine/service-map.js';
+import { computeDependencies } from '../../jobs/service-map.js';
 import { QueryTimeout } from '../../stores/events/types.js';
 import type { Environment, StoredObject } from '../../stores/config/types.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
+import { MAP_REQUEST_KIND } from '../../domain/kinds.js';
 
-export const MAP_REQUEST_KIND = 'map_dependency_request';
 const tags = ['Service Maps'];
 const security = [{ configuration_key: [] }];
 const auth = { kind: 'team', permission: 'read_service_maps' } as const;

@@ -22,16 +22,15 @@
 //   `training_period_hours` 24, `recipients` []). `null` counts as omitted. Read-only and unknown
 //   fields are ignored. Every problem of a body is reported in one 422 naming its field.
 // - `status`, `status_reason`, `baseline`, `last_observation`, … are the evaluation state the
-//   engine (src/engine/signals.ts) keeps in its own object, written only by the engine, so an
+//   evaluation (src/jobs/signals.ts) keeps in its own object, written only by it, so an
 //   update never races an evaluation. A disabled signal reads `off` at once; the other statuses
 //   change at the next evaluation (within a minute of app time).
 // - Deleting a signal closes its open anomaly (recipients get `resolved`) and deletes its
 //   anomalies. Deleting the dataset deletes its signals.
 import { Type, type Static } from '@sinclair/typebox';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { ApiError, notFound } from '../../http/errors.js';
-import { Problems } from '../../http/validation.js';
+import { ApiError, notFound } from '../../errors.js';
+import { Problems } from '../../validation.js';
 import { findDataset } from '../../domain/datasets.js';
 import { shortId } from '../../domain/ids.js';
 import {
@@ -41,34 +40,10 @@ import {
   validateNotificationRecipients,
 } from '../../domain/recipients.js';
 import { UniqueViolation, type ConfigStore, type Dataset, type Environment, type StoredObject } from '../../stores/config/types.js';
-import {
-  ANOMALY_KIND,
-  ENDED_REASONS,
-  SENSITIVITIES,
-  SIGNAL_KIND,
-  SIGNAL_KINDS,
-  SIGNAL_STATE_KIND,
-  SIGNAL_STATUSES,
-  TRAINING_HOURS_DEFAULT,
-  TRAINING_HOURS_MAX,
-  TRAINING_HOURS_MIN,
-  WINDOW_SECONDS,
-  bandOf,
-  closeAnomaly,
-  defaultSignalName,
-  getState,
-  initialState,
-  listAnomalies,
-  signalJob,
-  stateId,
-  type Sensitivity,
-  type SignalKind,
-  type SignalState,
-  type StoredAnomaly,
-  type StoredSignal,
-} from '../../engine/signals.js';
-import type { ApiContext } from '../context.js';
+import { ENDED_REASONS, SENSITIVITIES, SIGNAL_KINDS, SIGNAL_STATUSES, TRAINING_HOURS_DEFAULT, TRAINING_HOURS_MAX, TRAINING_HOURS_MIN, WINDOW_SECONDS, bandOf, closeAnomaly, defaultSignalName, getState, initialState, listAnomalies, stateId, type Sensitivity, type SignalKind, type SignalState, type StoredAnomaly, type StoredSignal } from '../../jobs/signals.js';
+import type { ApiContext, App } from '../context.js';
 import { SlugParams } from './schemas.js';
+import { ANOMALY_KIND, SIGNAL_KIND, SIGNAL_STATE_KIND } from '../../domain/kinds.js';
 
 const tags = ['Signals (beta)'];
 const security = [{ configuration_key: [] }];
@@ -307,7 +282,6 @@ async function respond(store: ConfigStore, o: StoredObject<StoredSignal>, datase
 export function registerSignals(app: App, ctx: ApiContext): void {
   const { store, events, notifier, now } = ctx;
   const engine = { store, events, notifier, timeoutMs: ctx.settings.queryTimeoutMs };
-  ctx.scheduler.register(signalJob({ ...engine, onError: (signalId, err) => app.log.error({ err, signalId }, 'signal evaluation failed') }));
 
   app.get(
     '/1/signals/:datasetSlug',

@@ -1,7 +1,7 @@
 // /1/slos/{datasetSlug|__all__}: list, create (201), get (`?detailed` adds status, burn_rate,
 // budget_remaining, compliance), full-replacement PUT, DELETE (204, with the SLO's burn alerts),
 // and Waggle's reset: POST /1/slos/{datasetSlug|__all__}/{sloId}/reset. Every route needs Manage
-// SLOs (`manage_slos`). The maths is in src/engine/slo.ts.
+// SLOs (`manage_slos`). The maths is in src/jobs/slo.ts.
 //
 // Decisions (also in docs/slos.md):
 // - Stored in the object store, kind `slo`, with the ids of its datasets. An SLO made on a dataset
@@ -22,19 +22,18 @@
 // - Reset: `reset_at` is read-only in Honeycomb's API (its UI resets). Waggle resets with
 //   `POST …/{sloId}/reset` (no body): reset_at becomes now and the budget is counted from then on.
 import { Type, type Static } from '@sinclair/typebox';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { ApiError, notFound, validationError } from '../../http/errors.js';
+import { ApiError, notFound, validationError } from '../../errors.js';
 import { ALL_DATASETS, datasetSlug, findDataset } from '../../domain/datasets.js';
 import { shortId } from '../../domain/ids.js';
 import { checkTags, MAX_TAGS, tagsMember } from '../../domain/tags.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
-import { BURN_ALERT_KIND, deleteBurnAlert, getAlertState, type BurnAlertBody } from '../../engine/burn-alerts.js';
-import { isSlo, SLO_KIND, type SloBody, type SloEngine, type SloObject } from '../../engine/slo.js';
-import { sloEngineFor } from '../../engine/slo-registry.js';
-import type { ApiContext } from '../context.js';
-import { bodyObject, isObject, Problems, textLength, type Json } from '../../http/validation.js';
+import { deleteBurnAlert, getAlertState, type BurnAlertBody } from '../../jobs/burn-alerts.js';
+import { isSlo, type SloBody, type SloEngine, type SloObject } from '../../jobs/slo.js';
+import type { ApiContext, App } from '../context.js';
+import { bodyObject, isObject, Problems, textLength, type Json } from '../../validation.js';
 import { SlugParams } from './schemas.js';
+import { BURN_ALERT_KIND, SLO_KIND } from '../../domain/kinds.js';
 
 const tags = ['SLOs'];
 const security = [{ configuration_key: [] }];
@@ -227,7 +226,7 @@ export async function deleteSlo(store: ConfigStore, engine: SloEngine, slo: Stor
 
 export function registerSlos(app: App, ctx: ApiContext): void {
   const { store } = ctx;
-  const engine = sloEngineFor(ctx);
+  const engine = ctx.slos;
   const noSchemaValidation = () => () => true;
 
   app.get(

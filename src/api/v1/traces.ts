@@ -11,13 +11,12 @@
 // `start_time` / `end_time` (Unix seconds) narrow the search; by default it covers everything
 // kept (WAGGLE_RETENTION_DAYS). Permissions as query results; another environment's dataset → 404.
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { ApiError, invalidField } from '../../http/errors.js';
+import { ApiError, invalidField } from '../../errors.js';
 import { MAX_TRACE_SPANS, traceSpans } from '../../query/events.js';
 import { querySources } from '../../query/sources.js';
 import { QueryTimeout } from '../../stores/events/types.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 import { datasetOrAll } from './queries.js';
 
 const Value = Type.Union([Type.String(), Type.Number(), Type.Boolean()]);

@@ -2,7 +2,7 @@
 // PUT and DELETE (204), following Honeycomb's Trigger objects (CreateTriggerRequest /
 // TriggerResponse). Every route needs the configuration-key permission Manage Triggers
 // (`manage_triggers`): 403 without it; another environment's trigger answers 404 like a missing one.
-// Registering the routes also registers the evaluation job (src/engine/triggers.ts).
+// Registering the routes also registers the evaluation job (src/jobs/triggers.ts).
 //
 // Decisions (also in docs/triggers.md):
 // - A trigger belongs to its dataset, or to the environment for `__all__`, and is listed, read and
@@ -43,7 +43,7 @@
 //   details}`): besides team recipients, `{type: "email", target: "<address>"}` names the team's
 //   email recipient of that address or makes one (once the whole body is valid), and
 //   `{type: "marker", target: "<text>"}` makes a marker with that text each time the trigger fires
-//   (src/engine/triggers.ts).
+//   (src/jobs/triggers.ts).
 // - PUT is a full replacement (omitted fields take their defaults, except baseline_details). It
 //   keeps the evaluation state: the schedule goes on from the last run and the next evaluation
 //   decides (a triggered trigger that no longer breaches resolves then).
@@ -53,9 +53,8 @@
 //   recipients a `resolved` notification, so incidents it opened do not stay open forever.
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import type { App } from '../../http/app.js';
 import { envOf } from '../../http/auth.js';
-import { ApiError, notFound, type TypeDetail } from '../../http/errors.js';
+import { ApiError, notFound, type TypeDetail } from '../../errors.js';
 import { ALL_DATASETS } from '../../domain/datasets.js';
 import { shortId } from '../../domain/ids.js';
 import {
@@ -66,34 +65,15 @@ import {
   validateNotificationRecipients,
 } from '../../domain/recipients.js';
 import { checkTags, tagsMember } from '../../domain/tags.js';
-import {
-  ALERT_TYPES,
-  BASELINE_OFFSETS,
-  BASELINE_TYPES,
-  DAYS_OF_WEEK,
-  LIMITS,
-  SCHEDULE_TYPES,
-  THRESHOLD_OPS,
-  TIME_OF_DAY,
-  TRIGGER_FORBIDDEN_OPS,
-  TRIGGER_KIND,
-  TRIGGER_STATE_KIND,
-  stateIdOf,
-  triggerDuration,
-  type BaselineDetails,
-  type DayOfWeek,
-  type ScheduleWindow,
-  type StoredTrigger,
-  type Threshold,
-  type TriggerState,
-} from '../../domain/triggers.js';
-import { resolveOnDelete, triggerJob } from '../../engine/triggers.js';
+import { ALERT_TYPES, BASELINE_OFFSETS, BASELINE_TYPES, DAYS_OF_WEEK, LIMITS, SCHEDULE_TYPES, THRESHOLD_OPS, TIME_OF_DAY, TRIGGER_FORBIDDEN_OPS, stateIdOf, triggerDuration, type BaselineDetails, type DayOfWeek, type ScheduleWindow, type StoredTrigger, type Threshold, type TriggerState } from '../../domain/triggers.js';
+import { resolveOnDelete } from '../../jobs/triggers.js';
 import type { QuerySpec, StoredQuery } from '../../query/spec.js';
 import { validateQuerySpec } from '../../query/validate.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
-import type { ApiContext } from '../context.js';
-import { Problems, bodyObject, isObject, textLength, type Json } from '../../http/validation.js';
-import { QUERY_KIND, QuerySchema, datasetOrAll, saveQuery } from './queries.js';
+import type { ApiContext, App } from '../context.js';
+import { Problems, bodyObject, isObject, textLength, type Json } from '../../validation.js';
+import { QuerySchema, datasetOrAll, saveQuery } from './queries.js';
+import { QUERY_KIND, TRIGGER_KIND, TRIGGER_STATE_KIND } from '../../domain/kinds.js';
 
 const tags = ['Triggers'];
 const security = [{ configuration_key: [] }];
@@ -535,7 +515,6 @@ const wholeSecond = (d: Date) => new Date(Math.floor(d.getTime() / 1000) * 1000)
 
 export function registerTriggers(app: App, ctx: ApiContext): void {
   const { store } = ctx;
-  ctx.scheduler.register(triggerJob(ctx));
   const noSchemaValidation = () => () => true;
   const respond = async (o: StoredObject<StoredTrigger>, dataset: Dataset | null) => (await triggerResponses(store, [o]))[0] ?? triggerResponse(o, slugOfPath(dataset));
   const datasetOf = (request: FastifyRequest) => datasetOrAll(store, envOf(request), (request.params as { datasetSlug: string }).datasetSlug);

@@ -2,12 +2,11 @@
 // The secret is in the create response only. Disabling or deleting a key takes effect on the
 // next request: keys are read from the store on every request, never cached.
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../http/app.js';
-import { invalidField, notFound, validationError } from '../../http/errors.js';
+import { invalidField, notFound, validationError } from '../../errors.js';
 import { CONFIGURATION_PERMISSIONS, INGEST_PERMISSIONS, normalisePermissions } from '../../domain/keys.js';
 import { createKey } from '../../domain/tenancy.js';
 import type { ApiKey, ConfigStore, KeyType, Team } from '../../stores/config/types.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 import { checkBodyId, PageQuery, PaginationLinks, pageOut, readPage, TeamIdParams, TeamParams, teamOf } from './jsonapi.js';
 
 const Permissions = Type.Object(

@@ -1,7 +1,6 @@
 // GET /2/auth: the management key making the request, with its team.
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../http/app.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 
 const AuthV2Response = Type.Object({
   data: Type.Object({

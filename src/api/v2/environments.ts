@@ -4,11 +4,10 @@
 // PATCH accepts a `name` and `slug` that are empty or the current ones, and refuses a real
 // change of either with a 422 (an environment is never renamed).
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../http/app.js';
-import { invalidField, notFound } from '../../http/errors.js';
+import { invalidField, notFound } from '../../errors.js';
 import { createEnvironment, deleteEnvironment, ENVIRONMENT_COLORS } from '../../domain/environments.js';
 import type { Environment as EnvRecord } from '../../stores/config/types.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 import { checkBodyId, PageQuery, PaginationLinks, pageOut, readPage, TeamIdParams, TeamParams, teamOf } from './jsonapi.js';
 
 const Color = Type.Union(ENVIRONMENT_COLORS.map((c) => Type.Literal(c)));

@@ -1,5 +1,4 @@
-import type { App } from '../../http/app.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, App } from '../context.js';
 import { JSONAPI } from './jsonapi.js';
 import { registerAuthV2 } from './auth.js';
 import { registerEnvironments } from './environments.js';

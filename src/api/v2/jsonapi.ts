@@ -2,7 +2,7 @@
 // request-body checks that the schemas cannot express.
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { ApiError, invalidField, notFound } from '../../http/errors.js';
+import { ApiError, invalidField, notFound } from '../../errors.js';
 import type { Team } from '../../stores/config/types.js';
 
 export const JSONAPI = 'application/vnd.api+json';

@@ -1,4 +1,4 @@
-// ClickHouse's service-map statement (the rules: src/engine/service-map.ts): DuckDB's as nested
+// ClickHouse's service-map statement (the rules: src/jobs/service-map.ts): DuckDB's as nested
 // subqueries (18.16 has no common table expressions), the two sides' columns renamed apart for
 // the join, whose keys must not be Nullable.
 import type { ServiceMapStatements } from './statements.js';

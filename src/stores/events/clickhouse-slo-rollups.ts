@@ -1,6 +1,6 @@
 // SLO rollups on ClickHouse: the per-minute counts are aggregated from the dataset tables at every
 // refresh, over the SLO's window; nothing is stored in ClickHouse (the interface is in
-// slo-rollups.ts, the maths in src/engine/slo.ts).
+// slo-rollups.ts, the maths in src/jobs/slo.ts).
 //
 // Why not DuckDB's design (duckdb-slo-rollups.ts: rollup tables changed by what was ingested since
 // the last refresh): it needs an exact ingest-time cut — "every event ingested before the newest
@@ -19,7 +19,7 @@
 // (per detailed GET, per burn-alert evaluation), reading `__time`, `__samplerate` and the SLI's
 // columns of the window's events only: tables are ordered by `__time`, so ClickHouse reads just
 // the window's granules, in parallel over the shards. Concurrent callers share one refresh per
-// SLO (src/engine/slo.ts). Events deleted by retention are no longer counted (DuckDB keeps counts
+// SLO (src/jobs/slo.ts). Events deleted by retention are no longer counted (DuckDB keeps counts
 // it made before): keep WAGGLE_RETENTION_DAYS above the longest SLO period, as for DuckDB.
 import type { EventStore } from './types.js';
 import { MINUTE_US, SAMPLERATE_COLUMN, TIME_COLUMN } from './engine.js';

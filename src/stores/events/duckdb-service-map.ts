@@ -1,4 +1,4 @@
-// DuckDB's service-map statement (the rules: src/engine/service-map.ts): the spans, their parents
+// DuckDB's service-map statement (the rules: src/jobs/service-map.ts): the spans, their parents
 // and children as common table expressions, joined into edges.
 import type { ServiceMapStatements } from './statements.js';
 

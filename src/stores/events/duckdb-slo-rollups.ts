@@ -1,5 +1,5 @@
 // SLO rollups on DuckDB: the tables the event store keeps for SLOs (the maths is in
-// src/engine/slo.ts; the interface in slo-rollups.ts).
+// src/jobs/slo.ts; the interface in slo-rollups.ts).
 //
 // Per SLO, a table `slo_rollup_<hex id>` (minute PRIMARY KEY, good, bad) holds the weighted good
 // and bad counts per minute of the events in a span [start, through) of event time that were

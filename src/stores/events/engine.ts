@@ -76,7 +76,7 @@ export interface SqlDialect {
   /** The calculated-field compiler's functions (src/query/expr/compile.ts). */
   expr: ExprFunctions;
 
-  // --- For anomaly signals (src/engine/signals.ts); their statistics are otherwise plain SQL both engines run.
+  // --- For anomaly signals (src/jobs/signals.ts); their statistics are otherwise plain SQL both engines run.
   /** Text without its leading and trailing spaces (spaces only, as DuckDB's trim). */
   trimSpaces(text: string): string;
 }

@@ -3,7 +3,6 @@
 import { join } from 'node:path';
 import { ClickHouseEventStore, parseClickHouseUrl } from './clickhouse-store.js';
 import { DuckDbEventStore } from './duckdb-store.js';
-import type { Settings } from '../../settings.js';
 import type { EventStore } from './types.js';
 
 /**
@@ -22,6 +21,6 @@ export function createEventStore(setting: string, dataDir: string, limits: { mem
 }
 
 /** The event store the settings name, with their limits: what `waggle serve` and `waggle backup` open. */
-export function eventStoreFor(settings: Pick<Settings, 'eventStore' | 'dataDir' | 'eventStoreMemory' | 'eventStoreCheckpoint'>): EventStore {
+export function eventStoreFor(settings: { eventStore: string; dataDir: string; eventStoreMemory: number; eventStoreCheckpoint?: number }): EventStore {
   return createEventStore(settings.eventStore, settings.dataDir, { memoryBytes: settings.eventStoreMemory, checkpointBytes: settings.eventStoreCheckpoint });
 }

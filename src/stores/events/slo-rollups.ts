@@ -1,5 +1,5 @@
 // SLO rollups: the per-minute good and bad counts SLO figures are answered from (the maths is in
-// src/engine/slo.ts). What an engine keeps, and how it brings it up to date, is the engine's own:
+// src/jobs/slo.ts). What an engine keeps, and how it brings it up to date, is the engine's own:
 // `duckdb-slo-rollups.ts` keeps rollup tables refreshed incrementally by an exact ingest-time
 // cut; `clickhouse-slo-rollups.ts` aggregates the window per minute at every refresh (ClickHouse
 // has no such cut; each file's header says why). Both answer the same counts for the same events.
@@ -42,7 +42,7 @@ export interface Refreshed {
 
 /** An engine's SLO rollups. */
 export interface SloRollups {
-  /** Whether refreshes write state (then one node at a time refreshes an SLO; src/engine/slo.ts). */
+  /** Whether refreshes write state (then one node at a time refreshes an SLO; src/jobs/slo.ts). */
   readonly stateful: boolean;
   /** The dataset tables that exist, of those named. */
   existingTables(names: string[]): Promise<Set<string>>;

@@ -152,7 +152,7 @@ export interface BubbleUpStatements {
   stats(scan: Scan, inSelection: string, fields: StatementField[], limits: BubbleUpLimits): string;
 }
 
-/** Service maps' statement (src/engine/service-map.ts). */
+/** Service maps' statement (src/jobs/service-map.ts). */
 export interface ServiceMapStatements {
   /**
    * The edges (`parent`, `child`, `calls` a float) from `spans` (a SELECT of trace_id, span_id,

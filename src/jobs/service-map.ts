@@ -27,7 +27,7 @@ import { isStored, type TableShape } from '../stores/events/placement.js';
 import { readField } from '../query/fields.js';
 import { SAMPLERATE_COLUMN, TIME_COLUMN, type SqlDialect } from '../stores/events/engine.js';
 import type { EngineDialect } from '../stores/events/statements.js';
-import { DEFINITION_DEFAULTS } from '../domain/datasets.js';
+import { DEFINITION_DEFAULTS } from '../query/definitions.js';
 
 /** The definition keys a dataset needs to contribute spans. */
 export const SPAN_DEFINITIONS = ['trace_id', 'span_id', 'parent_id', 'service_name'] as const;

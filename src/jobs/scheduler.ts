@@ -2,10 +2,10 @@
 // timer in a running server and on demand in tests, which advance the app clock and call tick().
 // A job decides itself what is due from the clock it is given, and must be idempotent per
 // evaluation time (state it keeps is in the config store, so a restart picks up where it was).
-// Jobs run only while this node is the leader (engine/leadership.ts): with several nodes on one
+// Jobs run only while this node is the leader (cluster/leadership.ts): with several nodes on one
 // store, exactly one runs them; it checks again before each job, so a node that lost the lease
 // starts nothing new.
-import { SoloLeadership, type Leadership } from './leadership.js';
+import { SoloLeadership, type Leadership } from '../cluster/leadership.js';
 
 export interface Job {
   name: string;

@@ -1,38 +1,32 @@
-// The app factory: builds a Fastify server from its parts. No module-level state, so tests
-// build as many apps as they like, each with its own stores and clock.
-import { UnsupportedByEngine } from '../stores/events/engine.js';
+// The HTTP plumbing: a Fastify server with Waggle's body parsing, OpenAPI document, key checks,
+// ingest admission and error dialects, serving only /healthz and /openapi.json (and /metrics when
+// asked). What else it serves, and everything behind it, the composition root decides (src/app.ts).
+// No module-level state, so tests build as many servers as they like.
 import { randomUUID } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { UnsupportedByEngine } from '../stores/events/engine.js';
 import type { ConfigStore } from '../stores/config/types.js';
-import { EventStoreUnavailable, type EventStore } from '../stores/events/types.js';
-import { IngestWriter } from '../ingest/writer.js';
-import { DEFAULTS, leaderLeaseMsOf, nodeIdOf, type Settings } from '../settings.js';
-import { authHook, authenticate, type AuthDeps } from './auth.js';
+import { EventStoreUnavailable } from '../stores/events/types.js';
+import type { Settings } from '../settings.js';
+import { authHook, authenticate, type AuthContext, type AuthDeps, type AuthRule, type HeaderSink } from './auth.js';
 import { errorResponses } from './error-schemas.js';
-import { ApiError, JSONAPI, payloadTooLarge, renderError, validationError, type TypeDetail } from './errors.js';
+import { ApiError, payloadTooLarge, validationError, type TypeDetail } from '../errors.js';
+import { JSONAPI, renderError } from './errors.js';
 import { decodeContentEncoding } from './content-encoding.js';
-import { IngestAdmission } from './ingest-admission.js';
-import { batchThreads } from '../ingest/batch-threads.js';
+import type { IngestAdmission } from './ingest-admission.js';
 import { addListLimits } from './list-limits.js';
 import { repairPercentEncoding } from './path-encoding.js';
 import { discardUnreadBody } from './unread-body.js';
 import { requestBaseUrl } from './public-url.js';
-import { BLANK, unparseable } from './validation.js';
+import { BLANK, unparseable } from '../validation.js';
 import { RateLimiter } from './rate-limit.js';
-import { registerV1 } from '../api/v1/index.js';
-import { registerUi } from '../api/ui/index.js';
 import { sessionSigningSecret } from '../domain/sessions.js';
-import type { ApiContext } from '../api/context.js';
-import { Scheduler } from '../engine/scheduler.js';
-import { LeaseLeadership, SoloLeadership, type Leadership } from '../engine/leadership.js';
-import { createNotifier } from '../notify/index.js';
-import type { Notification, Notifier } from '../notify/types.js';
-import { Metrics, metricsAllowed, metricsRefusal } from '../ops/metrics.js';
-import { RequestLogController, requestObserver, withSlowQueryLog } from '../ops/observe.js';
-import { DiskGuard, ingestDiskFull, isDiskFull } from '../ops/disk.js';
+import { metricsAllowed, metricsRefusal, type Metrics } from '../ops/metrics.js';
+import { RequestLogController, requestObserver } from '../ops/observe.js';
+import { ingestDiskFull, isDiskFull, type DiskGuard } from '../ops/disk.js';
 
 /** /1/ ingest routes: refused with 503 and Retry-After while the disk is full or the ingest queue is (OTLP checks both in its export). */
 const INGEST_ROUTE = /^\/1\/(batch|events|kinesis_events)\//;
@@ -43,37 +37,31 @@ const CHANGES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const OTLP_ROUTE = /^\/v1\/(traces|logs|metrics)$/;
 
 declare module 'fastify' {
-  interface FastifyInstance {
-    /** Background evaluation and delivery, reachable from tests (tick the scheduler, read what was sent). */
-    engine: { scheduler: Scheduler; notifier: Notifier & { sent?: Notification[] }; leadership: Leadership };
-    /** The ingest writer, reachable from tests (hold its lock to see a full ingest queue). */
-    writer: IngestWriter;
-    /** OTLP export for transports other than the HTTP routes (the gRPC server, http/grpc.ts). */
-    otlp: { export(req: OtlpExport): Promise<OtlpResult>; maxMessageBytes: number };
-    /** The app's Prometheus metrics (src/ops/metrics.ts); server.ts serves them on their own port when asked. */
-    metrics: Metrics;
-  }
   interface FastifyRequest {
     /** The server's public base URL as this request sees it (src/http/public-url.ts). */
     readonly publicBase: string;
   }
 }
-import { registerV2 } from '../api/v2/index.js';
-import { registerOtlp } from '../api/otlp.js';
-import { exportOtlp, type OtlpExport, type OtlpResult } from '../api/otlp-export.js';
-
-export interface AppDeps {
-  configStore: ConfigStore;
-  /** An opened event store; the app does not close it. */
-  eventStore: EventStore;
-  settings?: Partial<Settings>;
+export interface HttpDeps {
+  /** The configuration store: keys, and the web UI's session secret. */
+  store: ConfigStore;
+  settings: Settings;
   /** The clock every time-dependent rule reads; tests pass a controllable one. */
-  now?: () => Date;
+  now: () => Date;
   /** Pino options or `false`; defaults to JSON logs at `settings.logLevel`. */
   logger?: FastifyServerOptions['logger'];
-  /** Who runs background work; default: a lease on a PostgreSQL store, always this node on SQLite. */
-  leadership?: Leadership;
+  /** How many nodes share the store (the rate limits are shared among them). */
+  liveNodes: () => number;
+  /** Ingest requests in progress and their bytes (src/http/ingest-admission.ts). */
+  admission: IngestAdmission;
+  /** Free space of the data directory: ingest and changes are refused while it is short. */
+  disk: DiskGuard;
+  /** Events waiting for the ingest writer: ingest is refused at `settings.ingestQueueLimit`. */
+  ingestBacklog: () => number;
 }
+
+/** Checks a key outside a route's onRequest hook (OTLP over gRPC), with the hook's rules and limits. */
+export type Authenticate = (rule: Exclude<AuthRule, { kind: 'none' }>, credential: string | undefined, header?: HeaderSink) => Promise<AuthContext>;
 
 export type App = FastifyInstance<any, any, any, any, TypeBoxTypeProvider>;
 
@@ -86,9 +74,8 @@ export const REDACTED_PATHS = [
   'req.headers.cookie',
 ];
 
-export async function createApp(deps: AppDeps): Promise<App> {
-  const settings: Settings = { ...DEFAULTS, ...deps.settings };
-  const now = deps.now ?? (() => new Date());
+export async function createHttp(deps: HttpDeps): Promise<{ app: App; authenticate: Authenticate }> {
+  const { settings, now, disk, admission } = deps;
   const app = Fastify({
     logger: deps.logger ?? { level: settings.logLevel, redact: REDACTED_PATHS },
     genReqId: () => randomUUID(),
@@ -175,7 +162,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
   app.addHook('onRoute', addListLimits);
 
   // The web UI's session cookie (src/http/session.ts), parsed before the auth hook reads it.
-  await app.register(cookie, { secret: await sessionSigningSecret(deps.configStore, settings.sessionSecret), hook: 'onRequest' });
+  await app.register(cookie, { secret: await sessionSigningSecret(deps.store, settings.sessionSecret), hook: 'onRequest' });
 
   app.decorateRequest('auth', null);
   app.decorateRequest('publicBase', {
@@ -183,15 +170,9 @@ export async function createApp(deps: AppDeps): Promise<App> {
       return requestBaseUrl(this, settings);
     },
   });
-  // Several nodes on one PostgreSQL store elect one leader for background work (engine/leadership.ts).
-  const leadership =
-    deps.leadership ??
-    (deps.configStore.kind === 'postgres'
-      ? new LeaseLeadership(deps.configStore, { nodeId: nodeIdOf(settings), ttlMs: leaderLeaseMsOf(settings), log: app.log })
-      : new SoloLeadership());
   const authDeps: AuthDeps = {
-    store: deps.configStore,
-    limiter: new RateLimiter(() => now().getTime(), () => leadership.liveNodes()),
+    store: deps.store,
+    limiter: new RateLimiter(() => now().getTime(), deps.liveNodes),
     now,
     apiRate: settings.apiRateLimit,
     ingestRate: settings.ingestRateLimit,
@@ -229,36 +210,9 @@ export async function createApp(deps: AppDeps): Promise<App> {
     return reply.code(404).type(out.contentType).send(out.body);
   });
 
-  const admission = new IngestAdmission(settings.ingestMaxInFlight, settings.ingestMaxInFlightBytes);
-  const metrics = new Metrics({
-    queueDepth: () => writer.backlog,
-    ingestInFlight: () => admission,
-    ingestThreadsHeap: () => {
-      const threads = batchThreads(settings.ingestThreads);
-      return { committed: threads.heapBytes(), limit: threads.heapLimitBytes() };
-    },
-    connections: () => new Promise((resolve) => app.server.getConnections((err, n) => resolve(err ? 0 : n))),
-    dataDir: settings.dataDir,
-    eventStoreMemory: deps.eventStore.memory ? () => deps.eventStore.memory!() : undefined,
-    leadership,
-  });
-  app.decorate('metrics', metrics);
-  app.addHook('onResponse', requestObserver(metrics));
-  if (settings.metricsPort === undefined) {
-    app.get('/metrics', { schema: { hide: true }, config: { auth: { kind: 'none' } } }, async (request, reply) => {
-      if (!metricsAllowed(request.raw, settings.metricsToken)) return reply.code(403).type('text/plain').send(metricsRefusal(settings.metricsToken));
-      return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
-    });
-  }
-
   app.get('/healthz', { schema: { hide: true }, config: { auth: { kind: 'none' } } }, async () => ({ status: 'ok' }));
   app.get('/openapi.json', { schema: { hide: true }, config: { auth: { kind: 'none' } } }, async () => app.swagger());
 
-  const disk = new DiskGuard(settings.dataDir, settings.diskReserve, (full, freeBytes) => {
-    const figures = { dataDir: settings.dataDir, freeBytes, reserveBytes: settings.diskReserve };
-    if (full) app.log.error(figures, 'the data directory is out of disk space: ingest and changes are refused until space is freed');
-    else app.log.info(figures, 'disk space is back: ingest and changes are accepted again');
-  });
   const diskFullError = () => new ApiError(503, 'the data directory is out of disk space: changes are refused until space is freed (queries still work)');
   // Admission, before a body is read (after the key is checked): ingest requests in progress and
   // the bytes of their bodies are bounded, and refused while the queue or the disk is full.
@@ -268,7 +222,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     if (INGEST_ROUTE.test(route) || otlp) {
       if (!otlp) {
         disk.refuseIngest();
-        if (writer.backlog >= settings.ingestQueueLimit) throw new ApiError(503, 'the ingest queue is full; retry later', { retryAfter: 1 });
+        if (deps.ingestBacklog() >= settings.ingestQueueLimit) throw new ApiError(503, 'the ingest queue is full; retry later', { retryAfter: 1 });
       }
       admission.admit(request, reply);
     } else if (CHANGES.has(request.method) && /^\/[12]\//.test(route) && !READ_LIKE_ROUTE.test(route) && disk.isFull()) {
@@ -276,121 +230,18 @@ export async function createApp(deps: AppDeps): Promise<App> {
     }
   });
   app.addHook('preParsing', async (request, _reply, payload) => admission.countChunked(request, payload) ?? payload);
-  const events = withSlowQueryLog(deps.eventStore, settings.slowQueryMs, app.log);
-  const writer = new IngestWriter(deps.configStore, events, {
-    maxColumnsPerDataset: settings.maxColumnsPerDataset,
-    hotColumns: settings.hotColumns,
-    now,
-    log: app.log,
-    shared: leadership.shared ? leadership : undefined,
-    onWritten: (results) => metrics.countWritten(results),
-    onCommit: (count, seconds) => {
-      metrics.commitSeconds.observe(seconds);
-      if (seconds * 1000 >= settings.slowCommitMs) {
-        app.log.warn({ events: count, ms: Math.round(seconds * 1000), queued: writer.backlog }, 'slow commit');
-      }
-    },
-  });
-  const scheduler = new Scheduler(
-    now,
-    (job, err) => app.log.error({ err, job }, 'evaluation failed'),
-    (job, seconds, failed) => metrics.evaluations.observe({ job, status: failed ? 'error' : 'ok' }, seconds),
-    leadership,
-  );
-  const notifier = createNotifier({
-    store: deps.configStore,
-    settings,
-    log: app.log,
-    onOutcome: (recipientType, outcome) => metrics.notifications.inc({ recipient_type: recipientType, outcome }),
-    claims: leadership,
-  });
-  app.decorate('engine', { scheduler, notifier, leadership });
-  if (leadership.shared) scheduler.register(deliveryTakeover(notifier, leadership, settings));
-  app.decorate('writer', writer);
-  const ctx: ApiContext = {
-    store: deps.configStore,
-    events,
-    writer,
-    metrics,
-    disk,
-    now,
-    settings,
-    scheduler,
-    notifier,
-    leadership,
-    authenticate: (rule, credential, header) => authenticate(authDeps, rule, credential, header),
-  };
-  await app.register(async (v1) => registerV1(v1 as App, ctx));
-  await app.register(async (v2) => registerV2(v2 as App, ctx));
-  await app.register(async (otlp) => registerOtlp(otlp as App, ctx));
-  app.decorate('otlp', { export: (req: OtlpExport) => exportOtlp(ctx, req), maxMessageBytes: settings.ingestDecompressedLimit });
-  await app.register(async (ui) => registerUi(ui as App, ctx));
-  startBackground(app, ctx);
-  return app;
+  return { app, authenticate: (rule, credential, header) => authenticate(authDeps, rule, credential, header) };
 }
 
-/**
- * Background upkeep: ingest bookkeeping (`last_written`) every few seconds, and retention
- * (events older than `retentionDays`) every hour. Stopped, and flushed, when the app closes.
- */
-function startBackground(app: App, ctx: ApiContext) {
-  const log = (what: string) => (err: unknown) => app.log.error({ err }, `${what} failed`);
-  // Close waits for the jobs still running before the stores go.
-  const running = new Set<Promise<unknown>>();
-  const job = (what: string, fn: () => Promise<unknown>) => () => {
-    const p = fn().catch(log(what)).finally(() => running.delete(p));
-    running.add(p);
-  };
-  const bookkeeping = setInterval(job('ingest bookkeeping', () => ctx.writer.flushBookkeeping()), 2000);
-  const retain = job('retention', async () => {
-    // (the leader's work: with several nodes on one store, one of them deletes)
-    if (ctx.settings.retentionDays <= 0 || !ctx.leadership.isLeader()) return;
-    const cutoffUs = (ctx.now().getTime() - ctx.settings.retentionDays * 86_400_000) * 1000;
-    const n = await ctx.events.deleteBefore(cutoffUs);
-    if (n > 0) app.log.info({ deleted: n, retentionDays: ctx.settings.retentionDays }, 'retention');
-  });
-  const retention = setInterval(retain, 3_600_000);
-  bookkeeping.unref();
-  retention.unref();
-  app.addHook('onReady', async () => {
-    // Before any request or evaluation: the two stores' columns agree (ingest/writer.ts).
-    await ctx.writer.reconcileAll();
-    ctx.leadership.start();
-    await ctx.leadership.ready();
-    retain();
-    if (ctx.settings.evaluationTickMs > 0) {
-      // A node that becomes leader (at start or on failover) evaluates at once.
-      ctx.leadership.onLead(() => void ctx.scheduler.tick());
-      ctx.scheduler.start(ctx.settings.evaluationTickMs);
-    }
-  });
-  app.addHook('onClose', async () => {
-    clearInterval(bookkeeping);
-    clearInterval(retention);
-    await ctx.scheduler.stop();
-    await ctx.notifier.close?.();
-    await Promise.all(running);
-    await ctx.leadership.stop(true); // a clean stop hands the lease on at once
-    await ctx.writer.close();
-  });
-}
-
-/**
- * The leader's share of delivery (several nodes on one store): takes over unfinished deliveries
- * whose claim lapsed — at once when this node becomes leader, then every claim period.
- */
-function deliveryTakeover(notifier: { resumeUnfinished?: () => Promise<number> }, leadership: Leadership, settings: Settings) {
-  let term = 0;
-  let last = 0;
-  return {
-    name: 'notification delivery takeover',
-    async run() {
-      if (leadership.term === term && Date.now() - last < settings.notifyTimeoutMs + 5000) return;
-      term = leadership.term;
-      last = Date.now();
-      await notifier.resumeUnfinished?.();
-    },
-  };
+/** The app's Prometheus metrics: counted per request, and served on /metrics unless they have their own port. */
+export function serveMetrics(app: App, metrics: Metrics, settings: Settings): void {
+  app.addHook('onResponse', requestObserver(metrics));
+  if (settings.metricsPort === undefined) {
+    app.get('/metrics', { schema: { hide: true }, config: { auth: { kind: 'none' } } }, async (request, reply) => {
+      if (!metricsAllowed(request.raw, settings.metricsToken)) return reply.code(403).type('text/plain').send(metricsRefusal(settings.metricsToken));
+      return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+    });
+  }
 }
 
 /** Ingest routes answer in the legacy dialect with Honeycomb's ingest texts. */

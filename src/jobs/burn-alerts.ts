@@ -17,13 +17,12 @@
 // enqueued for each of the alert's recipients.
 import { randomUUID } from 'node:crypto';
 import type { ConfigStore, Environment, StoredObject } from '../stores/config/types.js';
-import { BURN_ALERT_KIND, isDeliverable, refreshNotificationRecipients, type NotificationRecipient } from '../domain/recipients.js';
+import { isDeliverable, refreshNotificationRecipients, type NotificationRecipient } from '../domain/recipients.js';
 import type { Notification, Notifier } from '../notify/types.js';
 import type { Job } from './scheduler.js';
-import { isSlo, MINUTES_PER_DAY, SLO_KIND, type SloEngine, type SloFigures, type SloObject } from './slo.js';
+import { isSlo, MINUTES_PER_DAY, type SloEngine, type SloFigures, type SloObject } from './slo.js';
+import { BURN_ALERT_KIND, BURN_ALERT_STATE_KIND, SLO_KIND } from '../domain/kinds.js';
 
-export { BURN_ALERT_KIND };
-export const BURN_ALERT_STATE_KIND = 'burn_alert_state';
 export const ALERT_TYPES = ['exhaustion_time', 'budget_rate'] as const;
 export type AlertType = (typeof ALERT_TYPES)[number];
 

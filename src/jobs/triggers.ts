@@ -39,17 +39,7 @@
 //   dedupKey `trigger:<id>` shared by a trigger and its resolve. Recipients are notified before
 //   the state is saved: a crash in between repeats a notification rather than losing it.
 import type { Job } from './scheduler.js';
-import {
-  TRIGGER_KIND,
-  TRIGGER_STATE_KIND,
-  ZERO_WHEN_EMPTY_OPS,
-  breaches,
-  inScheduleWindow,
-  stateIdOf,
-  triggerDuration,
-  type StoredTrigger,
-  type TriggerState,
-} from '../domain/triggers.js';
+import { ZERO_WHEN_EMPTY_OPS, breaches, inScheduleWindow, stateIdOf, triggerDuration, type StoredTrigger, type TriggerState } from '../domain/triggers.js';
 import { derivedId } from '../domain/ids.js';
 import { createMarker } from '../domain/markers.js';
 import { isDeliverable, MARKER_RECIPIENT } from '../domain/recipients.js';
@@ -60,9 +50,10 @@ import { querySources } from '../query/sources.js';
 import { calculationKey, type Calculation, type QuerySpec } from '../query/spec.js';
 import type { ConfigStore, StoredObject } from '../stores/config/types.js';
 import type { EventStore } from '../stores/events/types.js';
+import { TRIGGER_KIND, TRIGGER_STATE_KIND } from '../domain/kinds.js';
 
-/** What evaluation needs of the app (the API context has all of it). */
-export interface TriggerEngineContext {
+/** What evaluation needs of the app. */
+export interface TriggerJobContext {
   store: ConfigStore;
   events: EventStore;
   notifier: Notifier;
@@ -90,12 +81,12 @@ const isValidTrigger = (b: Partial<StoredTrigger> | null | undefined): b is Stor
   !!b && typeof b.query_id === 'string' && !!b.query && !!b.threshold && typeof b.frequency === 'number' && b.frequency > 0;
 
 /** The scheduler job evaluating every due trigger of every environment. */
-export function triggerJob(ctx: TriggerEngineContext): Job {
+export function triggerJob(ctx: TriggerJobContext): Job {
   return { name: 'triggers', run: (now) => evaluateDueTriggers(ctx, now) };
 }
 
 /** Evaluates every trigger whose slot has come at `now`; one failing trigger does not stop the others. */
-export async function evaluateDueTriggers(ctx: TriggerEngineContext, now: Date): Promise<void> {
+export async function evaluateDueTriggers(ctx: TriggerJobContext, now: Date): Promise<void> {
   const triggers = await ctx.store.listObjects<StoredTrigger>(TRIGGER_KIND, {});
   const states = new Map((await ctx.store.listObjects<TriggerState>(TRIGGER_STATE_KIND, {})).map((o) => [o.body.triggerId, o]));
   const failures: unknown[] = [];
@@ -110,7 +101,7 @@ export async function evaluateDueTriggers(ctx: TriggerEngineContext, now: Date):
   if (failures.length) throw new AggregateError(failures, `${failures.length} trigger evaluation(s) failed`);
 }
 
-async function saveState(ctx: TriggerEngineContext, t: StoredObject<StoredTrigger>, exists: boolean, state: TriggerState): Promise<void> {
+async function saveState(ctx: TriggerJobContext, t: StoredObject<StoredTrigger>, exists: boolean, state: TriggerState): Promise<void> {
   if (exists) {
     await ctx.store.updateObject<TriggerState>(TRIGGER_STATE_KIND, stateIdOf(t.id), { body: state });
     return;
@@ -127,7 +118,7 @@ async function saveState(ctx: TriggerEngineContext, t: StoredObject<StoredTrigge
   });
 }
 
-async function step(ctx: TriggerEngineContext, t: StoredObject<StoredTrigger>, stateObj: StoredObject<TriggerState> | undefined, now: Date) {
+async function step(ctx: TriggerJobContext, t: StoredObject<StoredTrigger>, stateObj: StoredObject<TriggerState> | undefined, now: Date) {
   const trigger = t.body;
   const state: TriggerState = stateObj
     ? { ...stateObj.body }
@@ -203,13 +194,13 @@ async function step(ctx: TriggerEngineContext, t: StoredObject<StoredTrigger>, s
   await saveState(ctx, t, !!stateObj, state);
 }
 
-async function slugOf(ctx: TriggerEngineContext, t: StoredObject<unknown>): Promise<string> {
+async function slugOf(ctx: TriggerJobContext, t: StoredObject<unknown>): Promise<string> {
   if (!t.datasetId || !t.environmentId) return '__all__';
   return (await ctx.store.listDatasets(t.environmentId)).find((d) => d.id === t.datasetId)?.slug ?? '__all__';
 }
 
 /** Runs the trigger's query for the slot ending at `end` (Unix seconds) and compares it. */
-export async function evaluateTrigger(ctx: TriggerEngineContext, t: StoredObject<StoredTrigger>, end: number): Promise<Evaluation> {
+export async function evaluateTrigger(ctx: TriggerJobContext, t: StoredObject<StoredTrigger>, end: number): Promise<Evaluation> {
   const trigger = t.body;
   const env = t.environmentId ? await ctx.store.getEnvironmentById(t.environmentId) : undefined;
   if (!env) return { groups: [], breaching: [], noData: true };
@@ -298,7 +289,7 @@ function summarise(trigger: StoredTrigger, r: Evaluation, status: 'triggered' | 
 }
 
 async function notifyAll(
-  ctx: Pick<TriggerEngineContext, 'notifier'>,
+  ctx: Pick<TriggerJobContext, 'notifier'>,
   t: StoredObject<StoredTrigger>,
   datasetSlug: string,
   status: 'triggered' | 'resolved',
@@ -332,7 +323,7 @@ async function notifyAll(
 const triggerPath = (t: StoredObject<unknown>, datasetSlug: string) => `/1/triggers/${encodeURIComponent(datasetSlug)}/${t.id}`;
 
 /** The markers of the trigger's marker recipients, for the slot (Unix seconds) it fired in. */
-async function makeMarkers(ctx: TriggerEngineContext, t: StoredObject<StoredTrigger>, datasetSlug: string, slot: number): Promise<void> {
+async function makeMarkers(ctx: TriggerJobContext, t: StoredObject<StoredTrigger>, datasetSlug: string, slot: number): Promise<void> {
   if (!t.environmentId) return;
   for (const recipient of t.body.recipients ?? []) {
     if (recipient.type !== MARKER_RECIPIENT) continue;

@@ -20,7 +20,7 @@
 // event committed before it was asked for. Refreshes of one SLO fly singly: while one runs, every
 // caller that comes waits for the next one, which starts when it ends, at the latest `now` of
 // those callers, and answers them all.
-import { withLease, type Leadership } from './leadership.js';
+import { withLease, type Leadership } from '../cluster/leadership.js';
 import { createHash } from 'node:crypto';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../stores/config/types.js';
 import { tableName, type EventStore } from '../stores/events/types.js';
@@ -31,7 +31,6 @@ import { calculatedFieldsOf } from '../query/sources.js';
 import type { Tag } from '../domain/tags.js';
 
 export { MINUTE_US, type Counts };
-export const SLO_KIND = 'slo';
 export const MINUTES_PER_DAY = 1440;
 /** Burn rate window of the detailed SLO answer (Honeycomb: the last 4 hours). */
 export const BURN_RATE_MINUTES = 240;

@@ -41,19 +41,16 @@
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../stores/config/types.js';
 import { tableName, type EventStore } from '../stores/events/types.js';
 import { INGESTED_COLUMN, SAMPLERATE_COLUMN, TIME_COLUMN, type SqlDialect } from '../stores/events/engine.js';
-import { DEFINITION_DEFAULTS } from '../domain/datasets.js';
+import { DEFINITION_DEFAULTS } from '../query/definitions.js';
 import { shortId } from '../domain/ids.js';
-import { isDeliverable, refreshNotificationRecipients, SIGNAL_KIND, type NotificationRecipient } from '../domain/recipients.js';
+import { isDeliverable, refreshNotificationRecipients, type NotificationRecipient } from '../domain/recipients.js';
 import { FieldScope, columnSources } from '../query/fields.js';
 import { isStored } from '../stores/events/placement.js';
 import { calculatedFieldsOf } from '../query/sources.js';
 import type { FieldInfo } from '../query/expr/index.js';
 import type { Notification, Notifier } from '../notify/types.js';
 import type { Job } from './scheduler.js';
-
-export { SIGNAL_KIND };
-export const SIGNAL_STATE_KIND = 'signal_state';
-export const ANOMALY_KIND = 'signal_anomaly';
+import { ANOMALY_KIND, SIGNAL_KIND, SIGNAL_STATE_KIND } from '../domain/kinds.js';
 
 export const SIGNAL_KINDS = ['error_rate', 'presence'] as const;
 export type SignalKind = (typeof SIGNAL_KINDS)[number];
@@ -149,7 +146,7 @@ export interface Observation {
   windowSeconds: number;
 }
 
-/** Evaluation state (object kind `signal_state`, id = stateId(signal id)); written by the engine only. */
+/** Evaluation state (object kind `signal_state`, id = stateId(signal id)); written by the evaluation only. */
 export interface SignalState {
   status: SignalStatus;
   reason: string;
@@ -426,7 +423,7 @@ async function computeBaseline(
 
 // --- Evaluation
 
-/** What the engine needs to find a signal's dataset and environment. */
+/** What the evaluation needs to find a signal's dataset and environment. */
 interface Place {
   env: Environment;
   dataset: Dataset;

@@ -1,0 +1,29 @@
+// The kind of every object the configuration store holds (`objects.kind`), in one place: a kind
+// is part of the stored data, so a name here never changes once released.
+
+// Resources of the API
+export const BOARD_KIND = 'board';
+export const BOARD_VIEW_KIND = 'board_view';
+export const BURN_ALERT_KIND = 'burn_alert';
+export const CALCULATED_FIELD_KIND = 'derived_column';
+export const MAP_REQUEST_KIND = 'map_dependency_request';
+export const MARKER_KIND = 'marker';
+export const MARKER_SETTING_KIND = 'marker_setting';
+export const QUERY_KIND = 'query';
+export const QUERY_ANNOTATION_KIND = 'query_annotation';
+export const QUERY_RESULT_KIND = 'query_result';
+export const RECIPIENT_KIND = 'recipient';
+export const SIGNAL_KIND = 'signal';
+export const SLO_KIND = 'slo';
+export const TRIGGER_KIND = 'trigger';
+
+// State kept by background evaluation and delivery
+export const ANOMALY_KIND = 'signal_anomaly';
+export const BURN_ALERT_STATE_KIND = 'burn_alert_state';
+export const DELIVERY_KIND = 'delivery';
+export const SIGNAL_STATE_KIND = 'signal_state';
+export const TRIGGER_STATE_KIND = 'trigger_state';
+
+// The web UI's sign-in
+export const SESSION_KIND = 'ui_session';
+export const SECRET_KIND = 'ui_session_secret';

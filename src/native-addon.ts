@@ -1,0 +1,31 @@
+// Loads the optional native readers (native/columns, built by node-gyp when `npm install` can
+// compile it), and says whether they are there: src/ingest/native-columns.ts reads with them,
+// settings.ts takes their presence as WAGGLE_INGEST_NATIVE's default.
+import { createRequire } from 'node:module';
+import type { EventColumns } from './stores/events/columns.js';
+
+/** One dataset's rows of a trace request, and each row's span (its index in the request). */
+export interface NativeTraceGroup {
+  dataset: string;
+  columns: EventColumns;
+  rowItem: Uint32Array;
+}
+
+export interface NativeAddon {
+  readBatch(body: Uint8Array, receivedUs: number, expandDepth: number, maxFields: number, maxEventBytes: number, maxStringBytes: number): EventColumns | undefined;
+  readTraces(body: Uint8Array, dataset: string | undefined, maxFields: number, maxEventBytes: number, maxStringBytes: number): { items: number; groups: NativeTraceGroup[] } | undefined;
+}
+
+function load(): NativeAddon | undefined {
+  try {
+    return createRequire(import.meta.url)('@waggle/native-columns') as NativeAddon;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The addon, when it was built and loads. */
+export const nativeAddon = load();
+
+/** Whether the native readers were built and load (WAGGLE_INGEST_NATIVE's default). */
+export const nativeColumnsAvailable = nativeAddon !== undefined;
