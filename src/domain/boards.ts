@@ -2,6 +2,7 @@
 // the board-view routes use (src/api/v1/boards.ts, src/api/v1/board-views.ts). Another
 // environment's board is not found, like a missing one.
 import { notFound } from '../errors.js';
+import { belongsTo } from './scope.js';
 import type { FilterOp } from '../query/spec.js';
 import type { ConfigStore, Environment, StoredObject } from '../stores/config/types.js';
 import { BOARD_KIND, BOARD_VIEW_KIND } from './kinds.js';
@@ -68,7 +69,7 @@ export interface StoredBoard {
 
 export async function getBoardObject(store: ConfigStore, env: Environment, id: string): Promise<StoredObject<StoredBoard>> {
   const obj = await store.getObject<StoredBoard>(BOARD_KIND, id);
-  if (!obj || obj.environmentId !== env.id) throw notFound('board');
+  if (!belongsTo(obj, env)) throw notFound('board');
   return obj;
 }
 

@@ -2,6 +2,7 @@
 // checks a create or update runs: the expression parses and type-checks in every scope the field
 // is visible in, and no chain of calculated fields references itself.
 import { CHECK_ONLY_DIALECT, ExpressionError, parseExpression, references } from '../query/expr/index.js';
+import { belongsTo } from './scope.js';
 import { columnSources, FieldScope, type CalculatedSource } from '../query/fields.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../stores/config/types.js';
 import { BOARD_KIND, CALCULATED_FIELD_KIND, QUERY_KIND, SLO_KIND, TRIGGER_KIND } from './kinds.js';
@@ -157,7 +158,7 @@ export async function calculatedFieldInUse(store: ConfigStore, env: Environment,
       const queryId = panel?.query_panel?.query_id;
       if (typeof queryId !== 'string') continue;
       const query = await store.getObject<SpecLike>(QUERY_KIND, queryId);
-      if (!query || query.environmentId !== env.id || !specReferences(query.body).has(alias)) continue;
+      if (!belongsTo(query, env) || !specReferences(query.body).has(alias)) continue;
       if (await resolvesTo(store, env, field, [query.datasetId])) return `board ${JSON.stringify(String(b.body.name))} (id ${b.id})`;
     }
   }

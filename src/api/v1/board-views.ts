@@ -26,8 +26,9 @@ import { ApiError, notFound } from '../../errors.js';
 import { shortId } from '../../domain/ids.js';
 import { FILTER_OPS, type FilterOp } from '../../query/spec.js';
 import { MAX_FILTER_VALUES, MAX_ITEMS } from '../../query/validate.js';
-import { UniqueViolation, type ConfigStore, type Environment, type StoredObject } from '../../stores/config/types.js';
+import { type ConfigStore, type Environment, type StoredObject } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
+import { sendCreated, sendDeleted, findOwned, orConflict } from '../resource.js';
 import { BoardParams } from './schemas.js';
 import { getBoardObject, listBoardViews, type BoardViewFilter, type Scalar, type StoredBoardView } from '../../domain/boards.js';
 import { Problems, bodyObject, isObject } from '../../validation.js';
@@ -131,8 +132,8 @@ const duplicateName = (name: string) => new ApiError(409, `a view named ${JSON.s
 /** The board's views, in creation order. */
 async function getView(store: ConfigStore, env: Environment, boardId: string, viewId: string): Promise<StoredObject<StoredBoardView>> {
   await getBoardObject(store, env, boardId);
-  const obj = await store.getObject<StoredBoardView>(BOARD_VIEW_KIND, viewId);
-  if (!obj || obj.environmentId !== env.id || obj.scope !== boardId) throw notFound('board view');
+  const obj = await findOwned<StoredBoardView>(store, BOARD_VIEW_KIND, viewId, 'board view', env);
+  if (obj.scope !== boardId) throw notFound('board view');
   return obj;
 }
 
@@ -175,8 +176,8 @@ export function registerBoardViews(app: App, { store }: ApiContext): void {
       const existing = await listBoardViews(store, env, board.id);
       if (existing.length >= MAX_VIEWS_PER_BOARD) throw new ApiError(409, `a board can have at most ${MAX_VIEWS_PER_BOARD} views`);
       if (existing.some((v) => v.body.name === body.name)) throw duplicateName(body.name);
-      try {
-        const created = await store.createObject<StoredBoardView>({
+      const view = await orConflict(
+        store.createObject<StoredBoardView>({
           id: shortId(),
           kind: BOARD_VIEW_KIND,
           teamId: env.teamId,
@@ -185,12 +186,10 @@ export function registerBoardViews(app: App, { store }: ApiContext): void {
           scope: board.id,
           uniqueKey: body.name,
           body,
-        });
-        return reply.code(201).send(viewResponse(created));
-      } catch (err) {
-        if (err instanceof UniqueViolation) throw duplicateName(body.name);
-        throw err;
-      }
+        }),
+        () => duplicateName(body.name),
+      );
+      return sendCreated(reply, viewResponse(view));
     },
   );
 
@@ -219,14 +218,9 @@ export function registerBoardViews(app: App, { store }: ApiContext): void {
       const { boardId, viewId } = request.params as Static<typeof ViewParams>;
       await getView(store, env, boardId, viewId);
       const body = validateView(request.body);
-      try {
-        const updated = await store.updateObject<StoredBoardView>(BOARD_VIEW_KIND, viewId, { body, uniqueKey: body.name });
-        if (!updated) throw notFound('board view');
-        return viewResponse(updated);
-      } catch (err) {
-        if (err instanceof UniqueViolation) throw duplicateName(body.name);
-        throw err;
-      }
+      const updated = await orConflict(store.updateObject<StoredBoardView>(BOARD_VIEW_KIND, viewId, { body, uniqueKey: body.name }), () => duplicateName(body.name));
+      if (!updated) throw notFound('board view');
+      return viewResponse(updated);
     },
   );
 
@@ -237,7 +231,7 @@ export function registerBoardViews(app: App, { store }: ApiContext): void {
       const { boardId, viewId } = request.params;
       await getView(store, envOf(request), boardId, viewId);
       if (!(await store.deleteObject(BOARD_VIEW_KIND, viewId))) throw notFound('board view');
-      return reply.code(204).send(null);
+      return sendDeleted(reply);
     },
   );
 }

@@ -54,12 +54,14 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { envOf } from '../../http/auth.js';
-import { ApiError, notFound } from '../../errors.js';
+import { notFound } from '../../errors.js';
 import { bodyObject, isObject, Problems, textLength, type Json } from '../../validation.js';
 import { shortId } from '../../domain/ids.js';
 import { checkTags, tagsMember, type Tag } from '../../domain/tags.js';
 import type { ConfigStore, Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
+import { belongsTo } from '../../domain/scope.js';
+import { sendCreated, sendDeleted } from '../resource.js';
 import { type StoredQueryAnnotation } from './query-annotations.js';
 import { BoardParams } from './schemas.js';
 import {
@@ -318,14 +320,14 @@ async function checkReferences(p: Problems, store: ConfigStore, env: Environment
       if (slug === undefined) p.add(`${at}.query_id`, 'invalid', `no query ${JSON.stringify(query_id)} in this environment`);
       else datasets.set(i, slug);
       const annotation = await store.getObject<StoredQueryAnnotation>(QUERY_ANNOTATION_KIND, query_annotation_id);
-      if (!annotation || annotation.environmentId !== env.id) {
+      if (!belongsTo(annotation, env)) {
         p.add(`${at}.query_annotation_id`, 'invalid', `no query annotation ${JSON.stringify(query_annotation_id)} in this environment`);
       } else if (annotation.body.query_id !== query_id) {
         p.add(`${at}.query_annotation_id`, 'invalid', `must be an annotation of query ${JSON.stringify(query_id)}`);
       }
     } else if (panel.type === 'slo') {
       const slo = await store.getObject(SLO_KIND, panel.slo_panel.slo_id);
-      if (!slo || slo.environmentId !== env.id) p.add(`${at}.slo_id`, 'invalid', `no SLO ${JSON.stringify(panel.slo_panel.slo_id)} in this environment`);
+      if (!belongsTo(slo, env)) p.add(`${at}.slo_id`, 'invalid', `no SLO ${JSON.stringify(panel.slo_panel.slo_id)} in this environment`);
     }
   }
   return datasets;
@@ -468,7 +470,7 @@ export function registerBoards(app: App, ctx: ApiContext): void {
         uniqueKey: null,
         body,
       });
-      return reply.code(201).send(boardResponse(request, env, created));
+      return sendCreated(reply, boardResponse(request, env, created));
     },
   );
 
@@ -518,7 +520,7 @@ export function registerBoards(app: App, ctx: ApiContext): void {
       await getBoardObject(store, env, boardId);
       await deleteBoardViews(store, env, boardId);
       if (!(await store.deleteObject(BOARD_KIND, boardId))) throw notFound('board');
-      return reply.code(204).send(null);
+      return sendDeleted(reply);
     },
   );
 

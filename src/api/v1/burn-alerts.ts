@@ -35,9 +35,10 @@ import { ALERT_TYPES, deleteBurnAlert, getAlertState, type AlertType, type BurnA
 import { MINUTES_PER_DAY, type SloObject } from '../../jobs/slo.js';
 import type { ConfigStore } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
+import { findOwned, sendCreated, sendDeleted } from '../resource.js';
 import { bodyObject, isObject, Problems, textLength, type Json } from '../../validation.js';
 import { getSloObject, sloScope, type SloScope } from './slos.js';
-import { SlugParams } from './schemas.js';
+import { SlugParams, itemParams } from './schemas.js';
 import { BURN_ALERT_KIND } from '../../domain/kinds.js';
 
 const tags = ['Burn Alerts'];
@@ -74,7 +75,7 @@ const Input = Type.Object({
   slo: Type.Optional(Type.Object({ id: Type.String() }, { description: 'Required on create; ignored on update.' })),
   recipients: Type.Array(NotificationRecipientSchema, { minItems: 1, maxItems: MAX_NOTIFICATION_RECIPIENTS }),
 });
-const ItemParams = Type.Object({ datasetSlug: Type.String(), burnAlertId: Type.String() });
+const ItemParams = itemParams('burnAlertId');
 const ListQuery = Type.Object({ slo_id: Type.Optional(Type.String()) });
 
 function listItem(o: BurnAlertObject, triggered: boolean): Static<typeof ListItem> {
@@ -156,8 +157,8 @@ export function registerBurnAlerts(app: App, ctx: ApiContext): void {
 
   /** The alert as seen from the path (its SLO must be visible there); 404 otherwise. */
   const findAlert = async (scope: SloScope, id: string): Promise<{ alert: BurnAlertObject; slo: SloObject }> => {
-    const alert = await store.getObject<BurnAlertBody>(BURN_ALERT_KIND, id);
-    if (!alert || alert.environmentId !== scope.env.id || !alert.body || typeof alert.body.slo_id !== 'string') throw notFound('burn alert');
+    const alert = await findOwned<BurnAlertBody>(store, BURN_ALERT_KIND, id, 'burn alert', scope.env);
+    if (!alert.body || typeof alert.body.slo_id !== 'string') throw notFound('burn alert');
     try {
       return { alert, slo: await getSloObject(store, scope, alert.body.slo_id) };
     } catch (err) {
@@ -230,7 +231,7 @@ export function registerBurnAlerts(app: App, ctx: ApiContext): void {
         uniqueKey: null,
         body: { slo_id: slo.id, ...fields, recipients },
       });
-      return reply.code(201).send(await detail(store, created));
+      return sendCreated(reply, await detail(store, created));
     },
   );
 
@@ -280,7 +281,7 @@ export function registerBurnAlerts(app: App, ctx: ApiContext): void {
       const scope = await sloScope(store, envOf(request), request.params.datasetSlug);
       const { alert } = await findAlert(scope, request.params.burnAlertId);
       if (!(await deleteBurnAlert(store, alert.id))) throw notFound('burn alert');
-      return reply.code(204).send(null);
+      return sendDeleted(reply);
     },
   );
 }

@@ -32,7 +32,8 @@ import { wellFormed } from '../../ingest/normalise.js';
 import { DATASET_TOO_MANY_COLUMNS } from '../../ingest/writer.js';
 import { UniqueViolation, type Column as ColumnRecord, type ColumnType, type Dataset } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
-import { SlugParams } from './schemas.js';
+import { sendCreated, sendDeleted } from '../resource.js';
+import { SlugParams, itemParams } from './schemas.js';
 
 const tags = ['Columns'];
 const security = [{ configuration_key: [] }];
@@ -73,7 +74,7 @@ const UpdateColumn = Type.Object({
 });
 
 const ListQuery = Type.Object({ key_name: Type.Optional(Type.String()) });
-const ItemParams = Type.Object({ datasetSlug: Type.String(), columnId: Type.String() });
+const ItemParams = itemParams('columnId');
 
 const Conflict = Type.Object(
   {
@@ -181,7 +182,7 @@ export function registerColumns(app: App, { store, writer }: ApiContext): void {
       if ((await store.listColumns(ds.id)).some((c) => c.keyName === keyName)) throw conflict();
       try {
         const col = await writer.createColumn(ds, keyName, { type, description, hidden });
-        return reply.code(201).send(columnResponse(col));
+        return sendCreated(reply, columnResponse(col));
       } catch (err) {
         if (err instanceof UniqueViolation) throw conflict();
         if (err instanceof Error && err.message === DATASET_TOO_MANY_COLUMNS) throw new ApiError(400, DATASET_TOO_MANY_COLUMNS);
@@ -243,7 +244,7 @@ export function registerColumns(app: App, { store, writer }: ApiContext): void {
       const ds = await findDataset(store, envOf(request), request.params.datasetSlug);
       const col = await findColumn(ds, request.params.columnId);
       if (!(await writer.deleteColumn(ds, col))) throw notFound('column');
-      return reply.code(204).send(null);
+      return sendDeleted(reply);
     },
   );
 }

@@ -25,9 +25,10 @@ import { ALL_DATASETS, findDataset } from '../../domain/datasets.js';
 import { shortId } from '../../domain/ids.js';
 import { calculatedFieldInUse, checkCalculatedField, listCalculatedFieldObjects, type CalculatedFieldBody, type CalculatedFieldObject } from '../../domain/calculated-fields.js';
 import { ExpressionError } from '../../query/expr/index.js';
-import { UniqueViolation, type ConfigStore, type Dataset, type Environment } from '../../stores/config/types.js';
+import { type ConfigStore, type Dataset, type Environment } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
-import { SlugParams } from './schemas.js';
+import { findOwned, orConflict, sendCreated, sendDeleted } from '../resource.js';
+import { SlugParams, itemParams } from './schemas.js';
 import { CALCULATED_FIELD_KIND } from '../../domain/kinds.js';
 
 export { listCalculatedFields } from '../../domain/calculated-fields.js';
@@ -52,7 +53,7 @@ const CalculatedFieldInput = Type.Object({
 });
 
 const ListQuery = Type.Object({ alias: Type.Optional(Type.String()) });
-const ItemParams = Type.Object({ datasetSlug: Type.String(), derivedColumnId: Type.String() });
+const ItemParams = itemParams('derivedColumnId');
 
 const Problem = Type.Object({
   error: Type.String(),
@@ -107,10 +108,8 @@ async function checkExpressionOf(store: ConfigStore, scope: Scope, body: { alias
 
 export function registerDerivedColumns(app: App, { store }: ApiContext): void {
   const findField = async (scope: Scope, id: string): Promise<CalculatedFieldObject> => {
-    const o = await store.getObject<CalculatedFieldBody>(CALCULATED_FIELD_KIND, id);
-    if (!o || o.kind !== CALCULATED_FIELD_KIND || o.environmentId !== scope.env.id || o.scope !== scope.key || o.datasetId !== (scope.dataset?.id ?? null)) {
-      throw notFound('calculated field');
-    }
+    const o = await findOwned<CalculatedFieldBody>(store, CALCULATED_FIELD_KIND, id, 'calculated field', scope.env, scope.dataset);
+    if (o.kind !== CALCULATED_FIELD_KIND || o.scope !== scope.key) throw notFound('calculated field');
     return o;
   };
 
@@ -159,8 +158,8 @@ export function registerDerivedColumns(app: App, { store }: ApiContext): void {
       checkAlias(alias);
       if ((await listCalculatedFieldObjects(store, scope.env, scope.dataset?.id ?? null)).some((f) => f.body.alias === alias)) throw conflict(alias);
       await checkExpressionOf(store, scope, { alias, expression });
-      try {
-        const created = await store.createObject<CalculatedFieldBody>({
+      const created = await orConflict(
+        store.createObject<CalculatedFieldBody>({
           id: shortId(),
           kind: CALCULATED_FIELD_KIND,
           teamId: scope.env.teamId,
@@ -169,12 +168,10 @@ export function registerDerivedColumns(app: App, { store }: ApiContext): void {
           scope: scope.key,
           uniqueKey: alias,
           body: { alias, expression, description },
-        });
-        return reply.code(201).send(calculatedFieldResponse(created));
-      } catch (err) {
-        if (err instanceof UniqueViolation) throw conflict(alias);
-        throw err;
-      }
+        }),
+        () => conflict(alias),
+      );
+      return sendCreated(reply, calculatedFieldResponse(created));
     },
   );
 
@@ -208,18 +205,16 @@ export function registerDerivedColumns(app: App, { store }: ApiContext): void {
       const others = (await listCalculatedFieldObjects(store, scope.env, scope.dataset?.id ?? null)).filter((f) => f.id !== existing.id);
       if (others.some((f) => f.body.alias === alias)) throw conflict(alias);
       await checkExpressionOf(store, scope, { alias, expression }, existing.id);
-      try {
-        const updated = await store.updateObject<CalculatedFieldBody>(CALCULATED_FIELD_KIND, existing.id, {
+      const updated = await orConflict(
+        store.updateObject<CalculatedFieldBody>(CALCULATED_FIELD_KIND, existing.id, {
           body: { alias, expression, description },
           uniqueKey: alias,
           touch: true,
-        });
-        if (!updated) throw notFound('calculated field');
-        return calculatedFieldResponse(updated);
-      } catch (err) {
-        if (err instanceof UniqueViolation) throw conflict(alias);
-        throw err;
-      }
+        }),
+        () => conflict(alias),
+      );
+      if (!updated) throw notFound('calculated field');
+      return calculatedFieldResponse(updated);
     },
   );
 
@@ -241,7 +236,7 @@ export function registerDerivedColumns(app: App, { store }: ApiContext): void {
       const user = await calculatedFieldInUse(store, scope.env, field);
       if (user) throw new ApiError(409, 'The calculated field is in use.', { detail: `the calculated field is used by ${user}; change or delete that first` });
       if (!(await store.deleteObject(CALCULATED_FIELD_KIND, field.id))) throw notFound('calculated field');
-      return reply.code(204).send(null);
+      return sendDeleted(reply);
     },
   );
 }

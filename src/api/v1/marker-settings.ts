@@ -24,10 +24,11 @@ import { Type, type Static } from '@sinclair/typebox';
 import { envOf } from '../../http/auth.js';
 import { invalidField, notFound, BLANK } from '../../errors.js';
 import { shortId } from '../../domain/ids.js';
-import { UniqueViolation, type ConfigStore, type Dataset, type Environment, type StoredObject } from '../../stores/config/types.js';
+import { type ConfigStore, type Dataset, type Environment, type StoredObject } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
+import { sendCreated, findOwned, orConflict } from '../resource.js';
 import { datasetOrAll } from './queries.js';
-import { SlugParams } from './schemas.js';
+import { SlugParams, itemParams } from './schemas.js';
 import { MARKER_SETTING_KIND } from '../../domain/kinds.js';
 
 const tags = ['Marker Settings'];
@@ -58,7 +59,7 @@ const MarkerSettingInput = Type.Object({
 });
 type MarkerSettingInput = Static<typeof MarkerSettingInput>;
 
-const ItemParams = Type.Object({ datasetSlug: Type.String(), markerSettingId: Type.String() });
+const ItemParams = itemParams('markerSettingId');
 
 export function markerSettingResponse(o: StoredObject<StoredMarkerSetting>): Static<typeof MarkerSetting> {
   return { id: o.id, type: o.body.type, color: o.body.color, created_at: o.createdAt, updated_at: o.updatedAt };
@@ -96,9 +97,7 @@ export async function getMarkerSetting(
   id: string,
 ): Promise<StoredObject<StoredMarkerSetting>> {
   const dataset = await datasetOrAll(store, env, datasetSlugOrAll);
-  const obj = await store.getObject<StoredMarkerSetting>(MARKER_SETTING_KIND, id);
-  if (!obj || obj.environmentId !== env.id || obj.datasetId !== (dataset?.id ?? null)) throw notFound('marker setting');
-  return obj;
+  return findOwned<StoredMarkerSetting>(store, MARKER_SETTING_KIND, id, 'marker setting', env, dataset);
 }
 
 export function registerMarkerSettings(app: App, { store }: ApiContext): void {
@@ -139,8 +138,8 @@ export function registerMarkerSettings(app: App, { store }: ApiContext): void {
       const dataset = await datasetOrAll(store, env, request.params.datasetSlug);
       const { type, color } = request.body;
       checkInput({ type, color });
-      try {
-        const created = await store.createObject<StoredMarkerSetting>({
+      const created = await orConflict(
+        store.createObject<StoredMarkerSetting>({
           id: shortId(),
           kind: MARKER_SETTING_KIND,
           teamId: env.teamId,
@@ -150,12 +149,10 @@ export function registerMarkerSettings(app: App, { store }: ApiContext): void {
           scope: dataset?.id ?? env.id,
           uniqueKey: type,
           body: { type, color },
-        });
-        return reply.code(201).send(markerSettingResponse(created));
-      } catch (err) {
-        if (err instanceof UniqueViolation) throw duplicate(type);
-        throw err;
-      }
+        }),
+        () => duplicate(type),
+      );
+      return sendCreated(reply, markerSettingResponse(created));
     },
   );
 

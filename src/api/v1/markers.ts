@@ -32,9 +32,10 @@ import { invalidField, notFound } from '../../errors.js';
 import { createMarker, MARKER_MESSAGE_MAX, MARKER_TIME_MAX, MARKER_TYPE_MAX, MARKER_URL_MAX, type StoredMarker } from '../../domain/markers.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
+import { sendCreated, findOwned } from '../resource.js';
 import { markerColors } from './marker-settings.js';
 import { datasetOrAll } from './queries.js';
-import { SlugParams } from './schemas.js';
+import { SlugParams, itemParams } from './schemas.js';
 import { MARKER_KIND } from '../../domain/kinds.js';
 
 export { MARKER_KIND, MARKER_MESSAGE_MAX, MARKER_TIME_MAX, MARKER_TYPE_MAX, MARKER_URL_MAX, type StoredMarker };
@@ -73,7 +74,7 @@ const MarkerInput = Type.Object({
 });
 type MarkerInput = Static<typeof MarkerInput>;
 
-const ItemParams = Type.Object({ datasetSlug: Type.String(), markerId: Type.String() });
+const ItemParams = itemParams('markerId');
 
 export function markerResponse(o: StoredObject<StoredMarker>, colors: Map<string, string>): MarkerResponse {
   const b = o.body;
@@ -111,9 +112,7 @@ export function listMarkers(store: ConfigStore, env: Environment, dataset: Datas
 
 /** The marker `id` of `dataset` (null: the environment's) in the environment; 404 otherwise. */
 async function getMarker(store: ConfigStore, env: Environment, dataset: Dataset | null, id: string): Promise<StoredObject<StoredMarker>> {
-  const obj = await store.getObject<StoredMarker>(MARKER_KIND, id);
-  if (!obj || obj.environmentId !== env.id || obj.datasetId !== (dataset?.id ?? null)) throw notFound('marker');
-  return obj;
+  return findOwned<StoredMarker>(store, MARKER_KIND, id, 'marker', env, dataset);
 }
 
 export function registerMarkers(app: App, { store, now }: ApiContext): void {
@@ -156,7 +155,7 @@ export function registerMarkers(app: App, { store, now }: ApiContext): void {
       const dataset = await datasetOrAll(store, env, request.params.datasetSlug);
       const body = markerBody(request.body as MarkerInput, arrival);
       const created = await createMarker(store, { teamId: env.teamId, environmentId: env.id, datasetId: dataset?.id ?? null }, body);
-      return reply.code(201).send(markerResponse(created, await markerColors(store, env, dataset)));
+      return sendCreated(reply, markerResponse(created, await markerColors(store, env, dataset)));
     },
   );
 

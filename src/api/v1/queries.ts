@@ -14,7 +14,6 @@
 // - Queries are stored in the generic object store (kind `query`, body = {id, ...spec}).
 import { Type, type TSchema, type TUnsafe } from '@sinclair/typebox';
 import { envOf } from '../../http/auth.js';
-import { notFound } from '../../errors.js';
 import { unparseable } from '../../validation.js';
 import { ALL_DATASETS, findDataset } from '../../domain/datasets.js';
 import { shortId } from '../../domain/ids.js';
@@ -22,7 +21,8 @@ import { COMPARE_TIME_OFFSETS, FILTER_OPS, HAVING_OPS, QUERY_OPS, type QuerySpec
 import { MAX_FILTER_VALUES, validateQuerySpec } from '../../query/validate.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
-import { SlugParams } from './schemas.js';
+import { findOwned } from '../resource.js';
+import { SlugParams, itemParams } from './schemas.js';
 import { QUERY_KIND } from '../../domain/kinds.js';
 
 const tags = ['Queries'];
@@ -88,7 +88,7 @@ export const QuerySchema = Type.Object(
   { description: 'A query specification. Unknown fields are ignored and not echoed.' },
 );
 
-const ItemParams = Type.Object({ datasetSlug: Type.String(), queryId: Type.String() });
+const ItemParams = itemParams('queryId');
 
 /** The dataset a `{datasetSlug}` path segment names, or null for `__all__`; 404 for unknown datasets. */
 export async function datasetOrAll(store: ConfigStore, env: Environment, segment: string): Promise<Dataset | null> {
@@ -122,9 +122,7 @@ export async function getQueryObject(
   id: string,
 ): Promise<StoredObject<StoredQuery>> {
   const dataset = await datasetOrAll(store, env, datasetSlugOrAll);
-  const obj = await store.getObject<StoredQuery>(QUERY_KIND, id);
-  if (!obj || obj.environmentId !== env.id || obj.datasetId !== (dataset?.id ?? null)) throw notFound('query');
-  return obj;
+  return findOwned<StoredQuery>(store, QUERY_KIND, id, 'query', env, dataset);
 }
 
 /** The query `id` of the dataset (or `__all__`) named by the path segment, in the environment; 404 otherwise. */

@@ -27,8 +27,10 @@ import { ApiError, invalidField, notFound, BLANK } from '../../errors.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
 import { shortId } from '../../domain/ids.js';
 import type { ApiContext, App } from '../context.js';
+import { belongsTo } from '../../domain/scope.js';
+import { sendCreated, sendDeleted, findOwned } from '../resource.js';
 import { datasetOrAll } from './queries.js';
-import { SlugParams } from './schemas.js';
+import { SlugParams, itemParams } from './schemas.js';
 import { QUERY_ANNOTATION_KIND, QUERY_KIND } from '../../domain/kinds.js';
 
 const tags = ['Query Annotations'];
@@ -65,7 +67,7 @@ type AnnotationInput = Static<typeof AnnotationInput>;
 const ListQuery = Type.Object({
   include_board_annotations: Type.Optional(Type.Unsafe<'true' | 'false'>({ type: 'string', enum: ['true', 'false'] })),
 });
-const ItemParams = Type.Object({ datasetSlug: Type.String(), queryAnnotationId: Type.String() });
+const ItemParams = itemParams('queryAnnotationId');
 
 /** 400: Honeycomb's legacy `{error}` for annotation problems, problem+json for a malformed body. */
 const badRequestResponse = {
@@ -98,7 +100,7 @@ function checkName(name: string): void {
 /** 400 unless `queryId` is a query of this dataset (or `__all__`) and environment. */
 async function checkQuery(store: ConfigStore, env: Environment, dataset: Dataset | null, queryId: string): Promise<void> {
   const query = await store.getObject(QUERY_KIND, queryId);
-  if (!query || query.environmentId !== env.id) throw badRequest('Query ID included in body is invalid');
+  if (!belongsTo(query, env)) throw badRequest('Query ID included in body is invalid');
   if (query.datasetId !== (dataset?.id ?? null)) throw badRequest('Query is not in the dataset');
 }
 
@@ -132,9 +134,7 @@ export async function getQueryAnnotation(
   id: string,
 ): Promise<StoredObject<StoredQueryAnnotation>> {
   const dataset = await datasetOrAll(store, env, datasetSlugOrAll);
-  const obj = await store.getObject<StoredQueryAnnotation>(QUERY_ANNOTATION_KIND, id);
-  if (!obj || obj.environmentId !== env.id || obj.datasetId !== (dataset?.id ?? null)) throw notFound('query annotation');
-  return obj;
+  return findOwned<StoredQueryAnnotation>(store, QUERY_ANNOTATION_KIND, id, 'query annotation', env, dataset);
 }
 
 export function registerQueryAnnotations(app: App, { store }: ApiContext): void {
@@ -178,7 +178,7 @@ export function registerQueryAnnotations(app: App, { store }: ApiContext): void 
       const dataset = await datasetOrAll(store, env, request.params.datasetSlug);
       const body = request.body as AnnotationInput;
       const created = await createQueryAnnotation(store, env, dataset, body);
-      return reply.code(201).send(annotationResponse(created));
+      return sendCreated(reply, annotationResponse(created));
     },
   );
 
@@ -229,7 +229,7 @@ export function registerQueryAnnotations(app: App, { store }: ApiContext): void 
       const { datasetSlug, queryAnnotationId: id } = request.params;
       await getQueryAnnotation(store, env, datasetSlug, id);
       if (!(await store.deleteObject(QUERY_ANNOTATION_KIND, id))) throw notFound('query annotation');
-      return reply.code(204).send(null);
+      return sendDeleted(reply);
     },
   );
 }

@@ -26,7 +26,7 @@ import { UnsupportedByEngine } from '../../query/plan.js';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { envOf } from '../../http/auth.js';
-import { ApiError, invalidField, notFound } from '../../errors.js';
+import { ApiError, invalidField } from '../../errors.js';
 import { runClaimed } from '../../cluster/leadership.js';
 import { RateLimiter } from '../../http/rate-limit.js';
 import { shortId } from '../../domain/ids.js';
@@ -37,8 +37,9 @@ import { querySources } from '../../query/sources.js';
 import { QueryTimeout } from '../../stores/events/types.js';
 import type { Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
+import { findOwned, sendCreated } from '../resource.js';
 import { QuerySchema, datasetOrAll, getQueryObject } from './queries.js';
-import { SlugParams } from './schemas.js';
+import { SlugParams, itemParams } from './schemas.js';
 import { QUERY_RESULT_KIND } from '../../domain/kinds.js';
 
 /**
@@ -289,8 +290,7 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
         body,
       });
       void start(env, obj);
-      reply.header('location', `${request.publicBase}/1/query_results/${encodeURIComponent(datasetSlug)}/${id}`);
-      return reply.code(201).send(respond(request, env, body));
+      return sendCreated(reply, respond(request, env, body), `${request.publicBase}/1/query_results/${encodeURIComponent(datasetSlug)}/${id}`);
     },
   );
 
@@ -300,7 +300,7 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
       schema: {
         tags,
         security,
-        params: Type.Object({ datasetSlug: Type.String(), queryResultId: Type.String() }),
+        params: itemParams('queryResultId'),
         description: '`complete: false` while running; once complete the result never changes and may be cached.',
         response: { 200: QueryResult },
       },
@@ -309,8 +309,7 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
     async (request, reply) => {
       const env = envOf(request);
       const dataset = await datasetOrAll(store, env, request.params.datasetSlug);
-      let obj = await store.getObject<ResultBody>(QUERY_RESULT_KIND, request.params.queryResultId);
-      if (!obj || obj.environmentId !== env.id || obj.datasetId !== (dataset?.id ?? null)) throw notFound('query result');
+      let obj = await findOwned<ResultBody>(store, QUERY_RESULT_KIND, request.params.queryResultId, 'query result', env, dataset);
       if (!obj.body.complete) {
         // Runs it if nothing does (a result left pending by a restart), then waits a while for it.
         const { answer } = start(env, obj);

@@ -28,6 +28,7 @@ import {
   updateRecipient,
 } from '../../domain/recipients.js';
 import type { ApiContext, App } from '../context.js';
+import { sendCreated, sendDeleted } from '../resource.js';
 import { triggerResponses } from './triggers.js';
 
 const tags = ['Recipients'];
@@ -82,7 +83,7 @@ export function registerRecipients(app: App, { store }: ApiContext): void {
     },
     async (request, reply) => {
       const created = await createRecipient(store, teamOf(request), request.body as { type?: unknown; details?: unknown });
-      return reply.code(201).send(recipientResponse(created));
+      return sendCreated(reply, recipientResponse(created));
     },
   );
 
@@ -126,7 +127,7 @@ export function registerRecipients(app: App, { store }: ApiContext): void {
     },
     async (request, reply) => {
       await deleteRecipient(store, teamOf(request), request.params.recipientId);
-      return reply.code(204).send(null);
+      return sendDeleted(reply);
     },
   );
 

@@ -18,6 +18,7 @@ import { Type } from '@sinclair/typebox';
 import { envOf } from '../../http/auth.js';
 import { isSlo, sloMaths, type SloObject } from '../../jobs/slo.js';
 import type { ApiContext, App } from '../context.js';
+import { belongsTo } from '../../domain/scope.js';
 import { bodyObject, Problems } from '../../validation.js';
 import { SLO_KIND } from '../../domain/kinds.js';
 
@@ -91,7 +92,7 @@ export function registerReporting(app: App, ctx: ApiContext): void {
       const slos: SloObject[] = [];
       for (const { i, id } of ids) {
         const o = await store.getObject<unknown>(SLO_KIND, id);
-        if (!o || !isSlo(o) || o.environmentId !== env.id) p.add(`ids[${i}]`, 'invalid', `no SLO ${JSON.stringify(id)} in this environment`);
+        if (!belongsTo(o, env) || !isSlo(o)) p.add(`ids[${i}]`, 'invalid', `no SLO ${JSON.stringify(id)} in this environment`);
         else if (!slos.some((s) => s.id === o.id)) slos.push(o);
       }
       p.throwIfAny();

@@ -1,6 +1,6 @@
 // TypeBox schemas of /1/ resources: they validate requests, type the handlers and make up the
 // served OpenAPI document.
-import { Type } from '@sinclair/typebox';
+import { Type, type TString } from '@sinclair/typebox';
 
 export const ErrorBody = Type.Object({ error: Type.String() }, { $id: 'Error' });
 
@@ -42,6 +42,10 @@ export const DatasetDefinition = Type.Union([
 ]);
 
 export const SlugParams = Type.Object({ datasetSlug: Type.String() });
+
+/** The path of one object of a dataset (or of `__all__`): `{datasetSlug}/{<id>}`. */
+export const itemParams = <K extends string>(id: K) =>
+  Type.Object({ datasetSlug: Type.String(), [id]: Type.String() } as { datasetSlug: TString } & Record<K, TString>);
 
 /** The path of one board (and of its views). */
 export const BoardParams = Type.Object({ boardId: Type.String() });

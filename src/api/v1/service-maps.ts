@@ -32,13 +32,14 @@ import { runClaimed } from '../../cluster/leadership.js';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { envOf } from '../../http/auth.js';
-import { invalidField, notFound } from '../../errors.js';
+import { invalidField } from '../../errors.js';
 import { shortId } from '../../domain/ids.js';
 import { timeWindow } from '../../query/spec.js';
 import { computeDependencies } from '../../jobs/service-map.js';
 import { QueryTimeout } from '../../stores/events/types.js';
 import type { Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
+import { findOwned } from '../resource.js';
 import { MAP_REQUEST_KIND } from '../../domain/kinds.js';
 
 const tags = ['Service Maps'];
@@ -271,8 +272,7 @@ export function registerServiceMaps(app: App, ctx: ApiContext): void {
     },
     async (request, reply) => {
       const env = envOf(request);
-      const obj = await store.getObject<RequestBody>(MAP_REQUEST_KIND, request.params.requestId);
-      if (!obj || obj.environmentId !== env.id) throw notFound('map dependency request');
+      const obj = await findOwned<RequestBody>(store, MAP_REQUEST_KIND, request.params.requestId, 'map dependency request', env);
       const page = readPage(request.query, obj.id);
       const body = obj.body;
       if (body.status === 'pending' && !running.has(obj.id)) void start(env, obj);

@@ -39,10 +39,11 @@ import {
   saveNotificationRecipients,
   validateNotificationRecipients,
 } from '../../domain/recipients.js';
-import { UniqueViolation, type ConfigStore, type Dataset, type Environment, type StoredObject } from '../../stores/config/types.js';
+import { type ConfigStore, type Dataset, type Environment, type StoredObject } from '../../stores/config/types.js';
 import { ENDED_REASONS, SENSITIVITIES, SIGNAL_KINDS, SIGNAL_STATUSES, TRAINING_HOURS_DEFAULT, TRAINING_HOURS_MAX, TRAINING_HOURS_MIN, WINDOW_SECONDS, bandOf, closeAnomaly, defaultSignalName, getState, initialState, listAnomalies, stateId, type Sensitivity, type SignalKind, type SignalState, type StoredAnomaly, type StoredSignal } from '../../jobs/signals.js';
 import type { ApiContext, App } from '../context.js';
-import { SlugParams } from './schemas.js';
+import { sendCreated, sendDeleted, findOwned, orConflict } from '../resource.js';
+import { SlugParams, itemParams } from './schemas.js';
 import { ANOMALY_KIND, SIGNAL_KIND, SIGNAL_STATE_KIND } from '../../domain/kinds.js';
 
 const tags = ['Signals (beta)'];
@@ -155,7 +156,7 @@ const Anomaly = Type.Object({
 });
 type AnomalyResponse = Static<typeof Anomaly>;
 
-const ItemParams = Type.Object({ datasetSlug: Type.String(), signalId: Type.String() });
+const ItemParams = itemParams('signalId');
 
 const Conflict = Type.Object(
   { error: Type.String(), status: Type.Number(), type: Type.String(), title: Type.String(), detail: Type.Optional(Type.String()), instance: Type.Optional(Type.String()) },
@@ -268,9 +269,7 @@ async function parseSignal(store: ConfigStore, teamId: string, input: SignalInpu
 const duplicate = () => new ApiError(409, 'A signal of this kind for this service already exists in the dataset.');
 
 async function getSignal(store: ConfigStore, env: Environment, dataset: Dataset, id: string): Promise<StoredObject<StoredSignal>> {
-  const o = await store.getObject<StoredSignal>(SIGNAL_KIND, id);
-  if (!o || o.environmentId !== env.id || o.datasetId !== dataset.id) throw notFound('signal');
-  return o;
+  return findOwned<StoredSignal>(store, SIGNAL_KIND, id, 'signal', env, dataset);
 }
 
 async function respond(store: ConfigStore, o: StoredObject<StoredSignal>, dataset: Dataset): Promise<SignalResponse> {
@@ -322,9 +321,8 @@ export function registerSignals(app: App, ctx: ApiContext): void {
       const dataset = await findDataset(store, env, request.params.datasetSlug);
       const body = await parseSignal(store, env.teamId, request.body as SignalInput);
       const id = shortId();
-      let created: StoredObject<StoredSignal>;
-      try {
-        created = await store.createObject<StoredSignal>({
+      const created = await orConflict(
+        store.createObject<StoredSignal>({
           id,
           kind: SIGNAL_KIND,
           teamId: env.teamId,
@@ -333,11 +331,9 @@ export function registerSignals(app: App, ctx: ApiContext): void {
           scope: dataset.id,
           uniqueKey: uniqueKey(body.kind, body.service_name),
           body,
-        });
-      } catch (err) {
-        if (err instanceof UniqueViolation) throw duplicate();
-        throw err;
-      }
+        }),
+        duplicate,
+      );
       await store.createObject<SignalState>({
         id: stateId(id),
         kind: SIGNAL_STATE_KIND,
@@ -348,8 +344,7 @@ export function registerSignals(app: App, ctx: ApiContext): void {
         uniqueKey: null,
         body: initialState(body.enabled),
       });
-      reply.header('location', `/1/signals/${encodeURIComponent(dataset.slug)}/${id}`);
-      return reply.code(201).send(await respond(store, created, dataset));
+      return sendCreated(reply, await respond(store, created, dataset), `/1/signals/${encodeURIComponent(dataset.slug)}/${id}`);
     },
   );
 
@@ -417,7 +412,7 @@ export function registerSignals(app: App, ctx: ApiContext): void {
         await closeAnomaly(engine, current, { env, dataset }, open, at, 'deleted');
       }
       for (const a of await listAnomalies(store, current)) await store.deleteObject(ANOMALY_KIND, a.id);
-      return reply.code(204).send(null);
+      return sendDeleted(reply);
     },
   );
 

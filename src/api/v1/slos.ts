@@ -31,8 +31,9 @@ import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stor
 import { deleteBurnAlert, getAlertState, type BurnAlertBody } from '../../jobs/burn-alerts.js';
 import { isSlo, type SloBody, type SloEngine, type SloObject } from '../../jobs/slo.js';
 import type { ApiContext, App } from '../context.js';
+import { sendCreated, sendDeleted } from '../resource.js';
 import { bodyObject, isObject, Problems, textLength, type Json } from '../../validation.js';
-import { SlugParams } from './schemas.js';
+import { SlugParams, itemParams } from './schemas.js';
 import { BURN_ALERT_KIND, SLO_KIND } from '../../domain/kinds.js';
 
 const tags = ['SLOs'];
@@ -83,7 +84,7 @@ const SloDetailed = Type.Intersect([
     burn_rate: Type.Optional(Type.Number()),
   }),
 ]);
-const ItemParams = Type.Object({ datasetSlug: Type.String(), sloId: Type.String() });
+const ItemParams = itemParams('sloId');
 const GetQuery = Type.Object({ detailed: Type.Optional(Type.String({ description: '`true` (or empty) adds reporting data; `false` does not.' })) });
 
 /** The path's scope: a dataset, or the whole environment (`__all__`). */
@@ -290,7 +291,7 @@ export function registerSlos(app: App, ctx: ApiContext): void {
           reset_at: null,
         },
       });
-      return reply.code(201).send(sloResponse(created, await slugsById(store, scope.env)));
+      return sendCreated(reply, sloResponse(created, await slugsById(store, scope.env)));
     },
   );
 
@@ -383,7 +384,7 @@ export function registerSlos(app: App, ctx: ApiContext): void {
       const scope = await sloScope(store, envOf(request), request.params.datasetSlug);
       const slo = await getSloObject(store, scope, request.params.sloId);
       await deleteSlo(store, engine, slo);
-      return reply.code(204).send(null);
+      return sendDeleted(reply);
     },
   );
 

@@ -71,6 +71,9 @@ import type { QuerySpec, StoredQuery } from '../../query/spec.js';
 import { validateQuerySpec } from '../../query/validate.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
+import { belongsTo } from '../../domain/scope.js';
+import { SlugParams, itemParams } from './schemas.js';
+import { sendCreated, sendDeleted, findOwned } from '../resource.js';
 import { Problems, bodyObject, isObject, textLength, type Json } from '../../validation.js';
 import { QuerySchema, datasetOrAll, saveQuery } from './queries.js';
 import { QUERY_KIND, TRIGGER_KIND, TRIGGER_STATE_KIND } from '../../domain/kinds.js';
@@ -159,8 +162,7 @@ export type TriggerResponse = Omit<StoredTrigger, 'evaluation_schedule' | 'basel
   created_at: string;
   updated_at: string;
 };
-const ItemParams = Type.Object({ datasetSlug: Type.String(), triggerId: Type.String() });
-const SlugParams = Type.Object({ datasetSlug: Type.String() });
+const ItemParams = itemParams('triggerId');
 
 // ---- validation ------------------------------------------------------------------------------
 
@@ -317,7 +319,7 @@ async function resolveQuery(
     const id = body.query_id;
     if (typeof id !== 'string') return void p.type('query_id', 'a string', id);
     const obj = id === '' ? undefined : await store.getObject<StoredQuery>(QUERY_KIND, id);
-    if (!obj || obj.environmentId !== env.id) return void p.add('query_id', 'invalid', 'is not a query of this environment');
+    if (!belongsTo(obj, env)) return void p.add('query_id', 'invalid', 'is not a query of this environment');
     if (obj.datasetId !== (dataset?.id ?? null)) {
       const where = dataset ? `dataset ${JSON.stringify(dataset.slug)}` : 'the environment (__all__)';
       return void p.add('query_id', 'invalid', `is a query of another dataset; a trigger of ${where} needs a query of ${where}`);
@@ -504,9 +506,7 @@ export async function getTriggerObject(
   dataset: Dataset | null,
   id: string,
 ): Promise<StoredObject<StoredTrigger>> {
-  const o = await store.getObject<StoredTrigger>(TRIGGER_KIND, id);
-  if (!o || o.environmentId !== env.id || o.datasetId !== (dataset?.id ?? null)) throw notFound('trigger');
-  return o;
+  return findOwned<StoredTrigger>(store, TRIGGER_KIND, id, 'trigger', env, dataset);
 }
 
 const slugOfPath = (dataset: Dataset | null) => dataset?.slug ?? ALL_DATASETS;
@@ -580,8 +580,7 @@ export function registerTriggers(app: App, ctx: ApiContext): void {
         uniqueKey: id,
         body: state,
       });
-      reply.header('location', `/1/triggers/${encodeURIComponent(slugOfPath(dataset))}/${id}`);
-      return reply.code(201).send(await respond(created, dataset));
+      return sendCreated(reply, await respond(created, dataset), `/1/triggers/${encodeURIComponent(slugOfPath(dataset))}/${id}`);
     },
   );
 
@@ -643,7 +642,7 @@ export function registerTriggers(app: App, ctx: ApiContext): void {
       if (!(await store.deleteObject(TRIGGER_KIND, triggerId))) throw notFound('trigger');
       await store.deleteObject(TRIGGER_STATE_KIND, stateIdOf(triggerId));
       if (state?.body.triggered) resolveOnDelete(ctx, trigger, slugOfPath(dataset));
-      return reply.code(204).send(null);
+      return sendDeleted(reply);
     },
   );
 }
