@@ -7,7 +7,7 @@ import { expectContract } from './contract.js';
 import { expectProblem, expectValidation, expectLegacy, expectDatasetNotFound } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment } from './tenancy-fixtures.js';
 import { validateQuerySpec } from '../src/query/validate.js';
-import { getQuery } from '../src/api/v1/queries.js';
+import { getQuery } from '../src/domain/queries.js';
 import { ApiError } from '../src/errors.js';
 import { FILTER_OPS, QUERY_OPS } from '../src/query/spec.js';
 

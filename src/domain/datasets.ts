@@ -154,3 +154,8 @@ export function definitionsResponse(ds: Dataset, calculatedFieldAliases: Set<str
     }),
   );
 }
+
+/** The dataset a `{datasetSlug}` path segment names, or null for `__all__`; 404 for unknown datasets. */
+export async function datasetOrAll(store: ConfigStore, env: Environment, segment: string): Promise<Dataset | null> {
+  return segment === ALL_DATASETS ? null : findDataset(store, env, segment);
+}

@@ -60,9 +60,9 @@ import { shortId } from '../../domain/ids.js';
 import { checkTags, tagsMember, type Tag } from '../../domain/tags.js';
 import type { ConfigStore, Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
+import { type StoredQueryAnnotation } from '../../domain/query-annotations.js';
 import { belongsTo } from '../../domain/scope.js';
 import { sendCreated, sendDeleted } from '../resource.js';
-import { type StoredQueryAnnotation } from './query-annotations.js';
 import { BoardParams } from './schemas.js';
 import {
   CHART_TYPES, GRID, LAYOUT_GENERATIONS, MAX_BOARD_DESCRIPTION_LENGTH, MAX_BOARD_NAME_LENGTH, MAX_CHARTS, MAX_PANELS, MAX_PRESET_FILTERS, MAX_TEXT_PANEL_LENGTH,

@@ -17,9 +17,9 @@ import { querySources } from '../../query/sources.js';
 import { validateNestedQuerySpec } from '../../query/validate.js';
 import { QueryTimeout } from '../../stores/events/types.js';
 import type { ApiContext, App } from '../context.js';
-import { datasetOrAll, QuerySchema } from './queries.js';
-import { resultWindow } from './query-results.js';
-import { SlugParams } from './schemas.js';
+import { resultWindow } from '../../domain/queries.js';
+import { datasetOrAll } from '../../domain/datasets.js';
+import { SlugParams, QuerySchema } from './schemas.js';
 
 const DEFAULT_LIMIT = 50;
 

@@ -8,40 +8,17 @@ import { ApiError } from '../../errors.js';
 import type { BatchRequest, DecodedBatch } from '../../ingest/batch.js';
 import { batchThreads } from '../../ingest/batch-threads.js';
 import { columnsOf } from '../../stores/events/columns.js';
-import { DecodeError, decodeBody, isMsgpack } from '../../ingest/decode.js';
+import { isMsgpack } from '../../ingest/decode.js';
 import { DEFAULT_LIMITS, EventRejected, normaliseFields, parseSamplerate, parseTime, type NormalisedEvent } from '../../ingest/normalise.js';
 import type { ApiContext, App } from '../context.js';
 import { ingestDataset } from '../ingest-dataset.js';
+import { EMPTY, MALFORMED, decodeFailure, readIngestBody } from '../ingest-body.js';
 import { SlugParams } from './schemas.js';
 import { rejectionReason } from '../../ops/metrics.js';
-
-export const MALFORMED = 'Request body is malformed and cannot be read.';
-export const EMPTY = 'Request body should not be empty.';
-export const TOO_LARGE = 'Request body is too large.';
 
 const packr = new Packr({ useRecords: false });
 const ingestAuth = { kind: 'team', ingest: true, permission: 'send_events', rate: 'ingest', legacyErrors: true } as const;
 const BatchResult = Type.Array(Type.Object({ status: Type.Number(), error: Type.Optional(Type.String()) }));
-
-/** Honeycomb's whole-request error for a body that cannot be decoded. */
-function decodeFailure(kind: DecodeError['kind'], message: string): ApiError {
-  if (kind === 'empty') return new ApiError(400, EMPTY);
-  if (kind === 'too-large') return new ApiError(400, TOO_LARGE);
-  if (kind === 'unsupported-encoding') return new ApiError(400, message);
-  return new ApiError(400, MALFORMED, { detail: message });
-}
-
-/** Decompresses and parses an ingest body, mapping failures to Honeycomb's whole-request errors. */
-export async function readIngestBody(ctx: ApiContext, request: FastifyRequest): Promise<unknown> {
-  const body = request.body as Buffer | undefined;
-  if (!body || body.length === 0) throw new ApiError(400, EMPTY);
-  try {
-    return await decodeBody(body, request.headers['content-encoding'], request.headers['content-type'], ctx.settings.ingestDecompressedLimit);
-  } catch (err) {
-    if (err instanceof DecodeError) throw decodeFailure(err.kind, err.message);
-    throw err;
-  }
-}
 
 /** A batch body's events as columns (on an ingest thread), or its whole-request error. */
 async function readBatch(ctx: ApiContext, request: FastifyRequest, expandDepth: number): Promise<Extract<DecodedBatch, { ok: true }>> {

@@ -19,7 +19,7 @@ import { DecodeError, decompress } from '../../ingest/decode.js';
 import { DEFAULT_LIMITS, EventRejected, normaliseFields, type NormalisedEvent } from '../../ingest/normalise.js';
 import { DATASET_TOO_MANY_COLUMNS } from '../../ingest/writer.js';
 import type { ApiContext, App } from '../context.js';
-import { readIngestBody } from './events.js';
+import { readIngestBody } from '../ingest-body.js';
 import { ingestDataset } from '../ingest-dataset.js';
 import { SlugParams } from './schemas.js';
 

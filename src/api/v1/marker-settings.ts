@@ -26,8 +26,9 @@ import { invalidField, notFound, BLANK } from '../../errors.js';
 import { shortId } from '../../domain/ids.js';
 import { type ConfigStore, type Dataset, type Environment, type StoredObject } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
+import { listMarkerSettings, type StoredMarkerSetting } from '../../domain/markers.js';
+import { datasetOrAll } from '../../domain/datasets.js';
 import { sendCreated, findOwned, orConflict } from '../resource.js';
-import { datasetOrAll } from './queries.js';
 import { SlugParams, itemParams } from './schemas.js';
 import { MARKER_SETTING_KIND } from '../../domain/kinds.js';
 
@@ -38,12 +39,6 @@ const auth = { kind: 'team', permission: 'manage_markers' } as const;
 export const MARKER_SETTING_TYPE_MAX = 255;
 /** `#RRGGBB` or `#RGB`, either case. */
 export const HEX_COLOR = /^#(?:[0-9A-Fa-f]{3}|[0-9A-Fa-f]{6})$/;
-
-/** What the object store holds for a setting (id and timestamps come from the object). */
-export interface StoredMarkerSetting {
-  type: string;
-  color: string;
-}
 
 export const MarkerSetting = Type.Object({
   id: Type.String(),
@@ -71,23 +66,6 @@ function checkInput(input: MarkerSettingInput): void {
 }
 
 const duplicate = (type: string) => invalidField('type', `a marker setting of type ${JSON.stringify(type)} already exists here`, 'already_exists');
-
-/** Settings of one dataset, or of the environment (`dataset` null). */
-export function listMarkerSettings(store: ConfigStore, env: Environment, dataset: Dataset | null): Promise<StoredObject<StoredMarkerSetting>[]> {
-  return store.listObjects<StoredMarkerSetting>(MARKER_SETTING_KIND, { environmentId: env.id, datasetId: dataset?.id ?? null });
-}
-
-/**
- * The colour of each marker type for markers of `dataset` (null: environment markers). A
- * setting of the dataset wins over the environment's (`__all__`) setting of the same type;
- * environment markers take only the environment's settings. Types without a setting are absent.
- */
-export async function markerColors(store: ConfigStore, env: Environment, dataset: Dataset | null): Promise<Map<string, string>> {
-  const colors = new Map<string, string>();
-  for (const s of await listMarkerSettings(store, env, null)) colors.set(s.body.type, s.body.color);
-  if (dataset) for (const s of await listMarkerSettings(store, env, dataset)) colors.set(s.body.type, s.body.color);
-  return colors;
-}
 
 /** The setting `id` of the dataset (or `__all__`) named by the path segment, in the environment; 404 otherwise. */
 export async function getMarkerSetting(

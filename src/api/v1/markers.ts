@@ -29,12 +29,11 @@
 import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
 import { envOf } from '../../http/auth.js';
 import { invalidField, notFound } from '../../errors.js';
-import { createMarker, MARKER_MESSAGE_MAX, MARKER_TIME_MAX, MARKER_TYPE_MAX, MARKER_URL_MAX, type StoredMarker } from '../../domain/markers.js';
+import { createMarker, MARKER_MESSAGE_MAX, MARKER_TIME_MAX, MARKER_TYPE_MAX, MARKER_URL_MAX, type StoredMarker, markerColors } from '../../domain/markers.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
+import { datasetOrAll } from '../../domain/datasets.js';
 import { sendCreated, findOwned } from '../resource.js';
-import { markerColors } from './marker-settings.js';
-import { datasetOrAll } from './queries.js';
 import { SlugParams, itemParams } from './schemas.js';
 import { MARKER_KIND } from '../../domain/kinds.js';
 

@@ -27,24 +27,16 @@ import { ApiError, invalidField, notFound, BLANK } from '../../errors.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
 import { shortId } from '../../domain/ids.js';
 import type { ApiContext, App } from '../context.js';
+import type { AnnotationSource, StoredQueryAnnotation } from '../../domain/query-annotations.js';
+import { datasetOrAll } from '../../domain/datasets.js';
 import { belongsTo } from '../../domain/scope.js';
 import { sendCreated, sendDeleted, findOwned } from '../resource.js';
-import { datasetOrAll } from './queries.js';
 import { SlugParams, itemParams } from './schemas.js';
 import { QUERY_ANNOTATION_KIND, QUERY_KIND } from '../../domain/kinds.js';
 
 const tags = ['Query Annotations'];
 const security = [{ configuration_key: [] }];
 const auth = { kind: 'team', permission: 'manage_columns' } as const;
-
-export type AnnotationSource = 'query' | 'board';
-/** What the object store holds for an annotation (timestamps come from the object). */
-export interface StoredQueryAnnotation {
-  name: string;
-  description: string;
-  query_id: string;
-  source: AnnotationSource;
-}
 
 export const QueryAnnotation = Type.Object({
   id: Type.String(),

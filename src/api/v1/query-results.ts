@@ -30,16 +30,17 @@ import { ApiError, invalidField } from '../../errors.js';
 import { runClaimed } from '../../cluster/leadership.js';
 import { RateLimiter } from '../../http/rate-limit.js';
 import { shortId } from '../../domain/ids.js';
-import { MAX_DURATION, timeWindow, truncatedWindow, type StoredQuery } from '../../query/spec.js';
+import { type StoredQuery } from '../../query/spec.js';
 import { parseExpression, references } from '../../query/expr/index.js';
 import { runQuery, type QueryData } from '../../query/run.js';
 import { querySources } from '../../query/sources.js';
 import { QueryTimeout } from '../../stores/events/types.js';
 import type { Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
+import { getQueryObject, resultWindow } from '../../domain/queries.js';
+import { datasetOrAll } from '../../domain/datasets.js';
 import { findOwned, sendCreated } from '../resource.js';
-import { QuerySchema, datasetOrAll, getQueryObject } from './queries.js';
-import { SlugParams, itemParams } from './schemas.js';
+import { SlugParams, itemParams, QuerySchema } from './schemas.js';
 import { QUERY_RESULT_KIND } from '../../domain/kinds.js';
 
 /**
@@ -104,13 +105,6 @@ interface ResultBody {
   data?: QueryData;
   error?: string;
   completedAt?: string;
-}
-
-/** The window a query result reads: truncated by its size, at most the past 7 days. */
-export function resultWindow(query: StoredQuery, nowSeconds: number): { start: number; end: number } {
-  const w = timeWindow(query, nowSeconds);
-  if (w.end - w.start > MAX_DURATION) throw new ApiError(400, 'The query time range must not exceed 7 days.');
-  return truncatedWindow(query, nowSeconds);
 }
 
 /**

@@ -1,6 +1,8 @@
 // TypeBox schemas of /1/ resources: they validate requests, type the handlers and make up the
 // served OpenAPI document.
-import { Type, type TString } from '@sinclair/typebox';
+import { Type, type TSchema, type TString, type TUnsafe } from '@sinclair/typebox';
+import { COMPARE_TIME_OFFSETS, FILTER_OPS, HAVING_OPS, QUERY_OPS } from '../../query/spec.js';
+import { MAX_FILTER_VALUES } from '../../query/validate.js';
 
 export const ErrorBody = Type.Object({ error: Type.String() }, { $id: 'Error' });
 
@@ -49,3 +51,62 @@ export const itemParams = <K extends string>(id: K) =>
 
 /** The path of one board (and of its views). */
 export const BoardParams = Type.Object({ boardId: Type.String() });
+
+const enumOf = <T extends string | number>(values: readonly T[]): TUnsafe<T> =>
+  Type.Unsafe<T>({ type: typeof values[0] === 'number' ? 'integer' : 'string', enum: [...values] });
+const nullable = (s: TSchema) => Type.Union([s, Type.Null()]);
+
+/** Honeycomb's Query object, for the OpenAPI document (validation is validateQuerySpec's). */
+export const QuerySchema = Type.Object(
+  {
+    id: Type.Optional(Type.String({ readOnly: true })),
+    calculations: Type.Optional(
+      Type.Array(Type.Object({ op: enumOf(QUERY_OPS), column: Type.Optional(nullable(Type.String())) }), { maxItems: 100 }),
+    ),
+    filters: Type.Optional(
+      Type.Array(
+        Type.Object({
+          column: nullable(Type.String()),
+          op: enumOf(FILTER_OPS),
+          value: Type.Optional(
+            Type.Union([Type.Null(), Type.String(), Type.Number(), Type.Boolean(), Type.Array(Type.String(), { maxItems: MAX_FILTER_VALUES })]),
+          ),
+        }),
+        { maxItems: 100 },
+      ),
+    ),
+    filter_combination: Type.Optional(enumOf(['AND', 'OR'] as const)),
+    breakdowns: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 100 })),
+    orders: Type.Optional(
+      Type.Array(
+        Type.Object({
+          column: Type.Optional(Type.String()),
+          op: Type.Optional(enumOf(QUERY_OPS)),
+          order: Type.Optional(enumOf(['ascending', 'descending'] as const)),
+        }),
+        { maxItems: 100 },
+      ),
+    ),
+    havings: Type.Optional(
+      Type.Array(
+        Type.Object({
+          calculate_op: enumOf(QUERY_OPS.filter((op) => op !== 'HEATMAP')),
+          column: Type.Optional(nullable(Type.String())),
+          op: enumOf(HAVING_OPS),
+          value: Type.Number(),
+        }),
+        { maxItems: 100 },
+      ),
+    ),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10000, description: 'At most 1000 on create; 10000 for disable_series query results.' })),
+    time_range: Type.Optional(Type.Integer({ minimum: 1 })),
+    start_time: Type.Optional(Type.Integer({ minimum: 1 })),
+    end_time: Type.Optional(Type.Integer({ minimum: 1 })),
+    granularity: Type.Optional(Type.Integer({ minimum: 0, description: '0 or absent: automatic; otherwise T/1000…T seconds for a query of duration T.' })),
+    calculated_fields: Type.Optional(
+      Type.Array(Type.Object({ name: Type.String({ minLength: 1 }), expression: Type.String({ minLength: 1 }) }), { maxItems: 100 }),
+    ),
+    compare_time_offset_seconds: Type.Optional(enumOf(COMPARE_TIME_OFFSETS)),
+  },
+  { description: 'A query specification. Unknown fields are ignored and not echoed.' },
+);

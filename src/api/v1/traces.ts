@@ -17,7 +17,7 @@ import { MAX_TRACE_SPANS, traceSpans } from '../../query/events.js';
 import { querySources } from '../../query/sources.js';
 import { QueryTimeout } from '../../stores/events/types.js';
 import type { ApiContext, App } from '../context.js';
-import { datasetOrAll } from './queries.js';
+import { datasetOrAll } from '../../domain/datasets.js';
 
 const Value = Type.Union([Type.String(), Type.Number(), Type.Boolean()]);
 const nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Number>>(t: T) => Type.Union([t, Type.Null()]);

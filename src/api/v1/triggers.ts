@@ -55,7 +55,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { envOf } from '../../http/auth.js';
 import { ApiError, notFound, type TypeDetail } from '../../errors.js';
-import { ALL_DATASETS } from '../../domain/datasets.js';
+import { ALL_DATASETS, datasetOrAll } from '../../domain/datasets.js';
 import { shortId } from '../../domain/ids.js';
 import {
   MAX_NOTIFICATION_RECIPIENTS,
@@ -71,11 +71,11 @@ import type { QuerySpec, StoredQuery } from '../../query/spec.js';
 import { validateQuerySpec } from '../../query/validate.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
+import { saveQuery } from '../../domain/queries.js';
 import { belongsTo } from '../../domain/scope.js';
-import { SlugParams, itemParams } from './schemas.js';
+import { SlugParams, itemParams, QuerySchema } from './schemas.js';
 import { sendCreated, sendDeleted, findOwned } from '../resource.js';
 import { Problems, bodyObject, isObject, textLength, type Json } from '../../validation.js';
-import { QuerySchema, datasetOrAll, saveQuery } from './queries.js';
 import { QUERY_KIND, TRIGGER_KIND, TRIGGER_STATE_KIND } from '../../domain/kinds.js';
 
 const tags = ['Triggers'];
