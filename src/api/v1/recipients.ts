@@ -16,20 +16,10 @@
 // - `/triggers` answers the triggers as the Triggers API does (triggerResponses).
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import {
-  RecipientInputSchema,
-  RecipientSchema,
-  createRecipient,
-  deleteRecipient,
-  getRecipient,
-  listRecipients,
-  recipientResponse,
-  triggersUsingRecipient,
-  updateRecipient,
-} from '../../domain/recipients.js';
+import { RecipientInputSchema, RecipientSchema, createRecipient, deleteRecipient, getRecipient, listRecipients, recipientResponse, triggersUsingRecipient, updateRecipient } from '../../domain/recipients.js';
 import type { ApiContext, App } from '../context.js';
 import { sendCreated, sendDeleted } from '../resource.js';
-import { triggerResponses } from './triggers.js';
+import { triggerResponses } from '../../domain/trigger-bodies.js';
 
 const tags = ['Recipients'];
 const security = [{ configuration_key: [] }];
