@@ -43,190 +43,15 @@ import { tableName, type EventStore } from '../stores/events/types.js';
 import { INGESTED_COLUMN, SAMPLERATE_COLUMN, TIME_COLUMN, type SqlDialect } from '../stores/events/engine.js';
 import { DEFINITION_DEFAULTS } from '../query/definitions.js';
 import { shortId } from '../domain/ids.js';
-import { isDeliverable, refreshNotificationRecipients, type NotificationRecipient } from '../domain/recipients.js';
+import { isDeliverable, refreshNotificationRecipients } from '../domain/recipients.js';
 import { FieldScope, columnSources } from '../query/fields.js';
 import { isStored } from '../stores/events/placement.js';
 import { calculatedFieldsOf } from '../query/sources.js';
 import type { FieldInfo } from '../query/expr/index.js';
 import type { Notification, Notifier } from '../notify/types.js';
 import type { Job } from './scheduler.js';
+import { type SignalKind, type SignalStatus, type EndedReason, EVALUATION_INTERVAL_SECONDS, WINDOW_SECONDS, BASELINE_REFRESH_SECONDS, MIN_WINDOW_SPANS, MAX_ANOMALIES_PER_SIGNAL, SENSITIVITY, type StoredSignal, type ErrorRateStats, type PresenceStats, type Baseline, type Band, type Observation, type SignalState, type StoredAnomaly, stateId, bandOf, listAnomalies, getState } from '../domain/signals.js';
 import { ANOMALY_KIND, SIGNAL_KIND, SIGNAL_STATE_KIND } from '../domain/kinds.js';
-
-export const SIGNAL_KINDS = ['error_rate', 'presence'] as const;
-export type SignalKind = (typeof SIGNAL_KINDS)[number];
-export const SENSITIVITIES = ['low', 'medium', 'high'] as const;
-export type Sensitivity = (typeof SENSITIVITIES)[number];
-export const SIGNAL_STATUSES = ['onboarding', 'training', 'active', 'off', 'ineligible'] as const;
-export type SignalStatus = (typeof SIGNAL_STATUSES)[number];
-export const ENDED_REASONS = ['recovered', 'off', 'ineligible', 'training', 'onboarding', 'deleted'] as const;
-export type EndedReason = (typeof ENDED_REASONS)[number];
-
-/** Cadence: each signal is evaluated once per minute of app time, at the minute boundary. */
-export const EVALUATION_INTERVAL_SECONDS = 60;
-/** The window a figure is taken over (error rate, baseline windows). */
-export const WINDOW_SECONDS = 300;
-/** How often the baseline is recomputed (it is frozen while an anomaly is open). */
-export const BASELINE_REFRESH_SECONDS = 300;
-/** Error rate: a window counts (in the baseline and when judging) only with this many spans. */
-export const MIN_WINDOW_SPANS = 10;
-/** Error rate: at least this many counting windows, and a quarter of the baseline's, to be eligible. */
-export const MIN_QUALIFIED_WINDOWS = 6;
-/** Presence: share of the baseline windows that must hold a span of the service to be eligible. */
-export const PRESENCE_MIN_SHARE = 0.9;
-export const TRAINING_HOURS_DEFAULT = 24;
-export const TRAINING_HOURS_MIN = 1;
-export const TRAINING_HOURS_MAX = 168;
-/** Older anomalies beyond this many per signal are deleted. */
-export const MAX_ANOMALIES_PER_SIGNAL = 500;
-
-/**
- * What sensitivity means. `k`: half-width of the error-rate band in standard deviations;
- * `minWidth`: the band reaches at least this far above the mean (so a service that never errs
- * is not anomalous at its first error); `silentSeconds`: how long a service must send no span
- * for a presence anomaly.
- */
-export const SENSITIVITY: Record<Sensitivity, { k: number; minWidth: number; silentSeconds: number }> = {
-  low: { k: 4, minWidth: 0.05, silentSeconds: 900 },
-  medium: { k: 3, minWidth: 0.02, silentSeconds: 600 },
-  high: { k: 2, minWidth: 0.01, silentSeconds: 300 },
-};
-
-/** The configuration of a signal (object kind `signal`, one per dataset × service × kind). */
-export interface StoredSignal {
-  name: string;
-  description: string;
-  service_name: string;
-  kind: SignalKind;
-  enabled: boolean;
-  sensitivity: Sensitivity;
-  training_period_hours: number;
-  recipients: NotificationRecipient[];
-}
-
-export interface ErrorRateStats {
-  kind: 'error_rate';
-  /** Windows in the baseline period. */
-  windows: number;
-  /** Windows with at least MIN_WINDOW_SPANS spans. */
-  qualified: number;
-  /** Mean and population standard deviation of the qualified windows' error rates. */
-  mean: number | null;
-  stddev: number | null;
-}
-export interface PresenceStats {
-  kind: 'presence';
-  windows: number;
-  /** Windows holding at least one span of the service. */
-  present: number;
-  /** Mean (sample-weighted) span count per window. */
-  meanCount: number;
-}
-export interface Baseline {
-  /** Unix seconds of the evaluation that computed it, the training period and the judged window it was computed for. */
-  computedAt: number;
-  hours: number;
-  windowSeconds: number;
-  stats: ErrorRateStats | PresenceStats;
-}
-
-/** The normal band: `upper` null for presence (only silence is anomalous). */
-export interface Band {
-  expected: number;
-  lower: number;
-  upper: number | null;
-}
-
-export interface Observation {
-  /** Unix seconds: the evaluation time (the window's end). */
-  time: number;
-  /** Error rate (0…1) or span count (presence). */
-  value: number;
-  /** Sample-weighted spans in the window. */
-  spans: number;
-  windowSeconds: number;
-}
-
-/** Evaluation state (object kind `signal_state`, id = stateId(signal id)); written by the evaluation only. */
-export interface SignalState {
-  status: SignalStatus;
-  reason: string;
-  /** Unix seconds of the last evaluation (a minute boundary). */
-  lastEvaluatedAt: number | null;
-  /** Unix seconds of the service's first span (event time). */
-  firstSeenAt: number | null;
-  baseline: Baseline | null;
-  openAnomalyId: string | null;
-  lastObservation: Observation | null;
-}
-
-/** A detected anomaly (object kind `signal_anomaly`). */
-export interface StoredAnomaly {
-  signal_id: string;
-  kind: SignalKind;
-  service_name: string;
-  /** Unix seconds: the evaluation that first saw the service outside the band. */
-  started_at: number;
-  /** Start of the window that evaluation looked at. */
-  window_start: number;
-  ended_at: number | null;
-  ended_reason: EndedReason | null;
-  /** The figure when the anomaly opened, its most extreme value while open, and the latest. */
-  observed: number;
-  peak: number;
-  last_observed: number;
-  spans: number;
-  band: Band;
-}
-
-export const stateId = (signalId: string) => `${signalId}.state`;
-
-export function initialState(enabled: boolean): SignalState {
-  return {
-    status: enabled ? 'onboarding' : 'off',
-    reason: enabled ? 'waiting for the first evaluation' : 'the signal is disabled',
-    lastEvaluatedAt: null,
-    firstSeenAt: null,
-    baseline: null,
-    openAnomalyId: null,
-    lastObservation: null,
-  };
-}
-
-export const defaultSignalName = (kind: SignalKind, service: string) =>
-  `${kind === 'error_rate' ? 'Error rate' : 'Presence'} of ${service}`;
-
-/** Error-rate windows that must count for a baseline of `windows` windows. */
-export const requiredWindows = (windows: number) => Math.max(MIN_QUALIFIED_WINDOWS, Math.ceil(windows / 4));
-
-/**
- * The band for a baseline at a sensitivity, or a reason why there is none (too little traffic:
- * the signal is then ineligible).
- */
-export function bandOf(baseline: Baseline, sensitivity: Sensitivity): { band: Band } | { reason: string } {
-  const { stats, hours } = baseline;
-  const s = SENSITIVITY[sensitivity];
-  if (stats.kind === 'error_rate') {
-    const need = requiredWindows(stats.windows);
-    if (stats.qualified < need || stats.mean === null || stats.stddev === null) {
-      return {
-        reason:
-          `too little traffic for a reliable baseline: ${stats.qualified} of the ${stats.windows} five-minute windows of the ` +
-          `last ${hours} h had at least ${MIN_WINDOW_SPANS} spans (${need} needed)`,
-      };
-    }
-    const upper = Math.min(1, Math.max(stats.mean + s.k * stats.stddev, stats.mean + s.minWidth));
-    return { band: { expected: stats.mean, lower: Math.max(0, stats.mean - s.k * stats.stddev), upper } };
-  }
-  const share = stats.windows > 0 ? stats.present / stats.windows : 0;
-  if (share < PRESENCE_MIN_SHARE) {
-    return {
-      reason:
-        `too little traffic for a reliable baseline: the service sent spans in ${stats.present} of the ${stats.windows} ` +
-        `five-minute windows of the last ${hours} h (${Math.round(PRESENCE_MIN_SHARE * 100)}% needed)`,
-    };
-  }
-  return { band: { expected: (stats.meanCount * s.silentSeconds) / WINDOW_SECONDS, lower: 1, upper: null } };
-}
 
 // --- SQL
 
@@ -528,16 +353,6 @@ async function openAnomaly(d: EvalDeps, obj: StoredObject<StoredSignal>, place: 
   for (const old of all.slice(0, Math.max(0, all.length - MAX_ANOMALIES_PER_SIGNAL))) await d.store.deleteObject(ANOMALY_KIND, old.id);
   await notify(d, obj, place, created, 'triggered', obs.time);
   return created;
-}
-
-/** The anomalies of a signal, oldest first. */
-export async function listAnomalies(store: ConfigStore, obj: StoredObject<StoredSignal>): Promise<StoredObject<StoredAnomaly>[]> {
-  const all = await store.listObjects<StoredAnomaly>(ANOMALY_KIND, { environmentId: obj.environmentId ?? undefined, datasetId: obj.datasetId });
-  return all.filter((a) => a.body.signal_id === obj.id).sort((a, b) => a.body.started_at - b.body.started_at || (a.id < b.id ? -1 : 1));
-}
-
-export async function getState(store: ConfigStore, signalId: string): Promise<SignalState | undefined> {
-  return (await store.getObject<SignalState>(SIGNAL_STATE_KIND, stateId(signalId)))?.body;
 }
 
 /** Evaluates one signal at `t` (a minute boundary, Unix seconds). */
