@@ -12,7 +12,7 @@ import { expectValidation } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment } from './tenancy-fixtures.js';
 import { allPermissions } from '../src/domain/keys.js';
 import type { Notification } from '../src/notify/types.js';
-import { getAlertState } from '../src/jobs/burn-alerts.js';
+import { getAlertState } from '../src/domain/burn-alerts.js';
 import { loadSettings } from '../src/settings.js';
 
 const T0 = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3_600_000;

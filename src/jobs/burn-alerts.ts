@@ -16,49 +16,15 @@
 // and the state survives a restart. When it flips, a Notification (`triggered` or `resolved`) is
 // enqueued for each of the alert's recipients.
 import { randomUUID } from 'node:crypto';
-import type { ConfigStore, Environment, StoredObject } from '../stores/config/types.js';
-import { isDeliverable, refreshNotificationRecipients, type NotificationRecipient } from '../domain/recipients.js';
+import type { ConfigStore, Environment } from '../stores/config/types.js';
+import { isDeliverable, refreshNotificationRecipients } from '../domain/recipients.js';
 import type { Notification, Notifier } from '../notify/types.js';
 import type { Job } from './scheduler.js';
-import { isSlo, MINUTES_PER_DAY, type SloEngine, type SloFigures, type SloObject } from './slo.js';
+import type { SloEngine, SloFigures } from './slo.js';
+import { MINUTES_PER_DAY, isSlo, type SloObject } from '../domain/slos.js';
+import { getAlertState, stateId, type BurnAlertBody, type BurnAlertObject, type BurnAlertState } from '../domain/burn-alerts.js';
 import { BURN_ALERT_KIND, BURN_ALERT_STATE_KIND, SLO_KIND } from '../domain/kinds.js';
 
-export const ALERT_TYPES = ['exhaustion_time', 'budget_rate'] as const;
-export type AlertType = (typeof ALERT_TYPES)[number];
-
-export interface BurnAlertBody {
-  slo_id: string;
-  alert_type: AlertType;
-  description: string;
-  exhaustion_minutes?: number;
-  budget_rate_window_minutes?: number;
-  budget_rate_decrease_threshold_per_million?: number;
-  /** Stored and echoed only (Honeycomb's automatic investigation has no Waggle counterpart). */
-  auto_investigate?: boolean;
-  recipients: NotificationRecipient[];
-}
-export type BurnAlertObject = StoredObject<BurnAlertBody>;
-
-export interface BurnAlertState {
-  triggered: boolean;
-  /** When it last flipped (app clock). */
-  changed_at?: string;
-  /** The figures of the last evaluation. */
-  last?: { at: string; budget_remaining: number; burn_rate: number; exhaustion_minutes: number | null; budget_drop_per_million: number | null };
-}
-
-export const stateId = (alertId: string) => `${alertId}_state`;
-
-export async function getAlertState(store: ConfigStore, alertId: string): Promise<BurnAlertState> {
-  const o = await store.getObject<BurnAlertState>(BURN_ALERT_STATE_KIND, stateId(alertId));
-  return o?.body ?? { triggered: false };
-}
-
-/** Deletes an alert and its state. */
-export async function deleteBurnAlert(store: ConfigStore, alertId: string): Promise<boolean> {
-  await store.deleteObject(BURN_ALERT_STATE_KIND, stateId(alertId));
-  return store.deleteObject(BURN_ALERT_KIND, alertId);
-}
 
 export function lookbackMinutes(exhaustionMinutes: number): number {
   return Math.max(1, Math.ceil(exhaustionMinutes / 4));

@@ -22,43 +22,18 @@
 // those callers, and answers them all.
 import { withLease, type Leadership } from '../cluster/leadership.js';
 import { createHash } from 'node:crypto';
-import type { ConfigStore, Dataset, Environment, StoredObject } from '../stores/config/types.js';
+import type { ConfigStore, Dataset, Environment } from '../stores/config/types.js';
 import { tableName, type EventStore } from '../stores/events/types.js';
 import { INGESTED_COLUMN, TIME_COLUMN } from '../stores/events/engine.js';
 import { MINUTE_US, sloRollups, type Counts, type RollupSource, type SloRollups } from '../stores/events/slo-rollups.js';
 import { FieldScope, columnSources } from '../query/fields.js';
 import { calculatedFieldsOf } from '../query/sources.js';
-import type { Tag } from '../domain/tags.js';
+import { MINUTES_PER_DAY, type SloBody, type SloObject } from '../domain/slos.js';
 
 export { MINUTE_US, type Counts };
-export const MINUTES_PER_DAY = 1440;
 /** Burn rate window of the detailed SLO answer (Honeycomb: the last 4 hours). */
 export const BURN_RATE_MINUTES = 240;
 
-export interface SloBody {
-  name: string;
-  description: string;
-  sli: { alias: string };
-  time_period_days: number;
-  target_per_million: number;
-  tags: Tag[];
-  /** Ids of the datasets (slugs are looked up when answering). */
-  dataset_ids: string[];
-  reset_at: string | null;
-}
-export type SloObject = StoredObject<SloBody>;
-
-/** Objects of kind `slo` written by something else (old tests, hand edits) are skipped. */
-export function isSlo(o: StoredObject<unknown>): o is SloObject {
-  const b = o.body as Partial<SloBody> | null;
-  return (
-    !!b &&
-    typeof b.sli?.alias === 'string' &&
-    Number.isInteger(b.time_period_days) &&
-    Number.isInteger(b.target_per_million) &&
-    Array.isArray(b.dataset_ids)
-  );
-}
 
 export interface SloFigures {
   /** Weighted counts over the SLO's window. */

@@ -16,7 +16,8 @@
 // from them (refreshed first), earlier ones from raw events (src/jobs/slo.ts, history).
 import { Type } from '@sinclair/typebox';
 import { envOf } from '../../http/auth.js';
-import { isSlo, sloMaths, type SloObject } from '../../jobs/slo.js';
+import { sloMaths } from '../../jobs/slo.js';
+import { isSlo, type SloObject } from '../../domain/slos.js';
 import type { ApiContext, App } from '../context.js';
 import { belongsTo } from '../../domain/scope.js';
 import { bodyObject, Problems } from '../../validation.js';
