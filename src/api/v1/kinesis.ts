@@ -10,18 +10,18 @@
 // error bucket, and nothing is half-stored. 200 only once every event is durable. Every answer,
 // errors included (auth too), is Firehose's `{requestId, timestamp, errorMessage?}`: Firehose
 // logs errorMessage. Error bodies carry `error` (the same text) as well, the contract's legacy shape.
-import { isUtf8 } from 'node:buffer';
+// Decoding a record: src/ingest/firehose-records.ts.
 import { Type } from '@sinclair/typebox';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors.js';
 import { columnsOf } from '../../stores/events/columns.js';
-import { DecodeError, decompress } from '../../ingest/decode.js';
 import { DEFAULT_LIMITS, EventRejected, normaliseFields, type NormalisedEvent } from '../../ingest/normalise.js';
 import { DATASET_TOO_MANY_COLUMNS } from '../../ingest/writer.js';
 import type { ApiContext, App } from '../context.js';
 import { readIngestBody } from '../ingest-body.js';
 import { ingestDataset } from '../ingest-dataset.js';
 import { SlugParams } from './schemas.js';
+import { Undecodable, decodeRecord, isPlainObject, type Fields } from '../../ingest/firehose-records.js';
 
 const REQUEST_ID_HEADER = 'x-amz-firehose-request-id';
 const auth = { kind: 'team', ingest: true, firehose: true, permission: 'send_events', rate: 'ingest', legacyErrors: true } as const;
@@ -35,116 +35,9 @@ const KinesisError = Type.Object(
   { requestId: Type.String(), timestamp: Type.Integer(), errorMessage: Type.String(), error: Type.String() },
   { description: 'Firehose error response' },
 );
-/** Years 0001 to 9999 in milliseconds: the times an event can have. */
-const MIN_TIME_MS = -62_135_596_800_000;
-const MAX_TIME_MS = 253_402_300_799_999;
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
-/** A record (or the request) that cannot be turned into events. */
-class Undecodable extends Error {}
-
-type Fields = Record<string, unknown>;
-
-function isPlainObject(v: unknown): v is Fields {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function requestIdOf(request: FastifyRequest): string {
   const h = request.headers[REQUEST_ID_HEADER];
   return (Array.isArray(h) ? h[0] : h) ?? '';
-}
-
-/** A CloudWatch Logs subscription message, as CloudWatch Logs hands it to Firehose. */
-function isCloudWatchLogs(v: Fields): boolean {
-  return typeof v.messageType === 'string' && Array.isArray(v.logEvents) && 'logGroup' in v;
-}
-
-/**
- * One log event of a DATA_MESSAGE → its event. A message that is a JSON object contributes its
- * fields (and the raw `message` is dropped: the fields carry it); otherwise `message` is the
- * text. logGroup, logStream, owner and id fill in names the message's fields do not use.
- */
-function logEventToEvent(envelope: Fields, logEvent: unknown): { data: Fields; timeUs: number } {
-  if (!isPlainObject(logEvent) || typeof logEvent.message !== 'string') {
-    throw new Undecodable('CloudWatch Logs event without a message');
-  }
-  const ts = logEvent.timestamp;
-  if (typeof ts !== 'number' || !Number.isFinite(ts)) throw new Undecodable('CloudWatch Logs event without a numeric timestamp');
-  if (ts < MIN_TIME_MS || ts > MAX_TIME_MS) throw new Undecodable('CloudWatch Logs event timestamp is out of range (years 0001 to 9999)');
-  const meta: Fields = { logGroup: envelope.logGroup, logStream: envelope.logStream, owner: envelope.owner, id: logEvent.id };
-  let parsed: unknown;
-  const text = logEvent.message.trim();
-  if (text.startsWith('{') && text.endsWith('}')) {
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = undefined; // looks like JSON but is not: keep it as text
-    }
-  }
-  const data = isPlainObject(parsed) ? { ...meta, ...parsed } : { message: logEvent.message, ...meta };
-  return { data, timeUs: Math.trunc(ts * 1000) };
-}
-
-/** JSON values of a record: one JSON document, or newline-delimited JSON documents. */
-function parseRecordJson(text: string): unknown[] {
-  try {
-    return [JSON.parse(text)];
-  } catch (err) {
-    if (!text.includes('\n')) throw new Undecodable(`data is not JSON: ${(err as Error).message}`);
-  }
-  return text
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line, n) => {
-      try {
-        return JSON.parse(line);
-      } catch (err) {
-        throw new Undecodable(`line ${n + 1} of the data is not JSON: ${(err as Error).message}`);
-      }
-    });
-}
-
-/**
- * Decodes one record into event data. `budget` is what is left of the decompressed-size cap for
- * the whole request; returns the events and the bytes used.
- */
-async function decodeRecord(record: unknown, budget: number, receivedUs: number): Promise<{ events: { data: Fields; timeUs: number }[]; bytes: number }> {
-  if (!isPlainObject(record) || typeof record.data !== 'string') throw new Undecodable('data must be a base64 string');
-  if (record.data.length % 4 !== 0 || !BASE64.test(record.data)) throw new Undecodable('data is not valid base64');
-  let bytes: Buffer = Buffer.from(record.data, 'base64');
-  if (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) {
-    try {
-      bytes = await decompress(bytes, 'gzip', Math.max(1, budget)); // zlib wants a cap of at least 1
-    } catch (err) {
-      if (err instanceof DecodeError && err.kind === 'too-large') throw new ApiError(413, 'Request body is too large.');
-      if (err instanceof DecodeError) throw new Undecodable(err.message);
-      throw err;
-    }
-  }
-  if (bytes.length > budget) throw new ApiError(413, 'Request body is too large.');
-  // Bytes that are not UTF-8 become U+FFFD, as in every other ingest body (normalise.ts,
-  // wellFormed); data that is not text at all is named as such.
-  let values: unknown[];
-  try {
-    values = parseRecordJson(bytes.toString('utf8'));
-  } catch (err) {
-    if (!isUtf8(bytes)) throw new Undecodable('data is neither JSON nor gzip (not UTF-8 text)');
-    throw err;
-  }
-  const events: { data: Fields; timeUs: number }[] = [];
-  for (const value of values) {
-    if (!isPlainObject(value)) throw new Undecodable('data must be a JSON object');
-    if (!isCloudWatchLogs(value)) {
-      events.push({ data: value, timeUs: receivedUs });
-      continue;
-    }
-    if (value.messageType === 'CONTROL_MESSAGE') continue;
-    if (value.messageType !== 'DATA_MESSAGE') {
-      throw new Undecodable(`unknown CloudWatch Logs messageType ${JSON.stringify(String(value.messageType).slice(0, 64))}`);
-    }
-    for (const logEvent of value.logEvents as unknown[]) events.push(logEventToEvent(value, logEvent));
-  }
-  return { events, bytes: bytes.length };
 }
 
 /** Firehose's error answer; used for every failure of this route, authentication included. */

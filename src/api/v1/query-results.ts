@@ -1,47 +1,26 @@
 // /1/query_results/{datasetSlug|__all__}: run a saved query (POST → 201, `complete: false`,
 // `Location`), then poll (GET) until `complete: true` with `data`. Both routes need the
-// configuration-key permissions Manage Queries and Columns and Run Queries.
-//
-// Decisions:
-// - A result runs in the background as soon as it is created; it is stored (object kind
-//   `query_result`) when done and never changes after, so a completed GET carries
-//   `Cache-Control: private, max-age=86400` and `Last-Modified`. A result still pending after a
-//   restart is run again on its next GET.
-// - The window is the query's, truncated at creation (≤ 6 h → to the minute, ≤ 2 days → to
-//   5 minutes, ≤ 7 days → to 30 minutes; the start rounds down and the end up, so every second asked
-//   for stays inside); more than 7 days → 400.
-//   Only events of the past 7 days are read (the start is raised to now − 7 days).
-//   `compare_time_offset_seconds` is ignored.
-// - A run longer than WAGGLE_QUERY_TIMEOUT_MS (10 s) is interrupted; the result is then complete
-//   with empty data and an `error` text, as is a run that fails.
-// - Creation is limited per key (WAGGLE_QUERY_RESULT_RATE_LIMIT, 10/min; the web UI's session has a
-//   bucket of its own, WAGGLE_UI_QUERY_RESULT_RATE_LIMIT, 120/min); a query using relational
-//   fields (`root.`, `parent.`, `any.`, `none.` prefixes; also read by its inline calculated
-//   fields) counts against a 1/min bucket. Their 429
-//   has no Retry-After, as documented. Waggle reads relational names as ordinary column names.
-// - `limit` (≤ 10,000) is honoured only with `disable_series: true`; otherwise the query's own
-//   `limit` (default 1000) caps the result groups. `disable_total_by_aggregate` and
-//   `disable_other_by_aggregate` default to true.
-import { UnsupportedByEngine } from '../../query/plan.js';
+// configuration-key permissions Manage Queries and Columns and Run Queries. The rules (the
+// decisions) and the stored result are src/domain/query-results.ts's.
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { envOf } from '../../http/auth.js';
-import { ApiError, invalidField } from '../../errors.js';
+import { ApiError } from '../../errors.js';
 import { runClaimed } from '../../cluster/leadership.js';
 import { RateLimiter } from '../../http/rate-limit.js';
 import { shortId } from '../../domain/ids.js';
 import { type StoredQuery } from '../../query/spec.js';
-import { parseExpression, references } from '../../query/expr/index.js';
-import { runQuery, type QueryData } from '../../query/run.js';
+import { runQuery } from '../../query/run.js';
 import { querySources } from '../../query/sources.js';
 import { QueryTimeout } from '../../stores/events/types.js';
 import type { Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
-import { getQueryObject, resultWindow } from '../../domain/queries.js';
+import { getQueryObject } from '../../domain/queries.js';
 import { datasetOrAll } from '../../domain/datasets.js';
 import { findOwned, sendCreated } from '../resource.js';
 import { SlugParams, itemParams, QuerySchema } from './schemas.js';
 import { QUERY_RESULT_KIND } from '../../domain/kinds.js';
+import { checkLimit, failureText, newResult, usesRelationalFields, type ResultBody } from '../../domain/query-results.js';
 
 /**
  * A GET of a pending result waits up to this long for it to complete before answering
@@ -52,9 +31,6 @@ const PENDING_WAIT_MS = 1000;
 const tags = ['Query Data'];
 const security = [{ configuration_key: [] }];
 const auth = { kind: 'team', permission: ['manage_columns', 'run_queries'] } as const;
-
-const DEFAULT_LIMIT = 1000;
-const RELATIONAL = /^(root|parent|any\d?|none)\./;
 
 const CreateBody = Type.Object({
   query_id: Type.String({ minLength: 1 }),
@@ -88,45 +64,6 @@ const QueryResult = Type.Object({
 interface Running {
   answer: Promise<ResultBody | undefined>;
   stored: Promise<void>;
-}
-
-/** What is stored per result. */
-interface ResultBody {
-  id: string;
-  datasetSlug: string;
-  query: StoredQuery;
-  start: number;
-  end: number;
-  limit: number;
-  disableSeries: boolean;
-  disableTotalByAggregate: boolean;
-  disableOtherByAggregate: boolean;
-  complete: boolean;
-  data?: QueryData;
-  error?: string;
-  completedAt?: string;
-}
-
-/**
- * Whether the query names a relational field: in a breakdown, calculation, filter or order
- * (havings name calculations), or as a `$name` its inline calculated fields read. Stored
- * calculated fields the query uses are not expanded.
- */
-function usesRelationalFields(q: StoredQuery): boolean {
-  const names = [
-    ...(q.breakdowns ?? []),
-    ...(q.calculations ?? []).map((c) => c.column),
-    ...(q.filters ?? []).map((f) => f.column),
-    ...(q.orders ?? []).map((o) => o.column),
-    ...(q.calculated_fields ?? []).flatMap((c) => {
-      try {
-        return references(parseExpression(c.expression));
-      } catch {
-        return []; // (validated when the query was saved)
-      }
-    }),
-  ];
-  return names.some((n) => typeof n === 'string' && RELATIONAL.test(n));
 }
 
 export function registerQueryResults(app: App, ctx: ApiContext): void {
@@ -181,15 +118,7 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
       } catch (err) {
         status = err instanceof QueryTimeout ? 'timeout' : 'error';
         if (!(err instanceof QueryTimeout)) app.log.error({ err, queryResult: obj.id }, 'query result failed');
-        const error =
-          err instanceof QueryTimeout
-            ? `query exceeded the ${settings.queryTimeoutMs / 1000} s run time`
-            : err instanceof UnsupportedByEngine
-              ? err.message
-              : /Out of Memory/i.test((err as Error)?.message ?? '')
-              ? `the query needs more memory than the event store may use (WAGGLE_EVENT_STORE_MEMORY) and could not spill to disk`
-              : 'the query failed';
-        done = { ...body, complete: true, data: { series: [], results: [] }, error };
+        done = { ...body, complete: true, data: { series: [], results: [] }, error: failureText(err, settings.queryTimeoutMs) };
       }
       ctx.metrics.queries.observe({ status }, (performance.now() - started) / 1000);
       done.completedAt = now().toISOString();
@@ -236,9 +165,7 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
       const env = envOf(request);
       const { datasetSlug } = request.params;
       const b = request.body;
-      if (!b.disable_series && b.limit !== undefined && b.limit > DEFAULT_LIMIT) {
-        throw invalidField('limit', `may exceed ${DEFAULT_LIMIT} only with disable_series: true`);
-      }
+      checkLimit(b);
       const queryObj = await getQueryObject(store, env, datasetSlug, b.query_id);
       const query = queryObj.body;
 
@@ -258,21 +185,8 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
       // Rounded up: the window's end is exclusive, so an event received earlier in this second
       // (which may be a minute boundary, where the window is not widened) is still inside it.
       const nowSeconds = Math.ceil(now().getTime() / 1000);
-      const { start: windowStart, end: windowEnd } = resultWindow(query, nowSeconds);
-      const limit = b.disable_series && b.limit !== undefined ? b.limit : (query.limit ?? DEFAULT_LIMIT);
       const id = shortId();
-      const body: ResultBody = {
-        id,
-        datasetSlug,
-        query: b.disable_series && b.limit !== undefined ? { ...query, limit } : query,
-        start: windowStart,
-        end: windowEnd,
-        limit,
-        disableSeries: b.disable_series ?? false,
-        disableTotalByAggregate: b.disable_total_by_aggregate ?? true,
-        disableOtherByAggregate: b.disable_other_by_aggregate ?? true,
-        complete: false,
-      };
+      const body = newResult(id, datasetSlug, query, b, nowSeconds);
       const obj = await store.createObject<ResultBody>({
         id,
         kind: QUERY_RESULT_KIND,

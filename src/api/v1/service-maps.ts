@@ -1,33 +1,8 @@
 // /1/maps/dependencies/requests: service map dependency requests. POST starts computing which
 // service calls which over the key's environment (every dataset, no dataset in the path); GET
 // reads the outcome one page at a time. Both need the configuration-key permission Read Service
-// Maps (`read_service_maps`).
-//
-// Decisions (docs/service-maps.md):
-// - A request runs in the background as soon as it is created and is stored (object kind
-//   `map_dependency_request`) when done; it never changes after. POST waits up to 200 ms for it:
-//   done by then → 200 with `status` ready (or error), otherwise 201 with `status: pending`.
-//   GET answers 200 in every state; `dependencies` is null until ready (and on error).
-//   A request still pending after a restart runs again on its next GET.
-// - `Location` (absolute URL of the request) on POST; `Last-Modified` on both (creation time
-//   while pending, completion time after); `Cache-Control: private, max-age=86400` on ready
-//   GETs, `no-store` otherwise.
-// - Window: `start_time`, `end_time`, `time_range` (default 7200) combine as in queries: all
-//   three → 422, start_time must be before end_time, integers from 1 to 253402300799
-//   (9999-12-31T23:59:59Z, the last second an event can have), and start_time + time_range
-//   no later than that either; anything else (2^63, say) → 422. Resolved against the clock at
-//   creation. No maximum span; the run-time limit (WAGGLE_QUERY_TIMEOUT_MS) applies, and a run
-//   that exceeds it or fails ends in `status: error` with an `error` text.
-// - `limit` (query, 1..64000, default 10000) caps the edges kept, after ordering by call count
-//   (descending), then parent and child service name (ascending, by byte). Out of range → 422.
-// - `filters`: service nodes (`type` "service", the default); an edge is kept when its parent
-//   or its child is one of them. A top-level null field means "not set"; unknown fields are
-//   ignored, as everywhere on /1/.
-// - Pages: `page[size]` 1..100 (default 20), as the contract's PaginationSize documents;
-//   `page[after]` is the opaque cursor from `links.next`, bound to its request; a cursor
-//   that is malformed, of another request or past the end → 422. `links.next` is a path
-//   (`/1/maps/dependencies/requests/{id}?page[after]=…&page[size]=…`), null on the last page.
-// - Another environment's request id answers 404, exactly like an unknown one.
+// Maps (`read_service_maps`). The rules (the decisions), the stored request and its pages are
+// src/domain/service-maps.ts's; src/jobs/service-map.ts computes the dependencies.
 import { runClaimed } from '../../cluster/leadership.js';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
@@ -41,25 +16,19 @@ import type { Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
 import { findOwned } from '../resource.js';
 import { MAP_REQUEST_KIND } from '../../domain/kinds.js';
+import { MAX_MAP_FILTERS, MAX_SECONDS, checkWindow, cursor, readLimit, readPage, type RequestBody } from '../../domain/service-maps.js';
 
 const tags = ['Service Maps'];
 const security = [{ configuration_key: [] }];
 const auth = { kind: 'team', permission: 'read_service_maps' } as const;
 
-const DEFAULT_LIMIT = 10_000;
-const MAX_LIMIT = 64_000;
-const DEFAULT_PAGE = 20;
-const MAX_PAGE = 100;
-/** Most services in `filters` (Waggle's limit; Honeycomb documents none). */
-export const MAX_MAP_FILTERS = 100;
 const BASE_PATH = '/1/maps/dependencies/requests';
 
 const MapNode = Type.Object({
   name: Type.String({ minLength: 1, description: 'Service name.' }),
   type: Type.Optional(Type.Literal('service', { default: 'service' })),
 });
-/** 9999-12-31T23:59:59Z in Unix seconds: no event is later, so neither is a window. */
-const MAX_SECONDS = 253_402_300_799;
+
 const Seconds = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_SECONDS, description });
 const CreateBody = Type.Object({
   start_time: Type.Optional(Seconds('Unix seconds.')),
@@ -67,7 +36,6 @@ const CreateBody = Type.Object({
   time_range: Type.Optional(Seconds('Seconds (7200 when neither this nor both times are given).')),
   filters: Type.Optional(Type.Array(MapNode, { maxItems: MAX_MAP_FILTERS, description: 'Keep only edges whose parent or child is one of these services.' })),
 });
-type CreateInput = Static<typeof CreateBody>;
 
 const Status = Type.Union([Type.Literal('pending'), Type.Literal('ready'), Type.Literal('error')]);
 const CreateResponse = Type.Object({
@@ -86,54 +54,6 @@ const GetResponse = Type.Object({
   links: Type.Object({ next: Type.Union([Type.String(), Type.Null()]) }),
   error: Type.Optional(Type.String({ description: 'Why the request failed (status error).' })),
 });
-
-/** What is stored per request. Edges are [parent, child, call count], in answer order. */
-interface RequestBody {
-  id: string;
-  start: number;
-  end: number;
-  limit: number;
-  services: string[];
-  status: 'pending' | 'ready' | 'error';
-  edges?: [string, string, number][];
-  error?: string;
-  completedAt?: string;
-}
-
-/** `limit` from the query string: an integer 1..64000, default 10000. */
-function readLimit(raw: string | undefined): number {
-  if (raw === undefined || raw === '') return DEFAULT_LIMIT;
-  const n = /^\d{1,6}$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= 1 && n <= MAX_LIMIT)) throw invalidField('limit', `must be an integer from 1 to ${MAX_LIMIT}`);
-  return n;
-}
-
-/** `page[size]` (1..100, default 20) and `page[after]` (a cursor of this request). */
-function readPage(query: { 'page[size]'?: string; 'page[after]'?: string }, requestId: string): { size: number; offset: number } {
-  const rawSize = query['page[size]'];
-  const size = rawSize === undefined || rawSize === '' ? DEFAULT_PAGE : /^\d{1,3}$/.test(rawSize) ? Number(rawSize) : NaN;
-  if (!(size >= 1 && size <= MAX_PAGE)) throw invalidField('page[size]', `must be an integer from 1 to ${MAX_PAGE}`);
-  const rawAfter = query['page[after]'];
-  if (rawAfter === undefined || rawAfter === '') return { size, offset: 0 };
-  const m = /^([A-Za-z0-9]+):(\d{1,6})$/.exec(Buffer.from(rawAfter, 'base64url').toString('utf8'));
-  if (!m || m[1] !== requestId) throw invalidField('page[after]', 'is not a cursor of this request');
-  return { size, offset: Number(m[2]) };
-}
-
-const cursor = (requestId: string, offset: number) => Buffer.from(`${requestId}:${offset}`).toString('base64url');
-
-/** The time-field combination rules of queries. */
-function checkWindow(b: CreateInput): void {
-  if (b.time_range !== undefined && b.start_time !== undefined && b.end_time !== undefined) {
-    throw invalidField('time_range', 'cannot be combined with both start_time and end_time; send at most two of the three');
-  }
-  if (b.start_time !== undefined && b.end_time !== undefined && b.start_time >= b.end_time) {
-    throw invalidField('start_time', 'must be before end_time');
-  }
-  if (b.start_time !== undefined && b.end_time === undefined && b.start_time + (b.time_range ?? 7200) > MAX_SECONDS) {
-    throw invalidField('time_range', `start_time + time_range must be at most ${MAX_SECONDS} (9999-12-31T23:59:59Z)`);
-  }
-}
 
 export function registerServiceMaps(app: App, ctx: ApiContext): void {
   const { store, events, settings, now } = ctx;
