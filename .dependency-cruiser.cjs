@@ -62,6 +62,14 @@ module.exports = {
       to: { path: '^api/' },
     },
     {
+      name: 'routes-not-routes',
+      comment:
+        'an api/v1 route module imports no other route module: what two share lives in domain/ or in a shared api module (api/v1/schemas.ts, api/v1/shapes/, api/*.ts); index.ts registers them all',
+      severity: 'error',
+      from: { path: '^api/v1/', pathNot: '^api/v1/(index|schemas)\\.js$|^api/v1/shapes/' },
+      to: { path: '^api/v1/', pathNot: '^api/v1/schemas\\.js$|^api/v1/shapes/' },
+    },
+    {
       name: 'domain-not-api-http',
       comment: 'domain/ holds rules without HTTP: it imports neither routes nor plumbing',
       severity: 'error',
