@@ -9,7 +9,8 @@ import { makeApp, json, sendJson, storeLegacyTeamsRecipient, type TestApp } from
 import { expectContract, expectSchema } from './contract.js';
 import { expectProblem, expectValidation, expectLegacy, type Res } from './problems.js';
 import { addKey, initialTenancy, secondEnvironment, secondTeam } from './tenancy-fixtures.js';
-import { assertRecipientNotInUse, getRecipientForDelivery, recipientUsage, refreshNotificationRecipients, validateNotificationRecipients } from '../src/domain/recipients.js';
+import { assertRecipientNotInUse, getRecipientForDelivery, recipientUsage } from '../src/domain/recipients.js';
+import { refreshNotificationRecipients, validateNotificationRecipients } from '../src/domain/notification-recipients.js';
 import { ApiError } from '../src/errors.js';
 import { shortId } from '../src/domain/ids.js';
 import type { Environment, Team } from '../src/stores/config/types.js';

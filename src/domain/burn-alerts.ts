@@ -23,7 +23,7 @@ import { ApiError } from '../errors.js';
 import type { ConfigStore, Environment, StoredObject } from '../stores/config/types.js';
 import { Problems, textLength, type Json } from '../validation.js';
 import { BURN_ALERT_KIND, BURN_ALERT_STATE_KIND } from './kinds.js';
-import { validateNotificationRecipients, type NotificationRecipient } from './recipients.js';
+import { validateNotificationRecipients, type NotificationRecipient } from './notification-recipients.js';
 import { MINUTES_PER_DAY, type SLO_STATUSES, type SloObject } from './slos.js';
 
 export const ALERT_TYPES = ['exhaustion_time', 'budget_rate'] as const;

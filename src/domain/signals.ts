@@ -22,7 +22,7 @@ import { ApiError } from '../errors.js';
 import type { ConfigStore, Dataset, StoredObject } from '../stores/config/types.js';
 import { Problems } from '../validation.js';
 import { ANOMALY_KIND, SIGNAL_STATE_KIND } from './kinds.js';
-import { refreshNotificationRecipients, saveNotificationRecipients, validateNotificationRecipients, type NotificationRecipient } from './recipients.js';
+import { refreshNotificationRecipients, saveNotificationRecipients, validateNotificationRecipients, type NotificationRecipient } from './notification-recipients.js';
 
 export const SIGNAL_KINDS = ['error_rate', 'presence'] as const;
 export type SignalKind = (typeof SIGNAL_KINDS)[number];

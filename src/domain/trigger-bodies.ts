@@ -58,7 +58,7 @@ import { Problems, bodyObject, isObject, textLength, type Json } from '../valida
 import { ALL_DATASETS } from './datasets.js';
 import { QUERY_KIND, TRIGGER_STATE_KIND } from './kinds.js';
 import { saveQuery } from './queries.js';
-import { refreshNotificationRecipients, saveNotificationRecipients, validateNotificationRecipients } from './recipients.js';
+import { refreshNotificationRecipients, saveNotificationRecipients, validateNotificationRecipients } from './notification-recipients.js';
 import { belongsTo } from './scope.js';
 import { checkTags, tagsMember } from './tags.js';
 import { ALERT_TYPES, BASELINE_OFFSETS, BASELINE_TYPES, DAYS_OF_WEEK, LIMITS, SCHEDULE_TYPES, THRESHOLD_OPS, TIME_OF_DAY, TRIGGER_FORBIDDEN_OPS, stateIdOf, triggerDuration, type BaselineDetails, type DayOfWeek, type ScheduleWindow, type StoredTrigger, type Threshold, type TriggerState } from './triggers.js';

@@ -11,7 +11,7 @@
 //   state, written by the engine only (and created with the trigger). Kept apart so that an
 //   evaluation never overwrites a concurrent PUT and never changes the trigger's `updated_at`.
 //   It lives under the same dataset, so deleting the dataset deletes both.
-import type { NotificationRecipient } from './recipients.js';
+import type { NotificationRecipient } from './notification-recipients.js';
 import type { Tag } from './tags.js';
 import type { QueryOp, QuerySpec } from '../query/spec.js';
 

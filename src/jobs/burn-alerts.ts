@@ -17,7 +17,7 @@
 // enqueued for each of the alert's recipients.
 import { randomUUID } from 'node:crypto';
 import type { ConfigStore, Environment } from '../stores/config/types.js';
-import { isDeliverable, refreshNotificationRecipients } from '../domain/recipients.js';
+import { isDeliverable, refreshNotificationRecipients } from '../domain/notification-recipients.js';
 import type { Notification, Notifier } from '../notify/types.js';
 import type { Job } from './scheduler.js';
 import type { SloEngine, SloFigures } from './slo.js';

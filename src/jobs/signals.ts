@@ -43,7 +43,7 @@ import { tableName, type EventStore } from '../stores/events/types.js';
 import { INGESTED_COLUMN, SAMPLERATE_COLUMN, TIME_COLUMN, type SqlDialect } from '../stores/events/engine.js';
 import { DEFINITION_DEFAULTS } from '../query/definitions.js';
 import { shortId } from '../domain/ids.js';
-import { isDeliverable, refreshNotificationRecipients } from '../domain/recipients.js';
+import { isDeliverable, refreshNotificationRecipients } from '../domain/notification-recipients.js';
 import { FieldScope, columnSources } from '../query/fields.js';
 import { isStored } from '../stores/events/placement.js';
 import { calculatedFieldsOf } from '../query/sources.js';

@@ -42,7 +42,7 @@ import type { Job } from './scheduler.js';
 import { ZERO_WHEN_EMPTY_OPS, breaches, inScheduleWindow, stateIdOf, triggerDuration, type StoredTrigger, type TriggerState } from '../domain/triggers.js';
 import { derivedId } from '../domain/ids.js';
 import { createMarker } from '../domain/markers.js';
-import { isDeliverable, MARKER_RECIPIENT } from '../domain/recipients.js';
+import { isDeliverable, MARKER_RECIPIENT } from '../domain/notification-recipients.js';
 import type { Notification, Notifier } from '../notify/types.js';
 import { backgroundBaseUrl, type Settings } from '../settings.js';
 import { runQuery } from '../query/run.js';

@@ -1,7 +1,7 @@
 // What alerting code (triggers, burn alerts, signals) hands to delivery. Delivery
 // (src/notify/) turns a Notification into each recipient type's wire format and sends it with
 // retries; the alerting code never talks to the network itself.
-import type { DeliverableRecipient } from '../domain/recipients.js';
+import type { DeliverableRecipient } from '../domain/notification-recipients.js';
 
 export type AlertSource = 'trigger' | 'burn_alert' | 'signal';
 

@@ -6,7 +6,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { envOf } from '../../http/auth.js';
 import { notFound, validationError } from '../../errors.js';
 import { shortId } from '../../domain/ids.js';
-import { MAX_NOTIFICATION_RECIPIENTS, NotificationRecipientSchema, saveNotificationRecipients } from '../../domain/recipients.js';
+import { MAX_NOTIFICATION_RECIPIENTS, NotificationRecipientSchema, saveNotificationRecipients } from '../../domain/notification-recipients.js';
 import { ApiError } from '../../errors.js';
 import { ALERT_TYPES, MAX_DESCRIPTION, MAX_THRESHOLD, MIN_BUDGET_RATE_WINDOW, burnAlertDetail, burnAlertListItem, checkAlert, checkRecipients, deleteBurnAlert, getAlertState, type AlertType, type BurnAlertBody, type BurnAlertObject } from '../../domain/burn-alerts.js';
 

@@ -16,8 +16,9 @@
 // - `/triggers` answers the triggers as the Triggers API does (triggerResponses).
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { RecipientInputSchema, RecipientSchema, createRecipient, deleteRecipient, getRecipient, listRecipients, recipientResponse, triggersUsingRecipient, updateRecipient } from '../../domain/recipients.js';
+import { createRecipient, deleteRecipient, getRecipient, listRecipients, recipientResponse, triggersUsingRecipient, updateRecipient } from '../../domain/recipients.js';
 import type { ApiContext, App } from '../context.js';
+import { RecipientInputSchema, RecipientSchema } from './shapes/recipients.js';
 import { sendCreated, sendDeleted } from '../resource.js';
 import { triggerResponses } from '../../domain/trigger-bodies.js';
 

@@ -10,7 +10,7 @@ import { envOf } from '../../http/auth.js';
 import { notFound } from '../../errors.js';
 import { ALL_DATASETS, datasetOrAll } from '../../domain/datasets.js';
 import { shortId } from '../../domain/ids.js';
-import { MAX_NOTIFICATION_RECIPIENTS, NotificationRecipientSchema } from '../../domain/recipients.js';
+import { MAX_NOTIFICATION_RECIPIENTS, NotificationRecipientSchema } from '../../domain/notification-recipients.js';
 import { ALERT_TYPES, BASELINE_OFFSETS, BASELINE_TYPES, DAYS_OF_WEEK, LIMITS, SCHEDULE_TYPES, THRESHOLD_OPS, TIME_OF_DAY, stateIdOf, type StoredTrigger, type TriggerState } from '../../domain/triggers.js';
 import { resolveOnDelete } from '../../jobs/triggers.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';

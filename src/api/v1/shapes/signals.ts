@@ -1,7 +1,7 @@
 // The request and answer shapes of /1/signals (src/api/v1/signals.ts): they validate the body's
 // types and make up the OpenAPI document; parseSignal (src/domain/signals.ts) checks the rest.
 import { Type } from '@sinclair/typebox';
-import { NotificationRecipientSchema } from '../../../domain/recipients.js';
+import { NotificationRecipientSchema } from '../../../domain/notification-recipients.js';
 import { ENDED_REASONS, SENSITIVITIES, SERVICE_NAME_MAX, SIGNAL_DESCRIPTION_MAX, SIGNAL_KINDS, SIGNAL_NAME_MAX, SIGNAL_RECIPIENTS_MAX, SIGNAL_STATUSES, TRAINING_HOURS_DEFAULT, TRAINING_HOURS_MAX, TRAINING_HOURS_MIN, type Sensitivity } from '../../../domain/signals.js';
 
 const nullable = <T>(schema: Record<string, unknown>, type: string) => Type.Unsafe<T | null>({ ...schema, type: [type, 'null'] });
