@@ -30,6 +30,9 @@
 //   has lapsed (resumeUnfinished, from a scheduler job): after a kill -9 nothing queued is lost,
 //   and a request is sent twice only if the node died between the receiver's answer and the
 //   log's update (the repeat carries the same delivery id).
+//
+// Over 500 lines: the queue, the per-recipient lanes, retries and the delivery log are one state
+// machine (DeliveryNotifier); transports and templates are apart (transports.ts, format.ts).
 import { randomUUID } from 'node:crypto';
 import { getRecipientForDelivery, recipientTarget } from '../domain/recipients.js';
 import { UniqueViolation, type ConfigStore } from '../stores/config/types.js';

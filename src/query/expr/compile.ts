@@ -11,6 +11,9 @@
 //   so the SQL grows linearly with the expression, never exponentially.
 // - Sizes are bounded: the compiled SQL (calculated fields inlined) may not exceed
 //   MAX_SQL_LENGTH characters nor MAX_SQL_NESTING levels of parentheses.
+//
+// Over 500 lines: one checker and compiler for every function of the expression language, so each
+// function's typing, NULL rule and SQL read together in one switch.
 import type { Call, Expr, Literal } from './ast.js';
 import { CycleError, ExpressionError } from './errors.js';
 import { arityProblem, lookupFunction } from './functions.js';

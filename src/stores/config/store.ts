@@ -1,5 +1,8 @@
 // One ConfigStore body for both databases: Kysely builds portable SQL with bound parameters,
 // the dialect (SQLite via better-sqlite3, or PostgreSQL via pg) is the only difference.
+//
+// Over 500 lines: one implementation of the whole ConfigStore interface (teams, environments, keys,
+// datasets, columns, objects) for both databases; the migrations are apart (migrations.ts).
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';

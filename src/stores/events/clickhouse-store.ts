@@ -25,6 +25,9 @@
 // gets EventStoreUnavailable (ingest answers 503): nothing acknowledged is lost, and a retry does
 // not store its events twice. (A shard that stored rows but is unreachable afterwards keeps them:
 // ClickHouse 18.16 has no transactions to roll back.)
+//
+// Over 500 lines: one class, the whole EventStore on ClickHouse (DDL on every node, appends, reads,
+// retention, shapes); its statements are in the clickhouse-*.ts files beside it.
 import { randomUUID } from 'node:crypto';
 import { textAt, Value, type EventColumns } from './columns.js';
 import { ClickHouseClient, ClickHouseError, type ClickHouseNode } from './clickhouse-client.js';

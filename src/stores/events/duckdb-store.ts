@@ -12,6 +12,9 @@
 // (a checkpoint that runs out of memory) invalidates the whole database until it is opened
 // again: the store then waits for the operations in flight to end, reopens the file (DuckDB
 // replays its WAL: every committed transaction is kept) and goes on.
+//
+// Over 500 lines: one class, the whole EventStore on DuckDB (connections, pipelined appends, DDL,
+// checkpoints, recovery); its append chunks, dialect and statements are in the duckdb-*.ts files beside it.
 import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
