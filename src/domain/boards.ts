@@ -324,7 +324,7 @@ async function checkReferences(p: Problems, store: ConfigStore, env: Environment
     if (panel.type === 'query') {
       const { query_id, query_annotation_id } = panel.query_panel;
       const query = await store.getObject(QUERY_KIND, query_id);
-      const slug = query?.environmentId === env.id ? (query.datasetId === null ? '' : await slugOf(query.datasetId)) : undefined;
+      const slug = belongsTo(query, env) ? (query.datasetId === null ? '' : await slugOf(query.datasetId)) : undefined;
       if (slug === undefined) p.add(`${at}.query_id`, 'invalid', `no query ${JSON.stringify(query_id)} in this environment`);
       else datasets.set(i, slug);
       const annotation = await store.getObject<StoredQueryAnnotation>(QUERY_ANNOTATION_KIND, query_annotation_id);

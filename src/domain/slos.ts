@@ -25,6 +25,7 @@ import type { ConfigStore, Dataset, Environment, StoredObject } from '../stores/
 import { isObject, Problems, textLength, type Json } from '../validation.js';
 import { ALL_DATASETS, datasetSlug, findDataset } from './datasets.js';
 import { SLO_KIND } from './kinds.js';
+import { belongsTo } from './scope.js';
 import { checkTags, tagsMember, type Tag } from './tags.js';
 
 export const MINUTES_PER_DAY = 1440;
@@ -76,7 +77,7 @@ export async function sloScope(store: ConfigStore, env: Environment, segment: st
   return { env, dataset: await findDataset(store, env, segment) };
 }
 
-const inScope = (o: SloObject, scope: SloScope) => o.environmentId === scope.env.id && (scope.dataset === null || o.body.dataset_ids.includes(scope.dataset.id));
+const inScope = (o: SloObject, scope: SloScope) => belongsTo(o, scope.env) && (scope.dataset === null || o.body.dataset_ids.includes(scope.dataset.id));
 
 /** The SLO `id` as seen from the path; 404 `SLO not found` otherwise. */
 export async function getSloObject(store: ConfigStore, scope: SloScope, id: string): Promise<SloObject> {
