@@ -611,6 +611,8 @@ describe('/1/columns', () => {
     it('another environment’s or team’s dataset and column ids are 404', async () => {
       const ds = fresh('tenant');
       await ingest(ds, [{ a: 1 }]);
+      // (its last_written recorded now, not by the background flush while the test runs)
+      await t.app.writer.flushBookkeeping();
       const col = await column(ds, 'a');
       for (const other of [await secondEnvironment(t, 'Tenancy Env'), await secondTeam(t, 'Columns Team')]) {
         // The dataset does not exist there.
