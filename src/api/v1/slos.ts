@@ -8,7 +8,6 @@ import { envOf } from '../../http/auth.js';
 import { ApiError, notFound, validationError } from '../../errors.js';
 import { datasetSlug } from '../../domain/datasets.js';
 import { shortId } from '../../domain/ids.js';
-import { MAX_TAGS } from '../../domain/tags.js';
 import type { ConfigStore, StoredObject } from '../../stores/config/types.js';
 import { checkPeriodOfAlerts, deleteBurnAlert, sloStatus, type BurnAlertBody } from '../../domain/burn-alerts.js';
 import type { SloEngine } from '../../jobs/slo.js';
@@ -16,21 +15,20 @@ import type { ApiContext, App } from '../context.js';
 import { LIMITS, SLO_STATUSES, checkDatasetSlugs, checkSli, checkSloFields, sloFields, getSloObject, listSloObjects, sloResponse, sloScope, slugsById, type SloBody, type SloObject } from '../../domain/slos.js';
 import { sendCreated, sendDeleted } from '../resource.js';
 import { bodyObject, Problems } from '../../validation.js';
-import { SlugParams, itemParams } from './schemas.js';
+import { SlugParams, TagsInput, itemParams, tagsOutput } from './schemas.js';
 import { BURN_ALERT_KIND, SLO_KIND } from '../../domain/kinds.js';
 
 const tags = ['SLOs'];
 const security = [{ configuration_key: [] }];
 const auth = { kind: 'team', permission: 'manage_slos' } as const;
 
-const TagSchema = Type.Object({ key: Type.String({ maxLength: 32 }), value: Type.String({ maxLength: 128 }) });
 const SloInput = Type.Object({
   name: Type.String({ minLength: 1, maxLength: LIMITS.name }),
   description: Type.Optional(Type.String({ maxLength: LIMITS.description })),
   sli: Type.Object({ alias: Type.String({ minLength: 1, maxLength: LIMITS.alias }) }),
   time_period_days: Type.Integer({ minimum: LIMITS.minPeriodDays }),
   target_per_million: Type.Integer({ minimum: 0, maximum: LIMITS.maxTargetPerMillion }),
-  tags: Type.Optional(Type.Array(TagSchema, { maxItems: MAX_TAGS })),
+  tags: TagsInput,
   dataset_slugs: Type.Optional(
     Type.Array(Type.String(), { minItems: 1, maxItems: LIMITS.datasets, description: 'Required on `__all__` creates; ignored otherwise.' }),
   ),
@@ -42,7 +40,7 @@ export const SloResponse = Type.Object({
   sli: Type.Object({ alias: Type.String() }),
   time_period_days: Type.Integer(),
   target_per_million: Type.Integer(),
-  tags: Type.Optional(Type.Array(TagSchema, { description: 'Absent when the SLO has no tags.' })),
+  tags: tagsOutput('SLO'),
   dataset_slugs: Type.Array(Type.String()),
   reset_at: Type.Union([Type.String(), Type.Null()]),
   created_at: Type.String(),
