@@ -157,7 +157,7 @@ export async function checkDatasetSlugs(p: Problems, store: ConfigStore, env: En
   if (v.length > LIMITS.datasets) return p.add('dataset_slugs', 'invalid', `must name at most ${LIMITS.datasets} datasets, not ${v.length}`) || [];
   const out: Dataset[] = [];
   for (const [i, s] of v.entries()) {
-    const at = `dataset_slugs[${i}]`;
+    const at = `dataset_slugs.${i}`;
     if (!p.string(at, s)) continue;
     const ds = s === ALL_DATASETS ? undefined : await store.getDataset(env.id, datasetSlug(s));
     if (!ds) p.add(at, 'invalid', `no dataset ${JSON.stringify(s)} in this environment`);

@@ -30,7 +30,7 @@ export const TAG_VALUE_PATTERN = /^[a-z][a-z0-9/-]*$/;
 
 /**
  * Checks a `tags` field as sent. Returns the tags to store (`{key, value}` only, in the client's
- * order) and the problems found, each naming its field as `<field>[i].key` / `<field>[i].value`.
+ * order) and the problems found, each naming its field as `<field>.<i>.key` / `<field>.<i>.value`.
  */
 export function checkTags(input: unknown, field = 'tags', max = MAX_TAGS): { tags: Tag[]; problems: TypeDetail[] } {
   const problems: TypeDetail[] = [];
@@ -44,7 +44,7 @@ export function checkTags(input: unknown, field = 'tags', max = MAX_TAGS): { tag
   const tags: Tag[] = [];
   const seen = new Set<string>();
   input.forEach((item, i) => {
-    const at = `${field}[${i}]`;
+    const at = `${field}.${i}`;
     if (typeof item !== 'object' || item === null || Array.isArray(item)) {
       add(at, 'incorrect_type', `must be an object, not ${jsonType(item)}`);
       return;

@@ -93,7 +93,7 @@ function boardResponse(request: FastifyRequest, env: Environment, o: StoredObjec
 
 export function registerBoards(app: App, ctx: ApiContext): void {
   const { store } = ctx;
-  // Validation is validateBoard's: one 422 naming every field, e.g. `panels[1].query_panel.query_id`.
+  // Validation is validateBoard's: one 422 naming every field, e.g. `panels.1.query_panel.query_id`.
   const noSchemaValidation = () => () => true;
 
   app.get(

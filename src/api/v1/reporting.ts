@@ -1,7 +1,7 @@
 // POST /1/reporting/slos/historical: the history of up to 24 SLOs of the environment (Manage SLOs).
 //
 // Body `{ids, start_time, end_time}`: ids 1..24 SLO ids of this environment (an unknown one, or
-// another environment's → 422 on `ids[i]`; the contract has no 404 here); start_time and
+// another environment's → 422 on `ids.<i>`; the contract has no 404 here); start_time and
 // end_time integers (Unix seconds), start no more than 365 days before now, end not after now
 // and after start.
 //
@@ -79,7 +79,7 @@ export function registerReporting(app: App, ctx: ApiContext): void {
       else if (!Array.isArray(input.ids)) p.type('ids', 'an array', input.ids);
       else if (input.ids.length < 1) p.add('ids', 'invalid', 'must name at least 1 SLO');
       else if (input.ids.length > MAX_IDS) p.add('ids', 'invalid', `must name at most ${MAX_IDS} SLOs, not ${input.ids.length}`);
-      else input.ids.forEach((id, i) => p.string(`ids[${i}]`, id) && ids.push({ i, id }));
+      else input.ids.forEach((id, i) => p.string(`ids.${i}`, id) && ids.push({ i, id }));
       const time = (f: 'start_time' | 'end_time') => {
         const v = input[f];
         if (v === undefined || v === null) return p.missing(f) || undefined;
@@ -93,7 +93,7 @@ export function registerReporting(app: App, ctx: ApiContext): void {
       const slos: SloObject[] = [];
       for (const { i, id } of ids) {
         const o = await store.getObject<unknown>(SLO_KIND, id);
-        if (!belongsTo(o, env) || !isSlo(o)) p.add(`ids[${i}]`, 'invalid', `no SLO ${JSON.stringify(id)} in this environment`);
+        if (!belongsTo(o, env) || !isSlo(o)) p.add(`ids.${i}`, 'invalid', `no SLO ${JSON.stringify(id)} in this environment`);
         else if (!slos.some((s) => s.id === o.id)) slos.push(o);
       }
       p.throwIfAny();
