@@ -70,6 +70,23 @@ export function checkTags(input: unknown, field = 'tags', max = MAX_TAGS): { tag
   return { tags, problems };
 }
 
+/**
+ * The rule of tags a schema cannot say (src/api/v1/schemas.ts's TagSchema says the rest): two tags
+ * with the same key, a problem on the second one's `key`.
+ */
+export function duplicateTagKeys(tags: readonly Tag[] | null | undefined, field = 'tags'): TypeDetail[] {
+  const seen = new Set<string>();
+  const problems: TypeDetail[] = [];
+  (tags ?? []).forEach(({ key }, i) => {
+    if (seen.has(key)) problems.push({ field: `${field}.${i}.key`, code: 'invalid', description: `duplicates the key ${JSON.stringify(key)}` });
+    seen.add(key);
+  });
+  return problems;
+}
+
+/** The tags to store of tags the schema has checked: `{key, value}` only, in the client's order; null is none. */
+export const storedTags = (tags: readonly Tag[] | null | undefined): Tag[] => (tags ?? []).map(({ key, value }) => ({ key, value }));
+
 /** The `tags` member of a response: absent when there are none (see the header). */
 export function tagsMember(tags: readonly Tag[] | undefined): { tags?: Tag[] } {
   return tags && tags.length > 0 ? { tags: [...tags] } : {};
