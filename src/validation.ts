@@ -10,6 +10,12 @@ export type Json = Record<string, unknown>;
 export const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 export const jsonType = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
 export const has = (o: Json, k: string) => Object.prototype.hasOwnProperty.call(o, k);
+/**
+ * The JSON Schema `pattern` of a string that must not be blank (a non-space somewhere): a route
+ * schema's blank string is answered as a missing one (`missing`, `cannot be blank`), as
+ * Problems.string({ notBlank }) answers it.
+ */
+export const NOT_BLANK = '\\S';
 /** Length in code points, as JSON Schema's minLength/maxLength count. */
 export const textLength = (s: string) => [...s].length;
 

@@ -202,19 +202,19 @@ describe('/1/boards/{boardId}/views', () => {
       expectValidation(await create(view(unique(), null)), 'filters', 'missing');
       expectValidation(await create(view(unique(), [])), 'filters');
       expectValidation(await create(view(unique(), { column: 'a', operation: 'exists' })), 'filters', 'incorrect_type');
-      expectValidation(await create(view(unique(), ['a = 1'])), 'filters[0]', 'incorrect_type');
+      expectValidation(await create(view(unique(), ['a = 1'])), 'filters.0', 'incorrect_type');
     });
 
     it('filter column and operation are required; operation is one of the 16', async () => {
       expect(FILTER_OPS).toHaveLength(16);
-      expectValidation(await create(view(unique(), [{ operation: 'exists' }])), 'filters[0].column', 'missing');
-      expectValidation(await create(view(unique(), [{ column: '', operation: 'exists' }])), 'filters[0].column', 'missing');
-      expectValidation(await create(view(unique(), [{ column: 1, operation: 'exists' }])), 'filters[0].column', 'incorrect_type');
-      expectValidation(await create(view(unique(), [{ column: 'a' }])), 'filters[0].operation', 'missing');
+      expectValidation(await create(view(unique(), [{ operation: 'exists' }])), 'filters.0.column', 'missing');
+      expectValidation(await create(view(unique(), [{ column: '', operation: 'exists' }])), 'filters.0.column', 'missing');
+      expectValidation(await create(view(unique(), [{ column: 1, operation: 'exists' }])), 'filters.0.column', 'incorrect_type');
+      expectValidation(await create(view(unique(), [{ column: 'a' }])), 'filters.0.operation', 'missing');
       for (const operation of ['==', 'like', 'EXISTS', 'starts_with']) {
-        expectValidation(await create(view(unique(), [{ column: 'a', operation, value: 'x' }])), 'filters[0].operation');
+        expectValidation(await create(view(unique(), [{ column: 'a', operation, value: 'x' }])), 'filters.0.operation');
       }
-      expectValidation(await create(view(unique(), [{ column: 'a', operation: 1 }])), 'filters[0].operation', 'incorrect_type');
+      expectValidation(await create(view(unique(), [{ column: 'a', operation: 1 }])), 'filters.0.operation', 'incorrect_type');
     });
 
     it('every one of the 16 operations with a value of its kind', async () => {
@@ -230,7 +230,7 @@ describe('/1/boards/{boardId}/views', () => {
         const v = await created(view(unique(), [{ column: 'a', operation, value: null }]));
         expect(v.filters).toEqual([{ column: 'a', operation }]);
         for (const value of ['x', 0, false, [], ['x']]) {
-          expectValidation(await create(view(unique(), [{ column: 'a', operation, value }])), 'filters[0].value');
+          expectValidation(await create(view(unique(), [{ column: 'a', operation, value }])), 'filters.0.value');
         }
       }
     });
@@ -239,12 +239,12 @@ describe('/1/boards/{boardId}/views', () => {
       for (const operation of ['in', 'not-in']) {
         expect((await created(view(unique(), [{ column: 'a', operation, value: ['api', 'web'] }]))).filters[0].value).toEqual(['api', 'web']);
         expect((await created(view(unique(), [{ column: 'a', operation, value: [500, 503.5, false] }]))).filters[0].value).toEqual([500, 503.5, false]);
-        expectValidation(await create(view(unique(), [{ column: 'a', operation }])), 'filters[0].value', 'missing');
-        expectValidation(await create(view(unique(), [{ column: 'a', operation, value: 'api' }])), 'filters[0].value', 'incorrect_type');
-        expectValidation(await create(view(unique(), [{ column: 'a', operation, value: [] }])), 'filters[0].value');
-        expectValidation(await create(view(unique(), [{ column: 'a', operation, value: ['a', { b: 1 }] }])), 'filters[0].value[1]', 'incorrect_type');
-        expectValidation(await create(view(unique(), [{ column: 'a', operation, value: [null] }])), 'filters[0].value[0]', 'incorrect_type');
-        expectValidation(await create(view(unique(), [{ column: 'a', operation, value: [['a']] }])), 'filters[0].value[0]', 'incorrect_type');
+        expectValidation(await create(view(unique(), [{ column: 'a', operation }])), 'filters.0.value', 'missing');
+        expectValidation(await create(view(unique(), [{ column: 'a', operation, value: 'api' }])), 'filters.0.value', 'incorrect_type');
+        expectValidation(await create(view(unique(), [{ column: 'a', operation, value: [] }])), 'filters.0.value');
+        expectValidation(await create(view(unique(), [{ column: 'a', operation, value: ['a', { b: 1 }] }])), 'filters.0.value.1', 'incorrect_type');
+        expectValidation(await create(view(unique(), [{ column: 'a', operation, value: [null] }])), 'filters.0.value.0', 'incorrect_type');
+        expectValidation(await create(view(unique(), [{ column: 'a', operation, value: [['a']] }])), 'filters.0.value.0', 'incorrect_type');
       }
     });
 
@@ -256,10 +256,10 @@ describe('/1/boards/{boardId}/views', () => {
         for (const value of ['error', 1000, 0.5, true, '']) {
           expect((await created(view(unique(), [{ column: 'a', operation, value }]), b)).filters[0].value).toEqual(value);
         }
-        expectValidation(await create(view(unique(), [{ column: 'a', operation }])), 'filters[0].value', 'missing');
-        expectValidation(await create(view(unique(), [{ column: 'a', operation, value: null }])), 'filters[0].value', 'missing');
-        expectValidation(await create(view(unique(), [{ column: 'a', operation, value: ['x'] }])), 'filters[0].value', 'incorrect_type');
-        expectValidation(await create(view(unique(), [{ column: 'a', operation, value: { x: 1 } }])), 'filters[0].value', 'incorrect_type');
+        expectValidation(await create(view(unique(), [{ column: 'a', operation }])), 'filters.0.value', 'missing');
+        expectValidation(await create(view(unique(), [{ column: 'a', operation, value: null }])), 'filters.0.value', 'missing');
+        expectValidation(await create(view(unique(), [{ column: 'a', operation, value: ['x'] }])), 'filters.0.value', 'incorrect_type');
+        expectValidation(await create(view(unique(), [{ column: 'a', operation, value: { x: 1 } }])), 'filters.0.value', 'incorrect_type');
       }
     });
 
@@ -270,7 +270,7 @@ describe('/1/boards/{boardId}/views', () => {
         { column: 'c', operation: 'nope' },
       ]));
       const body = expectValidation(res, 'name', 'missing');
-      expect(body.type_detail.map((d: { field: string }) => d.field)).toEqual(['name', 'filters[1].value', 'filters[2].operation']);
+      expect(body.type_detail.map((d: { field: string }) => d.field)).toEqual(['name', 'filters.1.value', 'filters.2.operation']);
     });
   });
 

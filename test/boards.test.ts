@@ -205,7 +205,7 @@ describe('/1/boards', () => {
       const res = await create({ name: '', type: 'classic', panels: [{ type: 'query', query_panel: {} }, textPanel('x'.repeat(10_001))], tags: [{ key: 'A', value: 'b' }] });
       const body = expectValidation(res, 'name', 'missing');
       expect(body.type_detail.map((d: { field: string }) => d.field).sort()).toEqual([
-        'name', 'panels[0].query_panel.query_annotation_id', 'panels[0].query_panel.query_id', 'panels[1].text_panel.content', 'tags[0].key', 'type',
+        'name', 'panels.0.query_panel.query_annotation_id', 'panels.0.query_panel.query_id', 'panels.1.text_panel.content', 'tags.0.key', 'type',
       ]);
     });
 
@@ -274,48 +274,48 @@ describe('/1/boards', () => {
     it('panels must be an array of objects with a known type', async () => {
       expect((await created(board({ panels: null }))).panels).toEqual([]);
       expectValidation(await create(board({ panels: {} })), 'panels', 'incorrect_type');
-      expectValidation(await create(board({ panels: ['text'] })), 'panels[0]', 'incorrect_type');
-      expectValidation(await create(board({ panels: [{ text_panel: { content: 'x' } }] })), 'panels[0].type', 'missing');
-      expectValidation(await create(board({ panels: [{ type: 'heatmap' }] })), 'panels[0].type');
-      expectValidation(await create(board({ panels: [{ type: 7 }] })), 'panels[0].type', 'incorrect_type');
+      expectValidation(await create(board({ panels: ['text'] })), 'panels.0', 'incorrect_type');
+      expectValidation(await create(board({ panels: [{ text_panel: { content: 'x' } }] })), 'panels.0.type', 'missing');
+      expectValidation(await create(board({ panels: [{ type: 'heatmap' }] })), 'panels.0.type');
+      expectValidation(await create(board({ panels: [{ type: 7 }] })), 'panels.0.type', 'incorrect_type');
     });
 
     it('query panel: query_panel, query_id and query_annotation_id are required', async () => {
-      expectValidation(await create(board({ panels: [{ type: 'query' }] })), 'panels[0].query_panel', 'missing');
-      expectValidation(await create(board({ panels: [{ type: 'query', query_panel: 'x' }] })), 'panels[0].query_panel', 'incorrect_type');
+      expectValidation(await create(board({ panels: [{ type: 'query' }] })), 'panels.0.query_panel', 'missing');
+      expectValidation(await create(board({ panels: [{ type: 'query', query_panel: 'x' }] })), 'panels.0.query_panel', 'incorrect_type');
       // A panel of another type's body does not count.
-      expectValidation(await create(board({ panels: [{ type: 'query', text_panel: { content: 'x' } }] })), 'panels[0].query_panel', 'missing');
-      expectValidation(await create(board({ panels: [{ type: 'query', query_panel: { query_annotation_id: annotationId } }] })), 'panels[0].query_panel.query_id', 'missing');
-      expectValidation(await create(board({ panels: [{ type: 'query', query_panel: { query_id: queryId } }] })), 'panels[0].query_panel.query_annotation_id', 'missing');
-      expectValidation(await create(board({ panels: [queryPanel({ query_id: 5 })] })), 'panels[0].query_panel.query_id', 'incorrect_type');
-      expectValidation(await create(board({ panels: [queryPanel({ query_annotation_id: '' })] })), 'panels[0].query_panel.query_annotation_id', 'missing');
+      expectValidation(await create(board({ panels: [{ type: 'query', text_panel: { content: 'x' } }] })), 'panels.0.query_panel', 'missing');
+      expectValidation(await create(board({ panels: [{ type: 'query', query_panel: { query_annotation_id: annotationId } }] })), 'panels.0.query_panel.query_id', 'missing');
+      expectValidation(await create(board({ panels: [{ type: 'query', query_panel: { query_id: queryId } }] })), 'panels.0.query_panel.query_annotation_id', 'missing');
+      expectValidation(await create(board({ panels: [queryPanel({ query_id: 5 })] })), 'panels.0.query_panel.query_id', 'incorrect_type');
+      expectValidation(await create(board({ panels: [queryPanel({ query_annotation_id: '' })] })), 'panels.0.query_panel.query_annotation_id', 'missing');
     });
 
     it('query panel: the query and its annotation must exist in this environment, the annotation of that query', async () => {
-      expectValidation(await create(board({ panels: [queryPanel({}, 'nope', annotationId)] })), 'panels[0].query_panel.query_id');
-      expectValidation(await create(board({ panels: [queryPanel({}, queryId, 'nope')] })), 'panels[0].query_panel.query_annotation_id');
+      expectValidation(await create(board({ panels: [queryPanel({}, 'nope', annotationId)] })), 'panels.0.query_panel.query_id');
+      expectValidation(await create(board({ panels: [queryPanel({}, queryId, 'nope')] })), 'panels.0.query_panel.query_annotation_id');
       // An annotation of another query.
-      expectValidation(await create(board({ panels: [queryPanel({}, queryId, otherAnnotationId)] })), 'panels[0].query_panel.query_annotation_id');
-      expectValidation(await create(board({ panels: [queryPanel({}, allQueryId, annotationId)] })), 'panels[0].query_panel.query_annotation_id');
+      expectValidation(await create(board({ panels: [queryPanel({}, queryId, otherAnnotationId)] })), 'panels.0.query_panel.query_annotation_id');
+      expectValidation(await create(board({ panels: [queryPanel({}, allQueryId, annotationId)] })), 'panels.0.query_panel.query_annotation_id');
       // An annotation id is not a query id.
-      expectValidation(await create(board({ panels: [queryPanel({}, annotationId, annotationId)] })), 'panels[0].query_panel.query_id');
+      expectValidation(await create(board({ panels: [queryPanel({}, annotationId, annotationId)] })), 'panels.0.query_panel.query_id');
       // Any annotation of the query will do.
       expect((await created(board({ panels: [queryPanel({}, queryId, secondAnnotationId)] }))).panels[0].query_panel.query_annotation_id).toBe(secondAnnotationId);
     });
 
     it('references into another environment are refused (query, annotation, SLO), both ways', async () => {
-      expectValidation(await create(board({ panels: [queryPanel({}, otherEnvQueryId, otherEnvAnnotationId)] })), 'panels[0].query_panel.query_id');
-      const both = expectValidation(await create(board({ panels: [queryPanel({}, otherEnvQueryId, otherEnvAnnotationId)] })), 'panels[0].query_panel.query_annotation_id');
+      expectValidation(await create(board({ panels: [queryPanel({}, otherEnvQueryId, otherEnvAnnotationId)] })), 'panels.0.query_panel.query_id');
+      const both = expectValidation(await create(board({ panels: [queryPanel({}, otherEnvQueryId, otherEnvAnnotationId)] })), 'panels.0.query_panel.query_annotation_id');
       expect(both.type_detail).toHaveLength(2);
-      expectValidation(await create(board({ panels: [queryPanel({}, queryId, otherEnvAnnotationId)] })), 'panels[0].query_panel.query_annotation_id');
-      expectValidation(await create(board({ panels: [sloPanel(otherEnvSloId)] })), 'panels[0].slo_panel.slo_id');
+      expectValidation(await create(board({ panels: [queryPanel({}, queryId, otherEnvAnnotationId)] })), 'panels.0.query_panel.query_annotation_id');
+      expectValidation(await create(board({ panels: [sloPanel(otherEnvSloId)] })), 'panels.0.slo_panel.slo_id');
       // The other environment sees its own and not ours.
       expect((await create(board({ panels: [queryPanel({}, otherEnvQueryId, otherEnvAnnotationId), sloPanel(otherEnvSloId)] }), other.headers)).statusCode).toBe(201);
-      expectValidation(await create(board({ panels: [queryPanel()] }), other.headers), 'panels[0].query_panel.query_id');
-      expectValidation(await create(board({ panels: [sloPanel()] }), other.headers), 'panels[0].slo_panel.slo_id');
+      expectValidation(await create(board({ panels: [queryPanel()] }), other.headers), 'panels.0.query_panel.query_id');
+      expectValidation(await create(board({ panels: [sloPanel()] }), other.headers), 'panels.0.slo_panel.slo_id');
       // And PUT checks them too.
       const b = await created(board({ panels: [queryPanel()] }));
-      expectValidation(await update(b.id, board({ panels: [queryPanel({}, otherEnvQueryId, otherEnvAnnotationId)] })), 'panels[0].query_panel.query_id');
+      expectValidation(await update(b.id, board({ panels: [queryPanel({}, otherEnvQueryId, otherEnvAnnotationId)] })), 'panels.0.query_panel.query_id');
     });
 
     it('query panel: dataset is the query’s dataset slug, empty for environment-wide queries (read-only)', async () => {
@@ -326,8 +326,8 @@ describe('/1/boards', () => {
     it('query panel: query_style graph|table|combo (default graph)', async () => {
       const b = await created(board({ panels: ['graph', 'table', 'combo', null].map((s) => queryPanel({ query_style: s })) }));
       expect(b.panels.map((p: any) => p.query_panel.query_style)).toEqual(['graph', 'table', 'combo', 'graph']);
-      expectValidation(await create(board({ panels: [queryPanel({ query_style: 'list' })] })), 'panels[0].query_panel.query_style');
-      expectValidation(await create(board({ panels: [queryPanel({ query_style: 1 })] })), 'panels[0].query_panel.query_style', 'incorrect_type');
+      expectValidation(await create(board({ panels: [queryPanel({ query_style: 'list' })] })), 'panels.0.query_panel.query_style');
+      expectValidation(await create(board({ panels: [queryPanel({ query_style: 1 })] })), 'panels.0.query_panel.query_style', 'incorrect_type');
     });
 
     it('query panel: visualization_settings only when it was set', async () => {
@@ -351,43 +351,43 @@ describe('/1/boards', () => {
       expect(b.panels[1].query_panel.visualization_settings).toEqual({
         ...VIS_DEFAULTS, utc_xaxis: true, charts: [{ chart_index: 0, chart_type: 'default', log_scale: false, omit_missing_values: false }],
       });
-      const at = 'panels[0].query_panel.visualization_settings';
+      const at = 'panels.0.query_panel.visualization_settings';
       expectValidation(await create(board({ panels: [queryPanel({ visualization_settings: 'x' })] })), at, 'incorrect_type');
       expectValidation(await create(board({ panels: [queryPanel({ visualization_settings: { hide_markers: 'yes' } })] })), `${at}.hide_markers`, 'incorrect_type');
       expectValidation(await create(board({ panels: [queryPanel({ visualization_settings: { charts: {} } })] })), `${at}.charts`, 'incorrect_type');
-      expectValidation(await create(board({ panels: [queryPanel({ visualization_settings: { charts: [{ chart_type: 'pie' }] } })] })), `${at}.charts[0].chart_type`);
-      expectValidation(await create(board({ panels: [queryPanel({ visualization_settings: { charts: [{ chart_index: -1 }] } })] })), `${at}.charts[0].chart_index`);
-      expectValidation(await create(board({ panels: [queryPanel({ visualization_settings: { charts: [{ chart_index: 1.5 }] } })] })), `${at}.charts[0].chart_index`, 'incorrect_type');
-      expectValidation(await create(board({ panels: [queryPanel({ visualization_settings: { charts: [{ log_scale: 1 }] } })] })), `${at}.charts[0].log_scale`, 'incorrect_type');
-      expectValidation(await create(board({ panels: [queryPanel({ visualization_settings: { charts: [3] } })] })), `${at}.charts[0]`, 'incorrect_type');
+      expectValidation(await create(board({ panels: [queryPanel({ visualization_settings: { charts: [{ chart_type: 'pie' }] } })] })), `${at}.charts.0.chart_type`);
+      expectValidation(await create(board({ panels: [queryPanel({ visualization_settings: { charts: [{ chart_index: -1 }] } })] })), `${at}.charts.0.chart_index`);
+      expectValidation(await create(board({ panels: [queryPanel({ visualization_settings: { charts: [{ chart_index: 1.5 }] } })] })), `${at}.charts.0.chart_index`, 'incorrect_type');
+      expectValidation(await create(board({ panels: [queryPanel({ visualization_settings: { charts: [{ log_scale: 1 }] } })] })), `${at}.charts.0.log_scale`, 'incorrect_type');
+      expectValidation(await create(board({ panels: [queryPanel({ visualization_settings: { charts: [3] } })] })), `${at}.charts.0`, 'incorrect_type');
     });
 
     it('slo panel: slo_panel and slo_id required; the SLO must exist in this environment', async () => {
       const b = await created(board({ panels: [sloPanel()] }));
       expect(b.panels[0]).toEqual({ type: 'slo', slo_panel: { slo_id: sloId }, position: { x_coordinate: 0, y_coordinate: 0, height: 6, width: 6 } });
-      expectValidation(await create(board({ panels: [{ type: 'slo' }] })), 'panels[0].slo_panel', 'missing');
-      expectValidation(await create(board({ panels: [{ type: 'slo', slo_panel: {} }] })), 'panels[0].slo_panel.slo_id', 'missing');
-      expectValidation(await create(board({ panels: [{ type: 'slo', slo_panel: { slo_id: 9 } }] })), 'panels[0].slo_panel.slo_id', 'incorrect_type');
-      expectValidation(await create(board({ panels: [sloPanel('no-such-slo')] })), 'panels[0].slo_panel.slo_id');
+      expectValidation(await create(board({ panels: [{ type: 'slo' }] })), 'panels.0.slo_panel', 'missing');
+      expectValidation(await create(board({ panels: [{ type: 'slo', slo_panel: {} }] })), 'panels.0.slo_panel.slo_id', 'missing');
+      expectValidation(await create(board({ panels: [{ type: 'slo', slo_panel: { slo_id: 9 } }] })), 'panels.0.slo_panel.slo_id', 'incorrect_type');
+      expectValidation(await create(board({ panels: [sloPanel('no-such-slo')] })), 'panels.0.slo_panel.slo_id');
       // An object of another kind with that id is not an SLO.
-      expectValidation(await create(board({ panels: [sloPanel(queryId)] })), 'panels[0].slo_panel.slo_id');
+      expectValidation(await create(board({ panels: [sloPanel(queryId)] })), 'panels.0.slo_panel.slo_id');
     });
 
     it('text panel: content required, at most 10,000 characters', async () => {
       expect((await created(board({ panels: [textPanel('x'.repeat(10_000))] }))).panels[0].text_panel.content).toHaveLength(10_000);
       await created(board({ panels: [textPanel('🐝'.repeat(10_000))] }));
       await created(board({ panels: [textPanel('')] }));
-      expectValidation(await create(board({ panels: [textPanel('x'.repeat(10_001))] })), 'panels[0].text_panel.content');
-      expectValidation(await create(board({ panels: [textPanel('🐝'.repeat(10_001))] })), 'panels[0].text_panel.content');
-      expectValidation(await create(board({ panels: [{ type: 'text' }] })), 'panels[0].text_panel', 'missing');
-      expectValidation(await create(board({ panels: [{ type: 'text', text_panel: {} }] })), 'panels[0].text_panel.content', 'missing');
-      expectValidation(await create(board({ panels: [{ type: 'text', text_panel: { content: 1 } }] })), 'panels[0].text_panel.content', 'incorrect_type');
+      expectValidation(await create(board({ panels: [textPanel('x'.repeat(10_001))] })), 'panels.0.text_panel.content');
+      expectValidation(await create(board({ panels: [textPanel('🐝'.repeat(10_001))] })), 'panels.0.text_panel.content');
+      expectValidation(await create(board({ panels: [{ type: 'text' }] })), 'panels.0.text_panel', 'missing');
+      expectValidation(await create(board({ panels: [{ type: 'text', text_panel: {} }] })), 'panels.0.text_panel.content', 'missing');
+      expectValidation(await create(board({ panels: [{ type: 'text', text_panel: { content: 1 } }] })), 'panels.0.text_panel.content', 'incorrect_type');
     });
 
     it('panels keep their order; problems name the panel index', async () => {
       const b = await created(board({ panels: [textPanel('a'), sloPanel(), queryPanel(), textPanel('b')] }));
       expect(b.panels.map((p: any) => p.type)).toEqual(['text', 'slo', 'query', 'text']);
-      expectValidation(await create(board({ panels: [textPanel('a'), textPanel('b'), { type: 'slo', slo_panel: {} }] })), 'panels[2].slo_panel.slo_id', 'missing');
+      expectValidation(await create(board({ panels: [textPanel('a'), textPanel('b'), { type: 'slo', slo_panel: {} }] })), 'panels.2.slo_panel.slo_id', 'missing');
     });
   });
 
@@ -433,11 +433,11 @@ describe('/1/boards', () => {
       expect(b.panels[0].position).toEqual(pos(2, 0, 0, 0));
       expect(b.panels[1].position).toEqual(pos(0, 4, 4, 6));
       for (const k of ['x_coordinate', 'y_coordinate', 'height', 'width']) {
-        expectValidation(await create(board({ panels: [{ ...textPanel(), position: { [k]: -1 } }] })), `panels[0].position.${k}`);
-        expectValidation(await create(board({ panels: [{ ...textPanel(), position: { [k]: 1.5 } }] })), `panels[0].position.${k}`, 'incorrect_type');
-        expectValidation(await create(board({ panels: [{ ...textPanel(), position: { [k]: '1' } }] })), `panels[0].position.${k}`, 'incorrect_type');
+        expectValidation(await create(board({ panels: [{ ...textPanel(), position: { [k]: -1 } }] })), `panels.0.position.${k}`);
+        expectValidation(await create(board({ panels: [{ ...textPanel(), position: { [k]: 1.5 } }] })), `panels.0.position.${k}`, 'incorrect_type');
+        expectValidation(await create(board({ panels: [{ ...textPanel(), position: { [k]: '1' } }] })), `panels.0.position.${k}`, 'incorrect_type');
       }
-      expectValidation(await create(board({ panels: [{ ...textPanel(), position: [0, 0] }] })), 'panels[0].position', 'incorrect_type');
+      expectValidation(await create(board({ panels: [{ ...textPanel(), position: [0, 0] }] })), 'panels.0.position', 'incorrect_type');
     });
 
     it('layout_generation: auto or manual only', async () => {
@@ -461,11 +461,11 @@ describe('/1/boards', () => {
     it('keys: lowercase letters only, 1..32 characters', async () => {
       expect((await created(board({ tags: [{ key: 'k'.repeat(32), value: 'v' }] }))).tags[0].key).toHaveLength(32);
       for (const key of ['k'.repeat(33), '', 'Team', 'TEAM', 'team1', 'updated_by', 'team-a', 'team a', 'é', 'tëam']) {
-        expectValidation(await tagged([{ key, value: 'v' }]), 'tags[0].key');
+        expectValidation(await tagged([{ key, value: 'v' }]), 'tags.0.key');
       }
-      expectValidation(await tagged([{ value: 'v' }]), 'tags[0].key', 'missing');
-      expectValidation(await tagged([{ key: null, value: 'v' }]), 'tags[0].key', 'missing');
-      expectValidation(await tagged([{ key: 3, value: 'v' }]), 'tags[0].key', 'incorrect_type');
+      expectValidation(await tagged([{ value: 'v' }]), 'tags.0.key', 'missing');
+      expectValidation(await tagged([{ key: null, value: 'v' }]), 'tags.0.key', 'missing');
+      expectValidation(await tagged([{ key: 3, value: 'v' }]), 'tags.0.key', 'incorrect_type');
     });
 
     it('values: a lowercase letter first, then lowercase letters, digits, "/" and "-"; 1..128 characters', async () => {
@@ -473,23 +473,23 @@ describe('/1/boards', () => {
       const b = await created(board({ tags: ok.map((value, i) => ({ key: 'k'.repeat(i + 1), value })) }));
       expect(b.tags.map((x: { value: string }) => x.value)).toEqual(ok);
       for (const value of ['x'.repeat(129), '', '1abc', '-abc', '/abc', 'Backend', 'backEnd', 'back_end', 'back end', 'back.end', 'bäck']) {
-        expectValidation(await tagged([{ key: 'team', value }]), 'tags[0].value');
+        expectValidation(await tagged([{ key: 'team', value }]), 'tags.0.value');
       }
-      expectValidation(await tagged([{ key: 'team' }]), 'tags[0].value', 'missing');
-      expectValidation(await tagged([{ key: 'team', value: 5 }]), 'tags[0].value', 'incorrect_type');
+      expectValidation(await tagged([{ key: 'team' }]), 'tags.0.value', 'missing');
+      expectValidation(await tagged([{ key: 'team', value: 5 }]), 'tags.0.value', 'incorrect_type');
     });
 
     it('shape: an array of objects; null is none; a key only once; unknown fields dropped', async () => {
       expect(await created(board({ tags: null }))).not.toHaveProperty('tags');
       expect(await created(board({ tags: [] }))).not.toHaveProperty('tags');
       expectValidation(await tagged({ team: 'a' }), 'tags', 'incorrect_type');
-      expectValidation(await tagged(['team:a']), 'tags[0]', 'incorrect_type');
-      expectValidation(await tagged([{ key: 'team', value: 'a' }, { key: 'team', value: 'b' }]), 'tags[1].key');
+      expectValidation(await tagged(['team:a']), 'tags.0', 'incorrect_type');
+      expectValidation(await tagged([{ key: 'team', value: 'a' }, { key: 'team', value: 'b' }]), 'tags.1.key');
       const b = await created(board({ tags: [{ key: 'team', value: 'a', color: 'red' }] }));
       expect(b.tags).toEqual([{ key: 'team', value: 'a' }]);
       // Every bad tag is named.
-      const res = expectValidation(await tagged([{ key: 'A', value: 'a' }, { key: 'b', value: 'B' }]), 'tags[0].key');
-      expect(res.type_detail.map((d: { field: string }) => d.field)).toEqual(['tags[0].key', 'tags[1].value']);
+      const res = expectValidation(await tagged([{ key: 'A', value: 'a' }, { key: 'b', value: 'B' }]), 'tags.0.key');
+      expect(res.type_detail.map((d: { field: string }) => d.field)).toEqual(['tags.0.key', 'tags.1.value']);
     });
   });
 
@@ -499,11 +499,11 @@ describe('/1/boards', () => {
     it('at most 5, each {column, alias} non-empty strings', async () => {
       expect((await created(board({ preset_filters: filters(5) }))).preset_filters).toEqual(filters(5));
       expectValidation(await create(board({ preset_filters: filters(6) })), 'preset_filters');
-      expectValidation(await create(board({ preset_filters: [{ alias: 'a' }] })), 'preset_filters[0].column', 'missing');
-      expectValidation(await create(board({ preset_filters: [{ column: 'c' }] })), 'preset_filters[0].alias', 'missing');
-      expectValidation(await create(board({ preset_filters: [{ column: '', alias: 'a' }] })), 'preset_filters[0].column', 'missing');
-      expectValidation(await create(board({ preset_filters: [{ column: 'c', alias: 1 }] })), 'preset_filters[0].alias', 'incorrect_type');
-      expectValidation(await create(board({ preset_filters: ['c'] })), 'preset_filters[0]', 'incorrect_type');
+      expectValidation(await create(board({ preset_filters: [{ alias: 'a' }] })), 'preset_filters.0.column', 'missing');
+      expectValidation(await create(board({ preset_filters: [{ column: 'c' }] })), 'preset_filters.0.alias', 'missing');
+      expectValidation(await create(board({ preset_filters: [{ column: '', alias: 'a' }] })), 'preset_filters.0.column', 'missing');
+      expectValidation(await create(board({ preset_filters: [{ column: 'c', alias: 1 }] })), 'preset_filters.0.alias', 'incorrect_type');
+      expectValidation(await create(board({ preset_filters: ['c'] })), 'preset_filters.0', 'incorrect_type');
       expectValidation(await create(board({ preset_filters: { column: 'c', alias: 'a' } })), 'preset_filters', 'incorrect_type');
       const extra = await created(board({ preset_filters: [{ column: 'c', alias: 'a', other: 1 }] }));
       expect(extra.preset_filters).toEqual([{ column: 'c', alias: 'a' }]);
@@ -541,7 +541,7 @@ describe('/1/boards', () => {
 
     it('a failed PUT changes nothing', async () => {
       const b = await created(board({ description: 'keep', tags: [{ key: 'team', value: 'a' }] }));
-      expectValidation(await update(b.id, board({ name: 'new', panels: [queryPanel({}, 'nope')] })), 'panels[0].query_panel.query_id');
+      expectValidation(await update(b.id, board({ name: 'new', panels: [queryPanel({}, 'nope')] })), 'panels.0.query_panel.query_id');
       expect(json(await get(b.id))).toEqual(b);
     });
   });

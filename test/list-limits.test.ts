@@ -66,14 +66,14 @@ describe('list limits', () => {
     expectOneLimit(await post({ evaluation_schedule: { window: { days_of_week: many(), start_time: '09:00', end_time: '17:00' } } }), 'evaluation_schedule.window.days_of_week', 7);
     expectOneLimit(await post({ recipients: [{ id: emailId, details: { variables: many() } }] }), 'recipients.0.details.variables', 10);
     expectOneLimit(await post({ query: { calculations: many() } }), 'query.calculations', 100);
-    expectOneLimit(await post({ query: { filters: [{ column: 'status', op: 'in', value: many() }] } }), 'query.filters[0].value', 1000);
+    expectOneLimit(await post({ query: { filters: [{ column: 'status', op: 'in', value: many() }] } }), 'query.filters.0.value', 1000);
   });
 
   it('queries: every list (100) and in/not-in values (1,000)', async () => {
     for (const key of ['calculations', 'filters', 'breakdowns', 'orders', 'havings', 'calculated_fields']) {
       expectOneLimit(await send('POST', `/1/queries/${DS}`, { [key]: many() }), key, 100);
     }
-    expectOneLimit(await send('POST', `/1/queries/${DS}`, { filters: [{ column: 'service', op: 'not-in', value: many() }] }), 'filters[0].value', 1000);
+    expectOneLimit(await send('POST', `/1/queries/${DS}`, { filters: [{ column: 'service', op: 'not-in', value: many() }] }), 'filters.0.value', 1000);
     const max = await send('POST', `/1/queries/${DS}`, { filters: [{ column: 'service', op: 'in', value: Array.from({ length: 1000 }, (_, i) => `s${i}`) }] });
     expect(max.statusCode, max.body.slice(0, 300)).toBe(200);
   });
@@ -84,7 +84,7 @@ describe('list limits', () => {
     expectOneLimit(await post({ tags: many() }), 'tags', 10);
     expectOneLimit(await post({ preset_filters: many() }), 'preset_filters', 5);
     const panel = { type: 'query', query_panel: { query_id: queryId, query_annotation_id: annotationId, visualization_settings: { charts: many() } } };
-    expectOneLimit(await post({ panels: [panel] }), 'panels[0].query_panel.visualization_settings.charts', 100);
+    expectOneLimit(await post({ panels: [panel] }), 'panels.0.query_panel.visualization_settings.charts', 100);
     const board = await post({});
     expect(board.statusCode).toBe(201);
     expectOneLimit(await send('PUT', `/1/boards/${json(board).id}`, { name: 'b', type: 'flexible', panels: many() }), 'panels', 100);
@@ -93,7 +93,7 @@ describe('list limits', () => {
   it('board views: filters (100) and their values (1,000)', async () => {
     const board = json(await send('POST', '/1/boards', { name: 'views', type: 'flexible' }));
     expectOneLimit(await send('POST', `/1/boards/${board.id}/views`, { name: 'v', filters: many() }), 'filters', 100);
-    expectOneLimit(await send('POST', `/1/boards/${board.id}/views`, { name: 'v', filters: [{ column: 'status', operation: 'in', value: many() }] }), 'filters[0].value', 1000);
+    expectOneLimit(await send('POST', `/1/boards/${board.id}/views`, { name: 'v', filters: [{ column: 'status', operation: 'in', value: many() }] }), 'filters.0.value', 1000);
   });
 
   it('SLOs: tags (10) and dataset_slugs (10); reporting: ids (24)', async () => {

@@ -273,7 +273,7 @@ describe('/1/queries', () => {
     it('reports every problem at once', async () => {
       const body = expectValidation(await post({ limit: 0, time_range: 'x', calculations: [{ op: 'SUM' }] }), 'limit');
       const fields = body.type_detail.map((d: { field: string }) => d.field);
-      expect(fields).toEqual(expect.arrayContaining(['limit', 'time_range', 'calculations[0].column']));
+      expect(fields).toEqual(expect.arrayContaining(['limit', 'time_range', 'calculations.0.column']));
       expect(body.detail).toContain('limit:');
     });
   });
@@ -290,62 +290,62 @@ describe('/1/queries', () => {
       await accepted({ calculations: range(100).map(() => ({ op: 'COUNT' })) });
       await refused({ calculations: range(101).map(() => ({ op: 'COUNT' })) }, 'calculations');
       await refused({ calculations: { op: 'COUNT' } }, 'calculations', 'incorrect_type');
-      await refused({ calculations: ['COUNT'] }, 'calculations[0]', 'incorrect_type');
-      await refused({ calculations: [{ column: 'x' }] }, 'calculations[0].op', 'missing');
-      await refused({ calculations: [{ op: 'count' }] }, 'calculations[0].op');
-      await refused({ calculations: [{ op: 'MEDIAN', column: 'x' }] }, 'calculations[0].op');
-      await refused({ calculations: [{ op: 5 }] }, 'calculations[0].op', 'incorrect_type');
+      await refused({ calculations: ['COUNT'] }, 'calculations.0', 'incorrect_type');
+      await refused({ calculations: [{ column: 'x' }] }, 'calculations.0.op', 'missing');
+      await refused({ calculations: [{ op: 'count' }] }, 'calculations.0.op');
+      await refused({ calculations: [{ op: 'MEDIAN', column: 'x' }] }, 'calculations.0.op');
+      await refused({ calculations: [{ op: 5 }] }, 'calculations.0.op', 'incorrect_type');
       for (const op of QUERY_OPS) {
         const noColumn = op === 'COUNT' || op === 'CONCURRENCY';
         await accepted({ calculations: [noColumn ? { op } : { op, column: 'duration_ms' }] });
         if (noColumn) {
           await accepted({ calculations: [{ op, column: null }] });
-          await refused({ calculations: [{ op: 'COUNT' }, { op, column: 'x' }] }, 'calculations[1].column');
-          await refused({ calculations: [{ op, column: '' }] }, 'calculations[0].column');
+          await refused({ calculations: [{ op: 'COUNT' }, { op, column: 'x' }] }, 'calculations.1.column');
+          await refused({ calculations: [{ op, column: '' }] }, 'calculations.0.column');
         } else {
-          await refused({ calculations: [{ op: 'COUNT' }, { op }] }, 'calculations[1].column', 'missing');
-          await refused({ calculations: [{ op, column: null }] }, 'calculations[0].column', 'missing');
-          await refused({ calculations: [{ op, column: '' }] }, 'calculations[0].column', 'missing');
+          await refused({ calculations: [{ op: 'COUNT' }, { op }] }, 'calculations.1.column', 'missing');
+          await refused({ calculations: [{ op, column: null }] }, 'calculations.0.column', 'missing');
+          await refused({ calculations: [{ op, column: '' }] }, 'calculations.0.column', 'missing');
         }
       }
-      await refused({ calculations: [{ op: 'SUM', column: 5 }] }, 'calculations[0].column', 'incorrect_type');
+      await refused({ calculations: [{ op: 'SUM', column: 5 }] }, 'calculations.0.column', 'incorrect_type');
     });
 
     it('filters: at most 100, the 16 ops, column required, value by op', async () => {
       await accepted({ filters: range(100).map(() => ({ column: 'a', op: 'exists' })) });
       await refused({ filters: range(101).map(() => ({ column: 'a', op: 'exists' })) }, 'filters');
       await refused({ filters: 'a = 1' }, 'filters', 'incorrect_type');
-      await refused({ filters: [null] }, 'filters[0]', 'incorrect_type');
-      await refused({ filters: [{ op: 'exists' }] }, 'filters[0].column', 'missing');
-      await refused({ filters: [{ column: null, op: 'exists' }] }, 'filters[0].column');
-      await refused({ filters: [{ column: '', op: 'exists' }] }, 'filters[0].column', 'missing');
-      await refused({ filters: [{ column: 3, op: 'exists' }] }, 'filters[0].column', 'incorrect_type');
-      await refused({ filters: [{ column: 'a' }] }, 'filters[0].op', 'missing');
-      await refused({ filters: [{ column: 'a', op: 'like', value: 'x' }] }, 'filters[0].op');
-      await refused({ filters: [{ column: 'a', op: '==', value: 'x' }] }, 'filters[0].op');
+      await refused({ filters: [null] }, 'filters.0', 'incorrect_type');
+      await refused({ filters: [{ op: 'exists' }] }, 'filters.0.column', 'missing');
+      await refused({ filters: [{ column: null, op: 'exists' }] }, 'filters.0.column');
+      await refused({ filters: [{ column: '', op: 'exists' }] }, 'filters.0.column', 'missing');
+      await refused({ filters: [{ column: 3, op: 'exists' }] }, 'filters.0.column', 'incorrect_type');
+      await refused({ filters: [{ column: 'a' }] }, 'filters.0.op', 'missing');
+      await refused({ filters: [{ column: 'a', op: 'like', value: 'x' }] }, 'filters.0.op');
+      await refused({ filters: [{ column: 'a', op: '==', value: 'x' }] }, 'filters.0.op');
       expect(FILTER_OPS).toHaveLength(16);
       for (const op of FILTER_OPS) {
         if (op === 'exists' || op === 'does-not-exist') {
           await accepted({ filters: [{ column: 'a', op }] });
           await accepted({ filters: [{ column: 'a', op, value: null }] });
-          await refused({ filters: [{ column: 'a', op, value: 'x' }] }, 'filters[0].value');
-          await refused({ filters: [{ column: 'a', op, value: false }] }, 'filters[0].value');
+          await refused({ filters: [{ column: 'a', op, value: 'x' }] }, 'filters.0.value');
+          await refused({ filters: [{ column: 'a', op, value: false }] }, 'filters.0.value');
         } else if (op === 'in' || op === 'not-in') {
           await accepted({ filters: [{ column: 'a', op, value: ['x'] }] });
           await accepted({ filters: [{ column: 'a', op, value: ['x', 'y', ''] }] });
-          await refused({ filters: [{ column: 'a', op }] }, 'filters[0].value', 'missing');
-          await refused({ filters: [{ column: 'a', op, value: [] }] }, 'filters[0].value');
-          await refused({ filters: [{ column: 'a', op, value: 'x' }] }, 'filters[0].value', 'incorrect_type');
-          await refused({ filters: [{ column: 'a', op, value: ['x', 1] }] }, 'filters[0].value[1]', 'incorrect_type');
+          await refused({ filters: [{ column: 'a', op }] }, 'filters.0.value', 'missing');
+          await refused({ filters: [{ column: 'a', op, value: [] }] }, 'filters.0.value');
+          await refused({ filters: [{ column: 'a', op, value: 'x' }] }, 'filters.0.value', 'incorrect_type');
+          await refused({ filters: [{ column: 'a', op, value: ['x', 1] }] }, 'filters.0.value.1', 'incorrect_type');
         } else {
           for (const value of ['x', '', 0, -1.5, true, false]) await accepted({ filters: [{ column: 'a', op, value }] });
-          await refused({ filters: [{ column: 'a', op }] }, 'filters[0].value', 'missing');
-          await refused({ filters: [{ column: 'a', op, value: null }] }, 'filters[0].value', 'missing');
-          await refused({ filters: [{ column: 'a', op, value: ['x'] }] }, 'filters[0].value', 'incorrect_type');
-          await refused({ filters: [{ column: 'a', op, value: { x: 1 } }] }, 'filters[0].value', 'incorrect_type');
+          await refused({ filters: [{ column: 'a', op }] }, 'filters.0.value', 'missing');
+          await refused({ filters: [{ column: 'a', op, value: null }] }, 'filters.0.value', 'missing');
+          await refused({ filters: [{ column: 'a', op, value: ['x'] }] }, 'filters.0.value', 'incorrect_type');
+          await refused({ filters: [{ column: 'a', op, value: { x: 1 } }] }, 'filters.0.value', 'incorrect_type');
         }
       }
-      await refused({ filters: [{ column: 'a', op: 'exists' }, { column: 'b', op: '=' }] }, 'filters[1].value', 'missing');
+      await refused({ filters: [{ column: 'a', op: 'exists' }, { column: 'b', op: '=' }] }, 'filters.1.value', 'missing');
     });
 
     it('filter_combination: AND or OR', async () => {
@@ -360,8 +360,8 @@ describe('/1/queries', () => {
       await accepted({ breakdowns: range(100).map((i) => `c${i}`) });
       await refused({ breakdowns: range(101).map((i) => `c${i}`) }, 'breakdowns');
       await refused({ breakdowns: 'a' }, 'breakdowns', 'incorrect_type');
-      await refused({ breakdowns: ['a', ''] }, 'breakdowns[1]', 'missing');
-      await refused({ breakdowns: ['a', 1] }, 'breakdowns[1]', 'incorrect_type');
+      await refused({ breakdowns: ['a', ''] }, 'breakdowns.1', 'missing');
+      await refused({ breakdowns: ['a', 1] }, 'breakdowns.1', 'incorrect_type');
     });
 
     it('orders: a breakdown or a calculation, no HEATMAP, ascending or descending, at most 100', async () => {
@@ -372,21 +372,21 @@ describe('/1/queries', () => {
       await accepted({ calculations: [{ op: 'CONCURRENCY' }], orders: [{ op: 'CONCURRENCY' }] });
       await accepted({ breakdowns: ['a'], orders: range(100).map(() => ({ column: 'a' })) });
       await refused({ breakdowns: ['a'], orders: range(101).map(() => ({ column: 'a' })) }, 'orders');
-      await refused({ breakdowns: ['a'], orders: [{ column: 'b' }] }, 'orders[0]');
-      await refused({ orders: [{ column: 'a' }] }, 'orders[0]');
-      await refused({ calculations: [{ op: 'P95', column: 'd' }], orders: [{ op: 'COUNT' }] }, 'orders[0]');
-      await refused({ calculations: [{ op: 'P95', column: 'd' }], orders: [{ op: 'P95', column: 'e' }] }, 'orders[0]');
-      await refused({ calculations: [{ op: 'P95', column: 'd' }], orders: [{ op: 'P95' }] }, 'orders[0]');
-      await refused({ calculations: [{ op: 'SUM', column: 'd' }], orders: [{ column: 'd' }] }, 'orders[0]');
-      await refused({ calculations: [{ op: 'COUNT' }], orders: [{ op: 'COUNT', column: 'x' }] }, 'orders[0]');
-      await refused({ calculations: [{ op: 'HEATMAP', column: 'd' }], orders: [{ op: 'HEATMAP', column: 'd' }] }, 'orders[0].op');
-      await refused({ orders: [{}] }, 'orders[0]');
-      await refused({ orders: [{ order: 'descending' }] }, 'orders[0]');
-      await refused({ breakdowns: ['a'], orders: [{ column: 'a', order: 'desc' }] }, 'orders[0].order');
-      await refused({ orders: [{ op: 'NOPE' }] }, 'orders[0].op');
-      await refused({ orders: [{ column: 5 }] }, 'orders[0].column', 'incorrect_type');
-      await refused({ orders: ['a'] }, 'orders[0]', 'incorrect_type');
-      await refused({ breakdowns: ['a'], orders: [{ column: 'a' }, { column: 'z' }] }, 'orders[1]');
+      await refused({ breakdowns: ['a'], orders: [{ column: 'b' }] }, 'orders.0');
+      await refused({ orders: [{ column: 'a' }] }, 'orders.0');
+      await refused({ calculations: [{ op: 'P95', column: 'd' }], orders: [{ op: 'COUNT' }] }, 'orders.0');
+      await refused({ calculations: [{ op: 'P95', column: 'd' }], orders: [{ op: 'P95', column: 'e' }] }, 'orders.0');
+      await refused({ calculations: [{ op: 'P95', column: 'd' }], orders: [{ op: 'P95' }] }, 'orders.0');
+      await refused({ calculations: [{ op: 'SUM', column: 'd' }], orders: [{ column: 'd' }] }, 'orders.0');
+      await refused({ calculations: [{ op: 'COUNT' }], orders: [{ op: 'COUNT', column: 'x' }] }, 'orders.0');
+      await refused({ calculations: [{ op: 'HEATMAP', column: 'd' }], orders: [{ op: 'HEATMAP', column: 'd' }] }, 'orders.0.op');
+      await refused({ orders: [{}] }, 'orders.0');
+      await refused({ orders: [{ order: 'descending' }] }, 'orders.0');
+      await refused({ breakdowns: ['a'], orders: [{ column: 'a', order: 'desc' }] }, 'orders.0.order');
+      await refused({ orders: [{ op: 'NOPE' }] }, 'orders.0.op');
+      await refused({ orders: [{ column: 5 }] }, 'orders.0.column', 'incorrect_type');
+      await refused({ orders: ['a'] }, 'orders.0', 'incorrect_type');
+      await refused({ breakdowns: ['a'], orders: [{ column: 'a' }, { column: 'z' }] }, 'orders.1');
     });
 
     it('havings: calculate_op + column match a calculation, no HEATMAP, op and numeric value, at most 100', async () => {
@@ -397,17 +397,17 @@ describe('/1/queries', () => {
       for (const op of ['=', '!=', '>', '>=', '<', '<=']) await accepted({ havings: [{ calculate_op: 'COUNT', op, value: 1 }] });
       await accepted({ havings: range(100).map(() => ({ calculate_op: 'COUNT', op: '>', value: 1 })) });
       await refused({ havings: range(101).map(() => ({ calculate_op: 'COUNT', op: '>', value: 1 })) }, 'havings');
-      await refused({ calculations: calcs, havings: [{ calculate_op: 'P99', column: 'e', op: '>', value: 1 }] }, 'havings[0]');
-      await refused({ calculations: calcs, havings: [{ calculate_op: 'AVG', column: 'd', op: '>', value: 1 }] }, 'havings[0]');
-      await refused({ calculations: calcs, havings: [{ calculate_op: 'HEATMAP', column: 'd', op: '>', value: 1 }] }, 'havings[0].calculate_op');
-      await refused({ havings: [{ op: '>', value: 1 }] }, 'havings[0].calculate_op', 'missing');
-      await refused({ havings: [{ calculate_op: 'COUNT', value: 1 }] }, 'havings[0].op', 'missing');
-      await refused({ havings: [{ calculate_op: 'COUNT', op: 'exists', value: 1 }] }, 'havings[0].op');
-      await refused({ havings: [{ calculate_op: 'COUNT', op: '>' }] }, 'havings[0].value', 'missing');
-      await refused({ havings: [{ calculate_op: 'COUNT', op: '>', value: '10' }] }, 'havings[0].value', 'incorrect_type');
-      await refused({ havings: [{ calculate_op: 'COUNT', op: '>', value: true }] }, 'havings[0].value', 'incorrect_type');
-      await refused('{"havings":[{"calculate_op":"COUNT","op":">","value":1e400}]}', 'havings[0].value', 'incorrect_type');
-      await refused({ havings: [{ calculate_op: 'COUNT', column: 7, op: '>', value: 1 }] }, 'havings[0].column', 'incorrect_type');
+      await refused({ calculations: calcs, havings: [{ calculate_op: 'P99', column: 'e', op: '>', value: 1 }] }, 'havings.0');
+      await refused({ calculations: calcs, havings: [{ calculate_op: 'AVG', column: 'd', op: '>', value: 1 }] }, 'havings.0');
+      await refused({ calculations: calcs, havings: [{ calculate_op: 'HEATMAP', column: 'd', op: '>', value: 1 }] }, 'havings.0.calculate_op');
+      await refused({ havings: [{ op: '>', value: 1 }] }, 'havings.0.calculate_op', 'missing');
+      await refused({ havings: [{ calculate_op: 'COUNT', value: 1 }] }, 'havings.0.op', 'missing');
+      await refused({ havings: [{ calculate_op: 'COUNT', op: 'exists', value: 1 }] }, 'havings.0.op');
+      await refused({ havings: [{ calculate_op: 'COUNT', op: '>' }] }, 'havings.0.value', 'missing');
+      await refused({ havings: [{ calculate_op: 'COUNT', op: '>', value: '10' }] }, 'havings.0.value', 'incorrect_type');
+      await refused({ havings: [{ calculate_op: 'COUNT', op: '>', value: true }] }, 'havings.0.value', 'incorrect_type');
+      await refused('{"havings":[{"calculate_op":"COUNT","op":">","value":1e400}]}', 'havings.0.value', 'incorrect_type');
+      await refused({ havings: [{ calculate_op: 'COUNT', column: 7, op: '>', value: 1 }] }, 'havings.0.column', 'incorrect_type');
     });
 
     it('limit: integer 1..1000 (10000 for disable_series results)', async () => {
@@ -482,16 +482,16 @@ describe('/1/queries', () => {
       await accepted({ calculated_fields: range(100).map((i) => ({ name: `f${i}`, expression: '$a' })) });
       await refused({ calculated_fields: range(101).map((i) => ({ name: `f${i}`, expression: '$a' })) }, 'calculated_fields');
       await refused({ calculated_fields: {} }, 'calculated_fields', 'incorrect_type');
-      await refused({ calculated_fields: [{ expression: '$a' }] }, 'calculated_fields[0].name', 'missing');
-      await refused({ calculated_fields: [{ name: 'f' }] }, 'calculated_fields[0].expression', 'missing');
-      await refused({ calculated_fields: [{ name: '', expression: '$a' }] }, 'calculated_fields[0].name', 'missing');
-      await refused({ calculated_fields: [{ name: '  ', expression: '$a' }] }, 'calculated_fields[0].name', 'missing');
-      await refused({ calculated_fields: [{ name: 'f', expression: '' }] }, 'calculated_fields[0].expression', 'missing');
-      await refused({ calculated_fields: [{ name: 'f', expression: 5 }] }, 'calculated_fields[0].expression', 'incorrect_type');
-      await refused({ calculated_fields: [{ name: 1, expression: '$a' }] }, 'calculated_fields[0].name', 'incorrect_type');
+      await refused({ calculated_fields: [{ expression: '$a' }] }, 'calculated_fields.0.name', 'missing');
+      await refused({ calculated_fields: [{ name: 'f' }] }, 'calculated_fields.0.expression', 'missing');
+      await refused({ calculated_fields: [{ name: '', expression: '$a' }] }, 'calculated_fields.0.name', 'missing');
+      await refused({ calculated_fields: [{ name: '  ', expression: '$a' }] }, 'calculated_fields.0.name', 'missing');
+      await refused({ calculated_fields: [{ name: 'f', expression: '' }] }, 'calculated_fields.0.expression', 'missing');
+      await refused({ calculated_fields: [{ name: 'f', expression: 5 }] }, 'calculated_fields.0.expression', 'incorrect_type');
+      await refused({ calculated_fields: [{ name: 1, expression: '$a' }] }, 'calculated_fields.0.name', 'incorrect_type');
       await refused(
         { calculated_fields: [{ name: 'f', expression: '$a' }, { name: 'g', expression: '$b' }, { name: 'f', expression: '$c' }] },
-        'calculated_fields[2].name',
+        'calculated_fields.2.name',
       );
       await accepted({ calculated_fields: [{ name: 'f', expression: '$a' }, { name: 'F', expression: '$b' }] });
     });
@@ -499,7 +499,7 @@ describe('/1/queries', () => {
     it('calculated_fields: expressions must parse (422 with the position)', async () => {
       await accepted({ calculated_fields: [{ name: 'ok', expression: 'IF(GT($a, 1), "big", "small")' }] });
       for (const expression of ['1 +', 'FOO(', ')', 'x', '$a $b', 'NO_SUCH_FUNCTION($a)', 'IF()']) {
-        const body = await refused({ calculated_fields: [{ name: 'ok', expression: '$a' }, { name: 'bad', expression }] }, 'calculated_fields[1].expression');
+        const body = await refused({ calculated_fields: [{ name: 'ok', expression: '$a' }, { name: 'bad', expression }] }, 'calculated_fields.1.expression');
         expect(body.type_detail[0].description).toMatch(/at position \d+/);
       }
     });

@@ -93,7 +93,7 @@ describe('calculated fields in queries', { timeout: 60_000 }, () => {
       payload: { calculated_fields: [{ name: 'x', expression: 'IF($a, ' }] },
     });
     expect(res.statusCode, res.body).toBe(422);
-    expect(json(res).type_detail[0].field).toBe('calculated_fields[0].expression');
+    expect(json(res).type_detail[0].field).toBe('calculated_fields.0.expression');
   });
 
   it('environment-wide fields work in __all__ queries', async () => {

@@ -130,9 +130,9 @@ describe('/1/slos', () => {
       const tenSlugs = await created('__all__', slo({ sli: { alias: 'env_ok' }, dataset_slugs: names }));
       expect(tenSlugs.dataset_slugs).toEqual(names);
       await del('__all__', tenSlugs.id);
-      expectValidation(await create('__all__', slo({ sli: { alias: 'env_ok' }, dataset_slugs: ['healthy', 'nope'] })), 'dataset_slugs[1]');
-      expectValidation(await create('__all__', slo({ sli: { alias: 'env_ok' }, dataset_slugs: ['healthy', 'healthy'] })), 'dataset_slugs[1]');
-      expectValidation(await create('__all__', slo({ sli: { alias: 'env_ok' }, dataset_slugs: [3] })), 'dataset_slugs[0]', 'incorrect_type');
+      expectValidation(await create('__all__', slo({ sli: { alias: 'env_ok' }, dataset_slugs: ['healthy', 'nope'] })), 'dataset_slugs.1');
+      expectValidation(await create('__all__', slo({ sli: { alias: 'env_ok' }, dataset_slugs: ['healthy', 'healthy'] })), 'dataset_slugs.1');
+      expectValidation(await create('__all__', slo({ sli: { alias: 'env_ok' }, dataset_slugs: [3] })), 'dataset_slugs.0', 'incorrect_type');
       // `ok` is not visible in `other` (a dataset field of other datasets only).
       expectValidation(await create('__all__', slo({ dataset_slugs: ['healthy', 'other'] })), 'sli.alias');
       const s = await created('__all__', slo({ sli: { alias: 'env_ok' }, dataset_slugs: ['healthy', 'failing'] }));
@@ -209,14 +209,14 @@ describe('/1/slos', () => {
       const ten = await created('healthy', slo({ tags: tags.slice(0, 10) }));
       expect(ten.tags).toHaveLength(10);
       await del('healthy', ten.id);
-      expectValidation(await create('healthy', slo({ tags: [{ key: 'Team', value: 'blue' }] })), 'tags[0].key');
-      expectValidation(await create('healthy', slo({ tags: [{ key: 'team', value: '1blue' }] })), 'tags[0].value');
+      expectValidation(await create('healthy', slo({ tags: [{ key: 'Team', value: 'blue' }] })), 'tags.0.key');
+      expectValidation(await create('healthy', slo({ tags: [{ key: 'team', value: '1blue' }] })), 'tags.0.value');
       const res = await create('healthy', slo({ name: '', target_per_million: -5, tags: [{ key: 'team' }] }));
       expectValidation(res, 'name', 'missing');
       expectValidation(res, 'target_per_million');
-      expectValidation(res, 'tags[0].value', 'missing');
+      expectValidation(res, 'tags.0.value', 'missing');
       const s = await created('healthy', slo());
-      expectValidation(await update('healthy', s.id, slo({ tags: [{ key: 'a', value: 'B' }] })), 'tags[0].value');
+      expectValidation(await update('healthy', s.id, slo({ tags: [{ key: 'a', value: 'B' }] })), 'tags.0.value');
       expectValidation(await update('healthy', s.id, { name: 'x' }), 'sli', 'missing');
       await del('healthy', s.id);
     });
@@ -454,7 +454,7 @@ describe('/1/slos', () => {
       expect(Object.keys(json(all24)).sort()).toEqual([...more].sort());
       for (const id of more.slice(1)) await del('healthy', id);
       expectValidation(await history({ ...ok, ids: s.id }), 'ids', 'incorrect_type');
-      expectValidation(await history({ ...ok, ids: [s.id, 'nope'] }), 'ids[1]');
+      expectValidation(await history({ ...ok, ids: [s.id, 'nope'] }), 'ids.1');
       expectValidation(await history({ ...ok, start_time: undefined }), 'start_time', 'missing');
       expectValidation(await history({ ...ok, start_time: '1' }), 'start_time', 'incorrect_type');
       expectValidation(await history({ ...ok, start_time: nowS - 366 * 86400 }), 'start_time');
@@ -462,7 +462,7 @@ describe('/1/slos', () => {
       expectValidation(await history({ ...ok, end_time: nowS + 1 }), 'end_time');
       expectValidation(await history({ ...ok, end_time: ok.start_time }), 'end_time');
       const other = await secondEnvironment(t, 'History elsewhere');
-      expectValidation(await history(ok, other.headers), 'ids[0]');
+      expectValidation(await history(ok, other.headers), 'ids.0');
       await del('healthy', s.id);
     });
   });

@@ -390,8 +390,8 @@ describe('/1/triggers', () => {
       // tags
       ['tags 10', { tags: Array.from({ length: 10 }, (_, i) => ({ key: `k${'abcdefghij'[i]}`.replace(/\d/g, ''), value: 'v' })) }, null],
       ['tags 11', { tags: Array.from({ length: 11 }, (_, i) => ({ key: 'abcdefghijk'[i], value: 'v' })) }, 'tags'],
-      ['tag key upper', { tags: [{ key: 'Team', value: 'blue' }] }, 'tags[0].key'],
-      ['tag value digit first', { tags: [{ key: 'team', value: '1blue' }] }, 'tags[0].value'],
+      ['tag key upper', { tags: [{ key: 'Team', value: 'blue' }] }, 'tags.0.key'],
+      ['tag value digit first', { tags: [{ key: 'team', value: '1blue' }] }, 'tags.0.value'],
       // threshold
       ['threshold missing', { threshold: undefined }, 'threshold', 'missing'],
       ['threshold not object', { threshold: 5 }, 'threshold', 'incorrect_type'],
@@ -423,8 +423,8 @@ describe('/1/triggers', () => {
       // the trigger query subset
       ['no calculations = COUNT', q({ time_range: 900 }), null],
       ['two calculations', q({ calculations: [{ op: 'COUNT' }, { op: 'MAX', column: 'd' }], time_range: 900 }), 'query.calculations'],
-      ['HEATMAP', q({ calculations: [{ op: 'HEATMAP', column: 'd' }], time_range: 900 }), 'query.calculations[0].op'],
-      ['CONCURRENCY', q({ calculations: [{ op: 'CONCURRENCY' }], time_range: 900 }), 'query.calculations[0].op'],
+      ['HEATMAP', q({ calculations: [{ op: 'HEATMAP', column: 'd' }], time_range: 900 }), 'query.calculations.0.op'],
+      ['CONCURRENCY', q({ calculations: [{ op: 'CONCURRENCY' }], time_range: 900 }), 'query.calculations.0.op'],
       ['P99', q({ calculations: [{ op: 'P99', column: 'd' }], time_range: 900 }), null],
       ['orders', q({ calculations: [{ op: 'COUNT' }], orders: [{ op: 'COUNT', order: 'descending' }], time_range: 900 }), 'query.orders'],
       ['limit', q({ limit: 10, time_range: 900 }), 'query.limit'],
@@ -432,7 +432,7 @@ describe('/1/triggers', () => {
       ['end_time', q({ end_time: 1_700_000_000, time_range: 900 }), 'query.end_time'],
       ['one having', q({ havings: [{ calculate_op: 'COUNT', op: '>', value: 1 }], time_range: 900 }), null],
       ['two havings', q({ havings: [{ calculate_op: 'COUNT', op: '>', value: 1 }, { calculate_op: 'COUNT', op: '<', value: 9 }], time_range: 900 }), 'query.havings'],
-      ['invalid query spec', q({ calculations: [{ op: 'NOPE' }], time_range: 900 }), 'query.calculations[0].op'],
+      ['invalid query spec', q({ calculations: [{ op: 'NOPE' }], time_range: 900 }), 'query.calculations.0.op'],
       ['query not an object', { query: 'COUNT' }, 'query', 'incorrect_type'],
       ['neither query nor query_id', { query: undefined }, 'query', 'missing'],
       // alert type, disabled
@@ -447,9 +447,9 @@ describe('/1/triggers', () => {
       ['no days', { evaluation_schedule: { window: { days_of_week: [], start_time: '09:00', end_time: '17:00' } } }, 'evaluation_schedule.window.days_of_week'],
       ['7 days', { evaluation_schedule: { window: { days_of_week: ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'], start_time: '00:00', end_time: '00:00' } } }, null],
       ['8 days', { evaluation_schedule: { window: { days_of_week: ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'], start_time: '00:00', end_time: '00:00' } } }, 'evaluation_schedule.window.days_of_week'],
-      ['unknown day', { evaluation_schedule: { window: { days_of_week: ['funday'], start_time: '09:00', end_time: '17:00' } } }, 'evaluation_schedule.window.days_of_week[0]'],
-      ['Monday capitalised', { evaluation_schedule: { window: { days_of_week: ['Monday'], start_time: '09:00', end_time: '17:00' } } }, 'evaluation_schedule.window.days_of_week[0]'],
-      ['duplicate day', { evaluation_schedule: { window: { days_of_week: ['monday', 'monday'], start_time: '09:00', end_time: '17:00' } } }, 'evaluation_schedule.window.days_of_week[1]'],
+      ['unknown day', { evaluation_schedule: { window: { days_of_week: ['funday'], start_time: '09:00', end_time: '17:00' } } }, 'evaluation_schedule.window.days_of_week.0'],
+      ['Monday capitalised', { evaluation_schedule: { window: { days_of_week: ['Monday'], start_time: '09:00', end_time: '17:00' } } }, 'evaluation_schedule.window.days_of_week.0'],
+      ['duplicate day', { evaluation_schedule: { window: { days_of_week: ['monday', 'monday'], start_time: '09:00', end_time: '17:00' } } }, 'evaluation_schedule.window.days_of_week.1'],
       ['start 23:59, end 0:00', { evaluation_schedule: { window: { days_of_week: ['monday'], start_time: '23:59', end_time: '0:00' } } }, null],
       ['start 24:00', { evaluation_schedule: { window: { days_of_week: ['monday'], start_time: '24:00', end_time: '17:00' } } }, 'evaluation_schedule.window.start_time'],
       ['end 12:60', { evaluation_schedule: { window: { days_of_week: ['monday'], start_time: '09:00', end_time: '12:60' } } }, 'evaluation_schedule.window.end_time'],

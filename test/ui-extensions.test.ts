@@ -134,7 +134,7 @@ describe('POST /1/bubbleup/{dataset}', () => {
       [{ selection: { start_time: nowS - 60, end_time: nowS, column: 'duration_ms', upper: 'big' } }, 422, 'selection.upper'],
       [{ selection: { start_time: 100, end_time: 200 } }, 422, 'selection'],
       [{ selection: region(), limit: 0 }, 422, 'limit'],
-      [{ selection: region(), query: { calculations: [{ op: 'NOPE' }] } }, 422, 'query.calculations[0].op'],
+      [{ selection: region(), query: { calculations: [{ op: 'NOPE' }] } }, 422, 'query.calculations.0.op'],
       [{ selection: region(), query: 'x' }, 422, 'query'],
     ];
     for (const [body, status, field] of cases) {
@@ -296,7 +296,7 @@ describe('POST /1/raw_events/{dataset}', () => {
     expect((await t.app.inject({ method: 'POST', url: '/1/raw_events/shop', headers: t.config })).statusCode).toBe(400);
     const bad = await sendJson(t, 'POST', '/1/raw_events/shop', { limit: 5000, query: { filters: [{ column: 'a', op: 'like' }] } });
     expect(bad.statusCode).toBe(422);
-    expect(json(bad).type_detail.map((d: { field: string }) => d.field).sort()).toEqual(['limit', 'query.filters[0].op']);
+    expect(json(bad).type_detail.map((d: { field: string }) => d.field).sort()).toEqual(['limit', 'query.filters.0.op']);
     expect((await sendJson(t, 'POST', '/1/raw_events/nope', {})).statusCode).toBe(404);
     const staging = await secondEnvironment(t, 'Events Staging');
     expect((await sendJson(t, 'POST', '/1/raw_events/shop', {}, staging.headers)).statusCode).toBe(404);

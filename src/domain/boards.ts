@@ -12,7 +12,7 @@
 //   data. Read-only fields in the body (`id`, `links`, a query panel's `dataset`) and unknown
 //   fields are ignored.
 // - The body is validated by hand (not by the route's schema, which is there for the OpenAPI
-//   document) so that every problem is one 422 naming fields like `panels[2].query_panel.query_id`.
+//   document) so that every problem is one 422 naming fields like `panels.2.query_panel.query_id`.
 // - Panels (array order is display order) are a union on `type`:
 //   query: `query_panel.query_id` and `query_panel.query_annotation_id` are required; the query
 //     must be a query of this environment (any dataset, or `__all__`), and the annotation an
@@ -191,7 +191,7 @@ function checkVisualization(p: Problems, v: unknown, at: string): VisualizationS
   if (v.charts !== undefined && v.charts !== null) {
     if (p.array(`${at}.charts`, v.charts, MAX_CHARTS)) {
       out.charts = v.charts.map((c, i) => {
-        const ca = `${at}.charts[${i}]`;
+        const ca = `${at}.charts.${i}`;
         const chart: Chart = { chart_index: 0, chart_type: 'default', log_scale: false, omit_missing_values: false };
         if (!isObject(c)) return p.type(ca, 'an object', c) || chart;
         if (c.chart_index !== undefined && c.chart_index !== null && p.integer(`${ca}.chart_index`, c.chart_index, 0)) chart.chart_index = c.chart_index;
@@ -260,7 +260,7 @@ function checkPresetFilters(p: Problems, v: unknown): PresetFilter[] | undefined
   if (!p.array('preset_filters', v, MAX_PRESET_FILTERS)) return undefined;
   const out: PresetFilter[] = [];
   v.forEach((f, i) => {
-    const at = `preset_filters[${i}]`;
+    const at = `preset_filters.${i}`;
     if (!isObject(f)) return p.type(at, 'an object', f);
     const c = p.string(`${at}.column`, f.column);
     const a = p.string(`${at}.alias`, f.alias);
@@ -297,7 +297,7 @@ function checkBoard(p: Problems, input: Json): DraftBoard {
   if (input.panels !== undefined && input.panels !== null) {
     if (p.array('panels', input.panels, MAX_PANELS)) {
       input.panels.forEach((v, i) => {
-        const panel = checkPanel(p, v, `panels[${i}]`);
+        const panel = checkPanel(p, v, `panels.${i}`);
         if (panel) panels.push(panel);
       });
     }
@@ -320,7 +320,7 @@ async function checkReferences(p: Problems, store: ConfigStore, env: Environment
     return slugs.get(datasetId);
   };
   for (const [i, panel] of panels.entries()) {
-    const at = `panels[${i}].${panel.type}_panel`;
+    const at = `panels.${i}.${panel.type}_panel`;
     if (panel.type === 'query') {
       const { query_id, query_annotation_id } = panel.query_panel;
       const query = await store.getObject(QUERY_KIND, query_id);

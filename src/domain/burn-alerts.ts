@@ -21,7 +21,7 @@
 //   keeps the alert's triggered state; the next evaluation decides anew.
 import { ApiError } from '../errors.js';
 import type { ConfigStore, Environment, StoredObject } from '../stores/config/types.js';
-import { Problems, textLength, type Json } from '../validation.js';
+import type { Problems } from '../validation.js';
 import { BURN_ALERT_KIND, BURN_ALERT_STATE_KIND } from './kinds.js';
 import { validateNotificationRecipients, type NotificationRecipient } from './notification-recipients.js';
 import { MINUTES_PER_DAY, type SLO_STATUSES, type SloObject } from './slos.js';
@@ -94,47 +94,50 @@ export async function burnAlertDetail(store: ConfigStore, o: BurnAlertObject) {
   return { ...burnAlertListItem(o, (await getAlertState(store, o.id)).triggered), recipients: o.body.recipients };
 }
 
-/** Checks the alert's own fields against the SLO; problems go to `p`. */
-export function checkAlert(p: Problems, input: Json, slo: SloObject | undefined): Omit<BurnAlertBody, 'slo_id' | 'recipients'> {
-  let alertType: AlertType = 'exhaustion_time';
-  if (input.alert_type !== undefined && input.alert_type !== null && input.alert_type !== '' && p.enumOf('alert_type', input.alert_type, ALERT_TYPES)) {
-    alertType = input.alert_type;
-  }
-  let autoInvestigate = false;
-  if (input.auto_investigate !== undefined && input.auto_investigate !== null && p.bool('auto_investigate', input.auto_investigate)) {
-    autoInvestigate = input.auto_investigate;
-  }
-  let description = '';
-  if (input.description !== undefined && input.description !== null) {
-    if (typeof input.description !== 'string') p.type('description', 'a string', input.description);
-    else if (textLength(input.description) > MAX_DESCRIPTION) p.add('description', 'invalid', `must be at most ${MAX_DESCRIPTION} characters`);
-    else description = input.description;
-  }
-  const present = (f: string) => input[f] !== undefined && input[f] !== null;
-  const integer = (f: string, min: number, max: number, maxText?: string): number | undefined => {
+/** The fields of a burn alert body, as the route schema (src/api/v1/burn-alerts.ts) has checked them; null is absent. */
+export interface BurnAlertInput {
+  alert_type?: AlertType | '' | null;
+  description?: string | null;
+  exhaustion_minutes?: number | null;
+  budget_rate_window_minutes?: number | null;
+  budget_rate_decrease_threshold_per_million?: number | null;
+  auto_investigate?: boolean | null;
+  recipients: unknown[];
+}
+
+/**
+ * The alert's own fields of a checked body, with the rules its schema cannot say (problems go to
+ * `p`): which of the typed fields the alert type needs and refuses, and a budget rate window
+ * within the SLO's period.
+ */
+export function checkAlert(p: Problems, input: BurnAlertInput, slo: SloObject | undefined): Omit<BurnAlertBody, 'slo_id' | 'recipients'> {
+  const alertType: AlertType = input.alert_type || 'exhaustion_time';
+  const autoInvestigate = input.auto_investigate ?? false;
+  const description = input.description ?? '';
+  const present = (f: keyof BurnAlertInput) => input[f] !== undefined && input[f] !== null;
+  const required = (f: (typeof EXHAUSTION_FIELDS | typeof BUDGET_RATE_FIELDS)[number], max = Number.MAX_SAFE_INTEGER, maxText?: string): number | undefined => {
     const v = input[f];
-    if (!present(f)) return p.add(f, 'missing', `is required when alert_type is ${alertType}`) || undefined;
-    if (!p.integer(f, v, min)) return undefined;
-    if ((v as number) > max) return p.add(f, 'invalid', `must be at most ${maxText ?? max}`) || undefined;
-    return v as number;
+    if (v === undefined || v === null) return p.add(f, 'missing', `is required when alert_type is ${alertType}`) || undefined;
+    if (v > max) return p.add(f, 'invalid', `must be at most ${maxText ?? max}`) || undefined;
+    return v;
   };
   const others = alertType === 'exhaustion_time' ? BUDGET_RATE_FIELDS : EXHAUSTION_FIELDS;
   for (const f of others) if (present(f)) p.add(f, 'invalid', `must not be sent when alert_type is ${alertType}`);
   if (alertType === 'exhaustion_time') {
-    return { alert_type: alertType, description, auto_investigate: autoInvestigate, exhaustion_minutes: integer('exhaustion_minutes', 0, Number.MAX_SAFE_INTEGER) };
+    return { alert_type: alertType, description, auto_investigate: autoInvestigate, exhaustion_minutes: required('exhaustion_minutes') };
   }
   const period = slo ? slo.body.time_period_days * MINUTES_PER_DAY : Number.MAX_SAFE_INTEGER;
   return {
     alert_type: alertType,
     description,
     auto_investigate: autoInvestigate,
-    budget_rate_window_minutes: integer('budget_rate_window_minutes', MIN_BUDGET_RATE_WINDOW, period, `the SLO's time period (${period} minutes)`),
-    budget_rate_decrease_threshold_per_million: integer('budget_rate_decrease_threshold_per_million', 1, MAX_THRESHOLD),
+    budget_rate_window_minutes: required('budget_rate_window_minutes', period, `the SLO's time period (${period} minutes)`),
+    budget_rate_decrease_threshold_per_million: required('budget_rate_decrease_threshold_per_million'),
   };
 }
 
 /** The body's recipients (problems go to `p`); new inline email recipients are not made yet. */
-export async function checkRecipients(p: Problems, store: ConfigStore, teamId: string, input: Json): Promise<NotificationRecipient[]> {
+export async function checkRecipients(p: Problems, store: ConfigStore, teamId: string, input: { recipients?: unknown }): Promise<NotificationRecipient[]> {
   try {
     return await validateNotificationRecipients(store, teamId, input.recipients ?? undefined, { minItems: 1 });
   } catch (err) {

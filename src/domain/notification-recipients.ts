@@ -42,7 +42,11 @@ export const NotificationRecipientSchema = Type.Object({
   target: Type.Optional(Type.String()),
   details: Type.Optional(
     Type.Object({
-      pagerduty_severity: Type.Optional(Type.Unsafe<PagerDutySeverity>({ type: 'string', enum: [...PAGERDUTY_SEVERITIES], default: 'critical' })),
+      // No `default`: ajv (useDefaults) would write it into every recipient's details, and a
+      // severity is refused on recipients that are not PagerDuty's. validateNotificationRecipients defaults it.
+      pagerduty_severity: Type.Optional(
+        Type.Unsafe<PagerDutySeverity>({ type: 'string', enum: [...PAGERDUTY_SEVERITIES], description: 'PagerDuty recipients only; `critical` when omitted.' }),
+      ),
       variables: Type.Optional(
         Type.Array(
           Type.Object({

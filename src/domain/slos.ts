@@ -22,11 +22,11 @@
 //   `POST …/{sloId}/reset` (no body): reset_at becomes now and the budget is counted from then on.
 import { notFound } from '../errors.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../stores/config/types.js';
-import { isObject, Problems, textLength, type Json } from '../validation.js';
+import type { Problems } from '../validation.js';
 import { ALL_DATASETS, datasetSlug, findDataset } from './datasets.js';
 import { SLO_KIND } from './kinds.js';
 import { belongsTo } from './scope.js';
-import { checkTags, tagsMember, type Tag } from './tags.js';
+import { duplicateTagKeys, storedTags, tagsMember, type Tag } from './tags.js';
 
 export const MINUTES_PER_DAY = 1440;
 
@@ -121,43 +121,40 @@ export interface Draft {
   tags: SloBody['tags'];
 }
 
-/** The SLO's own fields of a body; problems go to `p`. */
-export function checkSloFields(p: Problems, input: Json): Draft {
-  p.string('name', input.name, { max: LIMITS.name, notBlank: true });
-  let description = '';
-  if (input.description !== undefined && input.description !== null) {
-    if (typeof input.description !== 'string') p.type('description', 'a string', input.description);
-    else if (textLength(input.description) > LIMITS.description) {
-      p.add('description', 'invalid', `must be at most ${LIMITS.description} characters, not ${textLength(input.description)}`);
-    } else description = input.description;
-  }
-  let alias = '';
-  if (input.sli === undefined || input.sli === null) p.missing('sli');
-  else if (!isObject(input.sli)) p.type('sli', 'an object', input.sli);
-  else if (p.string('sli.alias', input.sli.alias, { max: LIMITS.alias, notBlank: true })) alias = input.sli.alias;
-  const integer = (field: string, min: number, max: number) => {
-    const v = input[field];
-    if (v === undefined || v === null) return p.missing(field) || 0;
-    if (!p.integer(field, v, min)) return 0;
-    if (v > max) return p.add(field, 'invalid', `must be at most ${max}`) || 0;
-    return v;
-  };
-  const time_period_days = integer('time_period_days', LIMITS.minPeriodDays, Number.MAX_SAFE_INTEGER);
-  const target_per_million = integer('target_per_million', 0, LIMITS.maxTargetPerMillion);
-  const t = checkTags(input.tags);
-  p.addAll(t.problems);
-  return { name: input.name as string, description, alias, time_period_days, target_per_million, tags: t.tags };
+/** The fields of an SLO body, as the route schema (src/api/v1/slos.ts) has checked them. */
+export interface SloInput {
+  name: string;
+  description?: string | null;
+  sli: { alias: string };
+  time_period_days: number;
+  target_per_million: number;
+  tags?: Tag[] | null;
+  dataset_slugs?: string[] | null;
 }
 
-/** `dataset_slugs` of an `__all__` create: 1..10 distinct datasets of the environment. */
-export async function checkDatasetSlugs(p: Problems, store: ConfigStore, env: Environment, v: unknown): Promise<Dataset[]> {
+/** The SLO's own fields of a checked body; what its schema cannot say (tag keys unique) goes to `p`. */
+export function sloDraft(p: Problems, input: SloInput): Draft {
+  p.addAll(duplicateTagKeys(input.tags));
+  return {
+    name: input.name,
+    description: input.description ?? '',
+    alias: input.sli.alias,
+    time_period_days: input.time_period_days,
+    target_per_million: input.target_per_million,
+    tags: storedTags(input.tags),
+  };
+}
+
+/**
+ * `dataset_slugs` of an `__all__` create: 1..10 distinct datasets of the environment. The schema
+ * says it is a list of at most 10 strings; that the path needs it, and what it names, it cannot.
+ */
+export async function checkDatasetSlugs(p: Problems, store: ConfigStore, env: Environment, v: readonly string[] | null | undefined): Promise<Dataset[]> {
   if (v === undefined || v === null) return p.add('dataset_slugs', 'missing', 'is required when the path is __all__') || [];
-  if (!Array.isArray(v)) return p.type('dataset_slugs', 'an array', v) || [];
   if (v.length < 1) return p.add('dataset_slugs', 'invalid', 'must name at least 1 dataset') || [];
-  if (v.length > LIMITS.datasets) return p.add('dataset_slugs', 'invalid', `must name at most ${LIMITS.datasets} datasets, not ${v.length}`) || [];
   const out: Dataset[] = [];
   for (const [i, s] of v.entries()) {
-    const at = `dataset_slugs[${i}]`;
+    const at = `dataset_slugs.${i}`;
     if (!p.string(at, s)) continue;
     const ds = s === ALL_DATASETS ? undefined : await store.getDataset(env.id, datasetSlug(s));
     if (!ds) p.add(at, 'invalid', `no dataset ${JSON.stringify(s)} in this environment`);

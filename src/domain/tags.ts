@@ -30,7 +30,7 @@ export const TAG_VALUE_PATTERN = /^[a-z][a-z0-9/-]*$/;
 
 /**
  * Checks a `tags` field as sent. Returns the tags to store (`{key, value}` only, in the client's
- * order) and the problems found, each naming its field as `<field>[i].key` / `<field>[i].value`.
+ * order) and the problems found, each naming its field as `<field>.<i>.key` / `<field>.<i>.value`.
  */
 export function checkTags(input: unknown, field = 'tags', max = MAX_TAGS): { tags: Tag[]; problems: TypeDetail[] } {
   const problems: TypeDetail[] = [];
@@ -44,7 +44,7 @@ export function checkTags(input: unknown, field = 'tags', max = MAX_TAGS): { tag
   const tags: Tag[] = [];
   const seen = new Set<string>();
   input.forEach((item, i) => {
-    const at = `${field}[${i}]`;
+    const at = `${field}.${i}`;
     if (typeof item !== 'object' || item === null || Array.isArray(item)) {
       add(at, 'incorrect_type', `must be an object, not ${jsonType(item)}`);
       return;
@@ -69,6 +69,23 @@ export function checkTags(input: unknown, field = 'tags', max = MAX_TAGS): { tag
   });
   return { tags, problems };
 }
+
+/**
+ * The rule of tags a schema cannot say (src/api/v1/schemas.ts's TagSchema says the rest): two tags
+ * with the same key, a problem on the second one's `key`.
+ */
+export function duplicateTagKeys(tags: readonly Tag[] | null | undefined, field = 'tags'): TypeDetail[] {
+  const seen = new Set<string>();
+  const problems: TypeDetail[] = [];
+  (tags ?? []).forEach(({ key }, i) => {
+    if (seen.has(key)) problems.push({ field: `${field}.${i}.key`, code: 'invalid', description: `duplicates the key ${JSON.stringify(key)}` });
+    seen.add(key);
+  });
+  return problems;
+}
+
+/** The tags to store of tags the schema has checked: `{key, value}` only, in the client's order; null is none. */
+export const storedTags = (tags: readonly Tag[] | null | undefined): Tag[] => (tags ?? []).map(({ key, value }) => ({ key, value }));
 
 /** The `tags` member of a response: absent when there are none (see the header). */
 export function tagsMember(tags: readonly Tag[] | undefined): { tags?: Tag[] } {

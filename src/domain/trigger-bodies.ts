@@ -97,7 +97,7 @@ function checkTriggerQuery(p: Problems, spec: QuerySpec, at: (field: string) => 
   const calcs = spec.calculations?.length ? spec.calculations : [{ op: 'COUNT' as const }];
   if (calcs.length !== 1) p.add(at('calculations'), 'invalid', `a trigger query must have exactly one calculation, not ${calcs.length}`);
   calcs.forEach((c, i) => {
-    if (TRIGGER_FORBIDDEN_OPS.includes(c.op)) p.add(at(`calculations[${i}].op`), 'invalid', `${c.op} cannot be used in a trigger query`);
+    if (TRIGGER_FORBIDDEN_OPS.includes(c.op)) p.add(at(`calculations.${i}.op`), 'invalid', `${c.op} cannot be used in a trigger query`);
   });
   if (spec.orders !== undefined) p.add(at('orders'), 'invalid', 'a trigger query cannot have orders');
   if (spec.limit !== undefined) p.add(at('limit'), 'invalid', 'a trigger query cannot have a limit');
@@ -163,8 +163,8 @@ function checkSchedule(p: Problems, body: Json): Pick<StoredTrigger, 'evaluation
   else {
     const seen = new Set<unknown>();
     days.forEach((d, i) => {
-      if (!p.enumOf(`${at('days_of_week')}[${i}]`, d, DAYS_OF_WEEK)) ok = false;
-      else if (seen.has(d)) ok = p.add(`${at('days_of_week')}[${i}]`, 'invalid', `duplicates ${JSON.stringify(d)}`);
+      if (!p.enumOf(`${at('days_of_week')}.${i}`, d, DAYS_OF_WEEK)) ok = false;
+      else if (seen.has(d)) ok = p.add(`${at('days_of_week')}.${i}`, 'invalid', `duplicates ${JSON.stringify(d)}`);
       seen.add(d);
     });
   }

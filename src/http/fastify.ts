@@ -21,7 +21,7 @@ import { addListLimits } from './list-limits.js';
 import { repairPercentEncoding } from './path-encoding.js';
 import { discardUnreadBody } from './unread-body.js';
 import { requestBaseUrl } from './public-url.js';
-import { BLANK, unparseable } from '../validation.js';
+import { BLANK, NOT_BLANK, unparseable } from '../validation.js';
 import { RateLimiter } from './rate-limit.js';
 import { sessionSigningSecret } from '../domain/sessions.js';
 import { metricsAllowed, metricsRefusal, type Metrics } from '../ops/metrics.js';
@@ -85,7 +85,7 @@ export async function createHttp(deps: HttpDeps): Promise<{ app: App; authentica
     bodyLimit: settings.bodyLimit,
     ajv: {
       // Wrong types are errors, never silently converted; unknown fields are not stripped.
-      customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, useDefaults: true },
+      customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, useDefaults: true, allowUnionTypes: true },
     },
     return503OnClosing: true,
     // Fastify takes a hop count too; its types leave the number out.
@@ -267,8 +267,9 @@ function toApiError(err: FastifyError | ApiError, request: FastifyRequest, setti
       const missing = v.keyword === 'required' ? String((v.params as { missingProperty?: string }).missingProperty)
         : v.keyword === 'additionalProperties' ? String((v.params as { additionalProperty?: string }).additionalProperty) : '';
       const field = where + [path, missing].filter(Boolean).join('.') || fe.validationContext || 'body';
-      // minLength 1 fails only for "": a blank required field, as Honeycomb words it.
-      const blank = v.keyword === 'required' || (v.keyword === 'minLength' && (v.params as { limit?: number }).limit === 1);
+      // minLength 1 fails only for "", NOT_BLANK only for spaces: a blank required field, as Honeycomb words it.
+      const blank = v.keyword === 'required' || (v.keyword === 'minLength' && (v.params as { limit?: number }).limit === 1)
+        || (v.keyword === 'pattern' && (v.params as { pattern?: string }).pattern === NOT_BLANK);
       const code = blank ? 'missing' : v.keyword === 'type' ? 'incorrect_type' : 'invalid';
       // maxLength worded as the hand-written checks word it (Problems.string, datasetNameProblem).
       const message = blank ? BLANK : v.keyword === 'additionalProperties'

@@ -47,6 +47,7 @@ export function addListLimits(route: RouteOptions): void {
     checkListLimits(p, body, request.body, '');
     p.throwIfAny();
   };
+  // After the route's own preValidation hooks: a path's 404 (its dataset, its object) comes first.
   const existing = route.preValidation;
-  route.preValidation = [hook, ...(existing === undefined ? [] : Array.isArray(existing) ? existing : [existing])];
+  route.preValidation = [...(existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]), hook];
 }

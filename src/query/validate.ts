@@ -1,7 +1,7 @@
 // Query specification validation: every rule of Honeycomb's Query object, checked by hand so that
 // any caller (the Queries API, query results, boards, triggers) gets the same answer for the same
 // input, and so that every problem names its field the way a reader finds it in the body:
-// `calculations[1].column`, `filters[0].value`, `orders[0]`, `time_range`.
+// `calculations.1.column`, `filters.0.value`, `orders.0`, `time_range`.
 //
 // validateQuerySpec() takes the parsed JSON body as it arrived and returns the spec to store and
 // echo: exactly the known fields the client sent, in the order it sent them (keys and array
@@ -115,7 +115,7 @@ function items<T>(p: Problems, field: string, v: unknown, check: (item: Json, at
   let ok = true;
   const out: T[] = [];
   v.forEach((item, i) => {
-    const at = `${field}[${i}]`;
+    const at = `${field}.${i}`;
     if (!isObject(item)) ok = p.type(at, 'an object', item);
     else if (!check(item, at)) ok = false;
     else out.push(pick<T>(item, keys));
@@ -153,7 +153,7 @@ function checkFilter(p: Problems, f: Json, at: string): boolean {
     if (!p.array(vf, value, MAX_FILTER_VALUES)) return false;
     if (value.length === 0) return p.add(vf, 'invalid', `${f.op} needs at least one value`);
     const bad = value.findIndex((x) => typeof x !== 'string');
-    if (bad >= 0) return p.type(`${vf}[${bad}]`, 'a string', value[bad]);
+    if (bad >= 0) return p.type(`${vf}.${bad}`, 'a string', value[bad]);
   } else {
     if (value === undefined || value === null) return p.add(vf, 'missing', `${f.op} needs a value`);
     if (typeof value === 'number' ? !Number.isFinite(value) : typeof value !== 'string' && typeof value !== 'boolean') {
@@ -267,7 +267,7 @@ export function validateQuerySpec(input: unknown, opts: ValidateOptions = {}): Q
           break;
         }
         v.forEach((b, i) => {
-          if (!checkString(p, `${key}[${i}]`, b)) breakdownsOk = false;
+          if (!checkString(p, `${key}.${i}`, b)) breakdownsOk = false;
         });
         if (breakdownsOk) out[key] = breakdowns = v as string[];
         break;
@@ -300,7 +300,7 @@ export function validateQuerySpec(input: unknown, opts: ValidateOptions = {}): Q
           const seen = new Set<string>();
           let unique = true;
           r.forEach((f, i) => {
-            if (seen.has(f.name)) unique = p.add(`${key}[${i}].name`, 'invalid', `duplicate calculated field name ${JSON.stringify(f.name)}`);
+            if (seen.has(f.name)) unique = p.add(`${key}.${i}.name`, 'invalid', `duplicate calculated field name ${JSON.stringify(f.name)}`);
             seen.add(f.name);
           });
           if (unique) out[key] = r;
@@ -344,7 +344,7 @@ export function validateQuerySpec(input: unknown, opts: ValidateOptions = {}): Q
     const computes = (op: string, column: string | null | undefined) => calcs.some((c) => c.op === op && sameColumn(c.column, column));
     const known = calcs.map((c) => describeCalc(c.op, c.column)).join(', ');
     (spec.orders ?? []).forEach((o, i) => {
-      const at = `orders[${i}]`;
+      const at = `orders.${i}`;
       if (o.op !== undefined) {
         if (!computes(o.op, o.column)) p.add(at, 'invalid', `${describeCalc(o.op, o.column)} is not one of the calculations (${known})`);
       } else if (o.column === undefined) {
@@ -355,7 +355,7 @@ export function validateQuerySpec(input: unknown, opts: ValidateOptions = {}): Q
     });
     (spec.havings ?? []).forEach((h, i) => {
       if (!computes(h.calculate_op, h.column)) {
-        p.add(`havings[${i}]`, 'invalid', `${describeCalc(h.calculate_op, h.column)} is not one of the calculations (${known})`);
+        p.add(`havings.${i}`, 'invalid', `${describeCalc(h.calculate_op, h.column)} is not one of the calculations (${known})`);
       }
     });
   }
@@ -370,7 +370,7 @@ export const opTakesNoColumn = (op: QueryOp) => NO_COLUMN_OPS.includes(op);
 /**
  * Validates a query spec found inside another body at `field` (BubbleUp, the event browser):
  * the same rules, with every problem added to `p` named from the outer body
- * (`query.filters[0].op`). Absent or null: the empty spec.
+ * (`query.filters.0.op`). Absent or null: the empty spec.
  */
 export function validateNestedQuerySpec(input: unknown, field: string, p: Problems): QuerySpec {
   if (input === undefined || input === null) return {};

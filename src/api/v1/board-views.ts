@@ -96,7 +96,7 @@ function checkFilter(p: Problems, f: unknown, at: string): BoardViewFilter | und
     if (!p.array(vf, value, MAX_FILTER_VALUES)) return undefined;
     if (value.length === 0) return p.add(vf, 'invalid', `${op} needs at least one value`) || undefined;
     const bad = value.findIndex((x) => !isScalar(x));
-    if (bad >= 0) return p.type(`${vf}[${bad}]`, 'a string, number or boolean', value[bad]) || undefined;
+    if (bad >= 0) return p.type(`${vf}.${bad}`, 'a string, number or boolean', value[bad]) || undefined;
     out = value as Scalar[];
   } else {
     if (value === undefined || value === null) return p.add(vf, 'missing', `${op} needs a value`) || undefined;
@@ -117,7 +117,7 @@ function validateView(input: unknown): StoredBoardView {
   else if (p.array('filters', body.filters, MAX_VIEW_FILTERS)) {
     if (body.filters.length === 0) p.add('filters', 'invalid', 'must have at least one filter');
     body.filters.forEach((f, i) => {
-      const filter = checkFilter(p, f, `filters[${i}]`);
+      const filter = checkFilter(p, f, `filters.${i}`);
       if (filter) filters.push(filter);
     });
   }

@@ -11,7 +11,7 @@ import { shortId } from '../../domain/ids.js';
 import type { Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
 import { sendCreated, sendDeleted } from '../resource.js';
-import { BoardParams } from './schemas.js';
+import { BoardParams, TagsInput, tagsOutput } from './schemas.js';
 import { CHART_TYPES, LAYOUT_GENERATIONS, MAX_BOARD_DESCRIPTION_LENGTH, MAX_BOARD_NAME_LENGTH, MAX_CHARTS, MAX_PANELS, MAX_PRESET_FILTERS, MAX_TEXT_PANEL_LENGTH, QUERY_STYLES, VISUALIZATION_FLAGS, boardAnswer, deleteBoardViews, getBoardObject, validateBoard, type StoredBoard } from '../../domain/boards.js';
 import { BOARD_KIND } from '../../domain/kinds.js';
 
@@ -57,7 +57,6 @@ export const BoardPanelSchema = Type.Union([
   withPosition({ type: Type.Literal('slo'), slo_panel: Type.Object({ slo_id: Type.String() }) }),
   withPosition({ type: Type.Literal('text'), text_panel: Type.Object({ content: Type.String({ maxLength: MAX_TEXT_PANEL_LENGTH }) }) }),
 ]);
-const TagSchema = Type.Object({ key: Type.String({ maxLength: 32, pattern: '^[a-z]+$' }), value: Type.String({ maxLength: 128, pattern: '^[a-z][a-z0-9/-]*$' }) });
 const PresetFilterSchema = Type.Object({ column: Type.String({ minLength: 1 }), alias: Type.String({ minLength: 1 }) });
 export const BoardSchema = Type.Object({
   id: Type.Optional(Type.String({ readOnly: true })),
@@ -67,7 +66,7 @@ export const BoardSchema = Type.Object({
   links: Type.Optional(Type.Object({ board_url: Type.String() }, { readOnly: true })),
   panels: Type.Optional(Type.Array(BoardPanelSchema, { maxItems: MAX_PANELS })),
   layout_generation: Type.Optional(Type.Unsafe({ type: 'string', enum: [...LAYOUT_GENERATIONS], default: 'manual', writeOnly: true })),
-  tags: Type.Optional(Type.Array(TagSchema, { maxItems: 10 })),
+  tags: TagsInput,
   preset_filters: Type.Optional(
     Type.Array(PresetFilterSchema, { maxItems: MAX_PRESET_FILTERS, description: 'On PUT: omitted keeps the current ones, [] removes them.' }),
   ),
@@ -79,7 +78,7 @@ const BoardResponse = Type.Object({
   type: Type.Literal('flexible'),
   links: Type.Object({ board_url: Type.String() }),
   panels: Type.Array(BoardPanelSchema),
-  tags: Type.Optional(Type.Array(TagSchema, { description: 'Absent when the board has no tags.' })),
+  tags: tagsOutput('board'),
   preset_filters: Type.Array(PresetFilterSchema),
 });
 
@@ -94,7 +93,7 @@ function boardResponse(request: FastifyRequest, env: Environment, o: StoredObjec
 
 export function registerBoards(app: App, ctx: ApiContext): void {
   const { store } = ctx;
-  // Validation is validateBoard's: one 422 naming every field, e.g. `panels[1].query_panel.query_id`.
+  // Validation is validateBoard's: one 422 naming every field, e.g. `panels.1.query_panel.query_id`.
   const noSchemaValidation = () => () => true;
 
   app.get(

@@ -3,6 +3,7 @@
 // SLOs (`manage_slos`). The rules of an alert (the decisions) and its answers are
 // src/domain/burn-alerts.ts's; evaluation is in src/jobs/burn-alerts.ts.
 import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
 import { envOf } from '../../http/auth.js';
 import { notFound, validationError } from '../../errors.js';
 import { shortId } from '../../domain/ids.js';
@@ -12,9 +13,9 @@ import { ALERT_TYPES, MAX_DESCRIPTION, MAX_THRESHOLD, MIN_BUDGET_RATE_WINDOW, bu
 
 import type { ApiContext, App } from '../context.js';
 import { findOwned, sendCreated, sendDeleted } from '../resource.js';
-import { bodyObject, isObject, Problems } from '../../validation.js';
+import { Problems } from '../../validation.js';
 import { getSloObject, sloScope, type SloObject, type SloScope } from '../../domain/slos.js';
-import { SlugParams, itemParams } from './schemas.js';
+import { SlugParams, itemParams, orNull } from './schemas.js';
 import { BURN_ALERT_KIND } from '../../domain/kinds.js';
 
 const tags = ['Burn Alerts'];
@@ -36,22 +37,30 @@ const ListItem = Type.Object({
   updated_at: Type.String(),
 });
 const Detail = Type.Intersect([ListItem, Type.Object({ recipients: Type.Array(NotificationRecipientSchema) })]);
-const Input = Type.Object({
-  alert_type: Type.Optional(Type.Unsafe<AlertType | ''>({ type: 'string', enum: [...ALERT_TYPES, ''], default: 'exhaustion_time', description: '"" is exhaustion_time.' })),
-  description: Type.Optional(Type.String({ maxLength: MAX_DESCRIPTION })),
-  exhaustion_minutes: Type.Optional(Type.Integer({ minimum: 0 })),
-  budget_rate_window_minutes: Type.Optional(Type.Integer({ minimum: MIN_BUDGET_RATE_WINDOW })),
-  budget_rate_decrease_threshold_per_million: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_THRESHOLD })),
-  auto_investigate: Type.Optional(Type.Boolean({ default: false })),
-  slo: Type.Optional(Type.Object({ id: Type.String() }, { description: 'Required on create; ignored on update.' })),
-  recipients: Type.Array(NotificationRecipientSchema, { minItems: 1, maxItems: MAX_NOTIFICATION_RECIPIENTS }),
-});
+// The bodies' schemas validate them (ajv); what they cannot say is checkAlert's and
+// checkRecipients' (src/domain/burn-alerts.ts): the fields an alert type needs and refuses, the
+// window against the SLO's period, the recipients a body names; and the SLO it names.
+const alertFields = {
+  alert_type: Type.Optional(
+    Type.Unsafe<AlertType | '' | null>({ type: ['string', 'null'], enum: [...ALERT_TYPES, '', null], default: 'exhaustion_time', description: '"" or null is exhaustion_time.' }),
+  ),
+  description: Type.Optional(orNull(Type.String({ maxLength: MAX_DESCRIPTION }))),
+  exhaustion_minutes: Type.Optional(orNull(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Required by exhaustion_time alerts, refused by the others.' }))),
+  budget_rate_window_minutes: Type.Optional(orNull(Type.Integer({ minimum: MIN_BUDGET_RATE_WINDOW, description: 'Required by budget_rate alerts, refused by the others; at most the SLO’s period.' }))),
+  budget_rate_decrease_threshold_per_million: Type.Optional(orNull(Type.Integer({ minimum: 1, maximum: MAX_THRESHOLD, description: 'Required by budget_rate alerts, refused by the others.' }))),
+  auto_investigate: Type.Optional(orNull(Type.Boolean({ default: false }))),
+  // At least one, but `[]` is answered as a blank field (`missing`) by checkRecipients, where
+  // minItems would make it `invalid`.
+  recipients: Type.Array(NotificationRecipientSchema, { maxItems: MAX_NOTIFICATION_RECIPIENTS, description: 'At least one.' }),
+};
+const SloRef = Type.Object({ id: Type.String({ minLength: 1 }) });
+const CreateInput = Type.Object({ ...alertFields, slo: SloRef });
+const UpdateInput = Type.Object({ ...alertFields, slo: Type.Optional(Type.Unknown({ description: 'Ignored: an alert keeps its SLO.' })) });
 const ItemParams = itemParams('burnAlertId');
 const ListQuery = Type.Object({ slo_id: Type.Optional(Type.String()) });
 
 export function registerBurnAlerts(app: App, ctx: ApiContext): void {
   const { store } = ctx;
-  const noSchemaValidation = () => () => true;
 
   /** The alert as seen from the path (its SLO must be visible there); 404 otherwise. */
   const findAlert = async (scope: SloScope, id: string): Promise<{ alert: BurnAlertObject; slo: SloObject }> => {
@@ -63,6 +72,12 @@ export function registerBurnAlerts(app: App, ctx: ApiContext): void {
       if (err instanceof ApiError && err.status === 404) throw notFound('burn alert');
       throw err;
     }
+  };
+  // A path's 404 (its dataset, the alert) comes before a body's 422, as the handlers' lookups would make it.
+  const pathFirst = async (request: FastifyRequest) => {
+    const { datasetSlug, burnAlertId } = request.params as { datasetSlug: string; burnAlertId?: string };
+    const scope = await sloScope(store, envOf(request), datasetSlug);
+    if (burnAlertId !== undefined) await findAlert(scope, burnAlertId);
   };
 
   app.get(
@@ -97,24 +112,19 @@ export function registerBurnAlerts(app: App, ctx: ApiContext): void {
         tags,
         security,
         params: SlugParams,
-        body: Input,
+        body: CreateInput,
         description: 'Creates a burn alert on the SLO `slo.id` (an SLO reachable from this path).',
         response: { 201: Detail },
       },
-      validatorCompiler: noSchemaValidation,
+      preValidation: pathFirst,
       config: { auth },
     },
     async (request, reply) => {
       const { datasetSlug } = request.params as Static<typeof SlugParams>;
       const scope = await sloScope(store, envOf(request), datasetSlug);
-      const input = bodyObject(request.body);
+      const input = request.body as Static<typeof CreateInput>;
       const p = new Problems();
-      let sloId: string | undefined;
-      if (input.slo === undefined || input.slo === null) p.missing('slo');
-      else if (!isObject(input.slo)) p.type('slo', 'an object', input.slo);
-      else if (p.string('slo.id', input.slo.id)) sloId = input.slo.id;
-      p.throwIfAny();
-      const slo = await getSloObject(store, scope, sloId!);
+      const slo = await getSloObject(store, scope, input.slo.id);
       const fields = checkAlert(p, input, slo);
       const checked = await checkRecipients(p, store, scope.env.teamId, input);
       p.throwIfAny();
@@ -149,18 +159,18 @@ export function registerBurnAlerts(app: App, ctx: ApiContext): void {
         tags,
         security,
         params: ItemParams,
-        body: Input,
+        body: UpdateInput,
         description: 'Full replacement; `recipients` required, `slo` ignored. The alert type may change.',
         response: { 200: Detail },
       },
-      validatorCompiler: noSchemaValidation,
+      preValidation: pathFirst,
       config: { auth },
     },
     async (request) => {
       const { datasetSlug, burnAlertId } = request.params as Static<typeof ItemParams>;
       const scope = await sloScope(store, envOf(request), datasetSlug);
       const { alert, slo } = await findAlert(scope, burnAlertId);
-      const input = bodyObject(request.body);
+      const input = request.body as Static<typeof UpdateInput>;
       const p = new Problems();
       const fields = checkAlert(p, input, slo);
       const checked = await checkRecipients(p, store, scope.env.teamId, input);

@@ -5,7 +5,7 @@
 // Decisions:
 // - The body is validated by src/query/validate.ts only (not by the route's schema, which is
 //   there for the OpenAPI document), so every problem is one 422 naming fields like
-//   `calculations[1].column`. The response is the spec as sent (known fields, the client's order,
+//   `calculations.1.column`. The response is the spec as sent (known fields, the client's order,
 //   no defaults added) plus `id`.
 // - A query belongs to the dataset it was created on, or to the environment (`__all__`). It is
 //   found only under that same path segment and environment: a query of dataset A is not found
@@ -40,7 +40,7 @@ export function registerQueries(app: App, { store }: ApiContext): void {
           '`__all__` makes an environment-wide query.',
         response: { 200: QuerySchema },
       },
-      // The spec is validated by validateQuerySpec (field paths like `calculations[1].column`).
+      // The spec is validated by validateQuerySpec (field paths like `calculations.1.column`).
       validatorCompiler: () => () => true,
       config: { auth },
     },

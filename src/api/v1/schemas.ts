@@ -1,8 +1,9 @@
 // TypeBox schemas of /1/ resources: they validate requests, type the handlers and make up the
 // served OpenAPI document.
-import { Type, type TSchema, type TString, type TUnsafe } from '@sinclair/typebox';
+import { Type, type Static, type TSchema, type TString, type TUnsafe } from '@sinclair/typebox';
 import { COMPARE_TIME_OFFSETS, FILTER_OPS, HAVING_OPS, QUERY_OPS } from '../../query/spec.js';
 import { MAX_FILTER_VALUES } from '../../query/validate.js';
+import { MAX_TAGS, TAG_KEY_MAX_LENGTH, TAG_KEY_PATTERN, TAG_VALUE_MAX_LENGTH, TAG_VALUE_PATTERN } from '../../domain/tags.js';
 
 export const ErrorBody = Type.Object({ error: Type.String() }, { $id: 'Error' });
 
@@ -48,6 +49,31 @@ export const SlugParams = Type.Object({ datasetSlug: Type.String() });
 /** The path of one object of a dataset (or of `__all__`): `{datasetSlug}/{<id>}`. */
 export const itemParams = <K extends string>(id: K) =>
   Type.Object({ datasetSlug: Type.String(), [id]: Type.String() } as { datasetSlug: TString } & Record<K, TString>);
+
+/**
+ * `schema` or `null` (what a client sends for "not set"), as one JSON type list (`["string",
+ * "null"]`): a wrong value gets one problem, where a union would get one per branch.
+ */
+export const orNull = <T extends TSchema>(schema: T & { type: string }, description?: string): TUnsafe<Static<T> | null> =>
+  Type.Unsafe<Static<T> | null>({ ...schema, type: [schema.type, 'null'], ...(description === undefined ? {} : { description }) });
+
+/**
+ * Honeycomb's Tag (`{key, value}`), the one schema of the labels boards, SLOs and triggers carry;
+ * its rules are src/domain/tags.ts's.
+ */
+export const TagSchema = Type.Object({
+  key: Type.String({ minLength: 1, maxLength: TAG_KEY_MAX_LENGTH, pattern: TAG_KEY_PATTERN.source, description: 'Lowercase letters only.' }),
+  value: Type.String({
+    minLength: 1,
+    maxLength: TAG_VALUE_MAX_LENGTH,
+    pattern: TAG_VALUE_PATTERN.source,
+    description: 'A lowercase letter first, then lowercase letters, digits, `/` and `-`.',
+  }),
+});
+/** A request's `tags`: at most 10; omitted or `null` means none. */
+export const TagsInput = Type.Optional(orNull(Type.Array(TagSchema, { maxItems: MAX_TAGS })));
+/** An answer's `tags`: absent when there are none. */
+export const tagsOutput = (what: string) => Type.Optional(Type.Array(TagSchema, { description: `Absent when the ${what} has no tags.` }));
 
 /** The path of one board (and of its views). */
 export const BoardParams = Type.Object({ boardId: Type.String() });

@@ -4,35 +4,37 @@
 // SLOs (`manage_slos`). The rules of an SLO (the decisions), its stored shape and answer are
 // src/domain/slos.ts's; the maths is in src/jobs/slo.ts.
 import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
 import { envOf } from '../../http/auth.js';
 import { ApiError, notFound, validationError } from '../../errors.js';
 import { datasetSlug } from '../../domain/datasets.js';
 import { shortId } from '../../domain/ids.js';
-import { MAX_TAGS } from '../../domain/tags.js';
 import type { ConfigStore, StoredObject } from '../../stores/config/types.js';
 import { checkPeriodOfAlerts, deleteBurnAlert, sloStatus, type BurnAlertBody } from '../../domain/burn-alerts.js';
 import type { SloEngine } from '../../jobs/slo.js';
 import type { ApiContext, App } from '../context.js';
-import { LIMITS, SLO_STATUSES, checkDatasetSlugs, checkSli, checkSloFields, sloFields, getSloObject, listSloObjects, sloResponse, sloScope, slugsById, type SloBody, type SloObject } from '../../domain/slos.js';
+import { LIMITS, SLO_STATUSES, checkDatasetSlugs, checkSli, sloDraft, sloFields, getSloObject, listSloObjects, sloResponse, sloScope, slugsById, type SloBody, type SloObject } from '../../domain/slos.js';
 import { sendCreated, sendDeleted } from '../resource.js';
-import { bodyObject, Problems } from '../../validation.js';
-import { SlugParams, itemParams } from './schemas.js';
+import { NOT_BLANK, Problems } from '../../validation.js';
+import { SlugParams, TagsInput, itemParams, orNull, tagsOutput } from './schemas.js';
 import { BURN_ALERT_KIND, SLO_KIND } from '../../domain/kinds.js';
 
 const tags = ['SLOs'];
 const security = [{ configuration_key: [] }];
 const auth = { kind: 'team', permission: 'manage_slos' } as const;
 
-const TagSchema = Type.Object({ key: Type.String({ maxLength: 32 }), value: Type.String({ maxLength: 128 }) });
+// The body's schema validates it (ajv); the handlers check only what it cannot say: the datasets
+// and the SLI it names, `dataset_slugs` being required on `__all__`, the periods of the SLO's burn
+// alerts, unique tag keys (src/domain/slos.ts).
 const SloInput = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: LIMITS.name }),
-  description: Type.Optional(Type.String({ maxLength: LIMITS.description })),
-  sli: Type.Object({ alias: Type.String({ minLength: 1, maxLength: LIMITS.alias }) }),
+  name: Type.String({ minLength: 1, maxLength: LIMITS.name, pattern: NOT_BLANK }),
+  description: Type.Optional(orNull(Type.String({ maxLength: LIMITS.description }), 'Omitted or null: "".')),
+  sli: Type.Object({ alias: Type.String({ minLength: 1, maxLength: LIMITS.alias, pattern: NOT_BLANK }) }),
   time_period_days: Type.Integer({ minimum: LIMITS.minPeriodDays }),
   target_per_million: Type.Integer({ minimum: 0, maximum: LIMITS.maxTargetPerMillion }),
-  tags: Type.Optional(Type.Array(TagSchema, { maxItems: MAX_TAGS })),
+  tags: TagsInput,
   dataset_slugs: Type.Optional(
-    Type.Array(Type.String(), { minItems: 1, maxItems: LIMITS.datasets, description: 'Required on `__all__` creates; ignored otherwise.' }),
+    orNull(Type.Array(Type.String(), { maxItems: LIMITS.datasets }), 'Required on `__all__` creates (1..10 datasets); ignored otherwise.'),
   ),
 });
 export const SloResponse = Type.Object({
@@ -42,7 +44,7 @@ export const SloResponse = Type.Object({
   sli: Type.Object({ alias: Type.String() }),
   time_period_days: Type.Integer(),
   target_per_million: Type.Integer(),
-  tags: Type.Optional(Type.Array(TagSchema, { description: 'Absent when the SLO has no tags.' })),
+  tags: tagsOutput('SLO'),
   dataset_slugs: Type.Array(Type.String()),
   reset_at: Type.Union([Type.String(), Type.Null()]),
   created_at: Type.String(),
@@ -76,7 +78,12 @@ export async function deleteSlo(store: ConfigStore, engine: SloEngine, slo: Stor
 export function registerSlos(app: App, ctx: ApiContext): void {
   const { store } = ctx;
   const engine = ctx.slos;
-  const noSchemaValidation = () => () => true;
+  // A path's 404 (its dataset, the SLO) comes before a body's 422, as the handler's lookups would make it.
+  const scopeFirst = async (request: FastifyRequest) => {
+    const { datasetSlug: segment, sloId } = request.params as { datasetSlug: string; sloId?: string };
+    const scope = await sloScope(store, envOf(request), segment);
+    if (sloId !== undefined) await getSloObject(store, scope, sloId);
+  };
 
   app.get(
     '/1/slos/:datasetSlug',
@@ -108,15 +115,15 @@ export function registerSlos(app: App, ctx: ApiContext): void {
         description: 'Creates an SLO. On `__all__`, `dataset_slugs` (1..10) is required; on a dataset, the SLO is that dataset’s.',
         response: { 201: SloResponse },
       },
-      validatorCompiler: noSchemaValidation,
+      preValidation: scopeFirst,
       config: { auth },
     },
     async (request, reply) => {
-      const { datasetSlug: segment } = request.params as Static<typeof SlugParams>;
+      const { datasetSlug: segment } = request.params;
       const scope = await sloScope(store, envOf(request), segment);
-      const input = bodyObject(request.body);
+      const input = request.body as Static<typeof SloInput>;
       const p = new Problems();
-      const draft = checkSloFields(p, input);
+      const draft = sloDraft(p, input);
       const datasets = scope.dataset ? [scope.dataset] : await checkDatasetSlugs(p, store, scope.env, input.dataset_slugs);
       if (draft.alias && datasets.length > 0) await checkSli(p, datasets, draft.alias, (ds) => engine.resolveSli(scope.env, ds, draft.alias, () => '?'));
       p.throwIfAny();
@@ -175,16 +182,16 @@ export function registerSlos(app: App, ctx: ApiContext): void {
         description: 'Full replacement (description and tags default to empty); datasets, created_at and reset_at are kept.',
         response: { 200: SloResponse },
       },
-      validatorCompiler: noSchemaValidation,
+      preValidation: scopeFirst,
       config: { auth },
     },
     async (request) => {
-      const { datasetSlug: segment, sloId } = request.params as Static<typeof ItemParams>;
+      const { datasetSlug: segment, sloId } = request.params;
       const scope = await sloScope(store, envOf(request), segment);
       const current = await getSloObject(store, scope, sloId);
-      const input = bodyObject(request.body);
+      const input = request.body as Static<typeof SloInput>;
       const p = new Problems();
-      const draft = checkSloFields(p, input);
+      const draft = sloDraft(p, input);
       const slugs = await slugsById(store, scope.env);
       const datasets = (await store.listDatasets(scope.env.id)).filter((d) => current.body.dataset_ids.includes(d.id));
       if (draft.alias && datasets.length > 0) await checkSli(p, datasets, draft.alias, (ds) => engine.resolveSli(scope.env, ds, draft.alias, () => '?'));

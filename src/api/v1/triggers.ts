@@ -16,7 +16,7 @@ import { resolveOnDelete } from '../../jobs/triggers.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
 import { triggerResponse, triggerResponses, validateTrigger } from '../../domain/trigger-bodies.js';
-import { SlugParams, itemParams, QuerySchema } from './schemas.js';
+import { SlugParams, TagsInput, itemParams, QuerySchema, tagsOutput } from './schemas.js';
 import { sendCreated, sendDeleted, findOwned } from '../resource.js';
 import { TRIGGER_KIND, TRIGGER_STATE_KIND } from '../../domain/kinds.js';
 
@@ -28,7 +28,6 @@ const auth = { kind: 'team', permission: 'manage_triggers' } as const;
 
 const enumOf = <T extends string | number>(values: readonly T[], extra: Record<string, unknown> = {}) =>
   Type.Unsafe<T>({ type: typeof values[0] === 'number' ? 'integer' : 'string', enum: [...values], ...extra });
-const TagSchema = Type.Object({ key: Type.String({ maxLength: 32, pattern: '^[a-z]+$' }), value: Type.String({ maxLength: 128, pattern: '^[a-z][a-z0-9/-]*$' }) });
 const ThresholdSchema = Type.Object({
   op: enumOf(THRESHOLD_OPS),
   value: Type.Number(),
@@ -47,7 +46,7 @@ const BaselineSchema = Type.Object({ offset_minutes: Type.Optional(enumOf(BASELI
 const triggerFields = {
   name: Type.String({ minLength: 1, maxLength: LIMITS.name }),
   description: Type.Optional(Type.String({ maxLength: LIMITS.description })),
-  tags: Type.Optional(Type.Array(TagSchema, { maxItems: 10 })),
+  tags: TagsInput,
   query: Type.Optional(QuerySchema),
   query_id: Type.Optional(Type.String()),
   threshold: ThresholdSchema,
@@ -66,7 +65,7 @@ export const TriggerResponseSchema = Type.Object({
   dataset_slug: Type.String({ description: '`__all__` for environment-wide triggers' }),
   ...triggerFields,
   description: Type.String(),
-  tags: Type.Optional(Type.Array(TagSchema, { description: 'Absent when the trigger has no tags.' })),
+  tags: tagsOutput('trigger'),
   query: QuerySchema,
   query_id: Type.String(),
   frequency: Type.Integer(),
