@@ -21,7 +21,7 @@ import { Scheduler } from './jobs/scheduler.js';
 import { triggerJob } from './jobs/triggers.js';
 import { signalJob } from './jobs/signals.js';
 import { burnAlertJob } from './jobs/burn-alerts.js';
-import { SloEngine } from './jobs/slo.js';
+import { SloEvaluator } from './jobs/slo.js';
 import { LeaseLeadership, SoloLeadership, type Leadership } from './cluster/leadership.js';
 import { createNotifier } from './notify/index.js';
 import type { Notification, Notifier } from './notify/types.js';
@@ -122,7 +122,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     onOutcome: (recipientType, outcome) => metrics.notifications.inc({ recipient_type: recipientType, outcome }),
     claims: leadership,
   });
-  const slos = new SloEngine(store, events, leadership.shared ? leadership : undefined);
+  const slos = new SloEvaluator(store, events, leadership.shared ? leadership : undefined);
   const scheduler = new Scheduler(
     now,
     (job, err) => app.log.error({ err, job }, 'evaluation failed'),
@@ -135,7 +135,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
   scheduler.register(
     signalJob({ store, events, notifier, timeoutMs: settings.queryTimeoutMs, onError: (signalId, err) => app.log.error({ err, signalId }, 'signal evaluation failed') }),
   );
-  scheduler.register(burnAlertJob({ store, engine: slos, notifier, intervalSeconds: settings.burnAlertIntervalSeconds }));
+  scheduler.register(burnAlertJob({ store, evaluator: slos, notifier, intervalSeconds: settings.burnAlertIntervalSeconds }));
   app.decorate('jobs', { scheduler, notifier, leadership });
 
   const ctx: ApiContext = { store, events, writer, metrics, disk, now, settings, notifier, slos, leadership, authenticate };

@@ -4,7 +4,7 @@ import type { ConfigStore } from '../stores/config/types.js';
 import type { EventStore } from '../stores/events/types.js';
 import type { IngestWriter } from '../ingest/writer.js';
 import type { Settings } from '../settings.js';
-import type { SloEngine } from '../jobs/slo.js';
+import type { SloEvaluator } from '../jobs/slo.js';
 import type { Leadership } from '../cluster/leadership.js';
 import type { Notifier } from '../notify/types.js';
 import type { App, Authenticate } from '../http/fastify.js';
@@ -22,7 +22,7 @@ export interface ApiContext {
   /** Where alerts send notifications. */
   notifier: Notifier;
   /** SLO figures, shared by the SLO, burn-alert and reporting routes and the burn-alert job. */
-  slos: SloEngine;
+  slos: SloEvaluator;
   /** Prometheus metrics (src/ops/metrics.ts). */
   metrics: Metrics;
   /** Free space of the data directory: ingest and changes are refused while it is short (src/ops/disk.ts). */

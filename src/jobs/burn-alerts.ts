@@ -20,7 +20,7 @@ import type { ConfigStore, Environment } from '../stores/config/types.js';
 import { isDeliverable, refreshNotificationRecipients } from '../domain/notification-recipients.js';
 import type { Notification, Notifier } from '../notify/types.js';
 import type { Job } from './scheduler.js';
-import type { SloEngine, SloFigures } from './slo.js';
+import type { SloEvaluator, SloFigures } from './slo.js';
 import { MINUTES_PER_DAY, isSlo, type SloObject } from '../domain/slos.js';
 import { getAlertState, stateId, type BurnAlertBody, type BurnAlertObject, type BurnAlertState } from '../domain/burn-alerts.js';
 import { BURN_ALERT_KIND, BURN_ALERT_STATE_KIND, SLO_KIND } from '../domain/kinds.js';
@@ -81,7 +81,7 @@ function summary(alert: BurnAlertBody, slo: SloObject, f: SloFigures, v: AlertVe
 
 export interface BurnAlertJobDeps {
   store: ConfigStore;
-  engine: SloEngine;
+  evaluator: SloEvaluator;
   notifier: Notifier;
   intervalSeconds: number;
 }
@@ -97,7 +97,7 @@ export function burnAlertJob(deps: BurnAlertJobDeps): Job & { evaluate(now: Date
       await job.evaluate(now);
     },
     async evaluate(now: Date) {
-      const { store, engine } = deps;
+      const { store, evaluator } = deps;
       const all = await store.listObjects<unknown>(SLO_KIND, {});
       const slos = all.filter(isSlo);
       const alerts = await store.listObjects<BurnAlertBody>(BURN_ALERT_KIND, {});
@@ -119,7 +119,7 @@ export function burnAlertJob(deps: BurnAlertJobDeps): Job & { evaluate(now: Date
           firstError ??= err;
         }
       }
-      await engine.collectGarbage(new Set(all.map((o) => o.id))).catch((err) => (firstError ??= err));
+      await evaluator.collectGarbage(new Set(all.map((o) => o.id))).catch((err) => (firstError ??= err));
       if (firstError) throw firstError;
     },
   };
@@ -128,9 +128,9 @@ export function burnAlertJob(deps: BurnAlertJobDeps): Job & { evaluate(now: Date
 
 /** Refreshes one SLO and evaluates its alerts, notifying on every flip. */
 export async function evaluateSlo(deps: BurnAlertJobDeps, env: Environment, slo: SloObject, alerts: BurnAlertObject[], now: Date): Promise<void> {
-  const { store, engine, notifier } = deps;
+  const { store, evaluator, notifier } = deps;
   const windows = alerts.map((a) => alertWindow(a.body, slo));
-  const { figures, extra } = await engine.evaluate(env, slo, now.getTime(), windows);
+  const { figures, extra } = await evaluator.evaluate(env, slo, now.getTime(), windows);
   for (const [i, alert] of alerts.entries()) {
     const verdict = judge(alert.body, figures, extra[i].bad);
     const state = await getAlertState(store, alert.id);

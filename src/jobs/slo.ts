@@ -88,7 +88,7 @@ interface FlightResult {
   byWindow: Map<number, Counts>;
 }
 
-export class SloEngine {
+export class SloEvaluator {
   private readonly rollups: SloRollups;
   /** Per SLO: the newest flight (running or waiting) and the one waiting to start, if any. */
   private readonly flights = new Map<string, { last: Promise<FlightResult>; waiting?: Flight }>();

@@ -11,7 +11,7 @@ import { datasetSlug } from '../../domain/datasets.js';
 import { shortId } from '../../domain/ids.js';
 import type { ConfigStore, StoredObject } from '../../stores/config/types.js';
 import { checkPeriodOfAlerts, deleteBurnAlert, sloStatus, type BurnAlertBody } from '../../domain/burn-alerts.js';
-import type { SloEngine } from '../../jobs/slo.js';
+import type { SloEvaluator } from '../../jobs/slo.js';
 import type { ApiContext, App } from '../context.js';
 import { LIMITS, SLO_STATUSES, checkDatasetSlugs, checkSli, sloDraft, sloFields, getSloObject, listSloObjects, sloResponse, sloScope, slugsById, type SloBody, type SloObject } from '../../domain/slos.js';
 import { sendCreated, sendDeleted } from '../resource.js';
@@ -68,16 +68,16 @@ function parseDetailed(v: string | undefined): boolean {
   throw validationError([{ field: 'query.detailed', code: 'invalid', description: 'must be true or false' }]);
 }
 
-export async function deleteSlo(store: ConfigStore, engine: SloEngine, slo: StoredObject<unknown>): Promise<void> {
+export async function deleteSlo(store: ConfigStore, evaluator: SloEvaluator, slo: StoredObject<unknown>): Promise<void> {
   const alerts = await store.listObjects<BurnAlertBody>(BURN_ALERT_KIND, { teamId: slo.teamId });
   for (const a of alerts) if (a.body?.slo_id === slo.id) await deleteBurnAlert(store, a.id);
   await store.deleteObject(SLO_KIND, slo.id);
-  await engine.forget(slo.id);
+  await evaluator.forget(slo.id);
 }
 
 export function registerSlos(app: App, ctx: ApiContext): void {
   const { store } = ctx;
-  const engine = ctx.slos;
+  const evaluator = ctx.slos;
   // A path's 404 (its dataset, the SLO) comes before a body's 422, as the handler's lookups would make it.
   const scopeFirst = async (request: FastifyRequest) => {
     const { datasetSlug: segment, sloId } = request.params as { datasetSlug: string; sloId?: string };
@@ -125,7 +125,7 @@ export function registerSlos(app: App, ctx: ApiContext): void {
       const p = new Problems();
       const draft = sloDraft(p, input);
       const datasets = scope.dataset ? [scope.dataset] : await checkDatasetSlugs(p, store, scope.env, input.dataset_slugs);
-      if (draft.alias && datasets.length > 0) await checkSli(p, datasets, draft.alias, (ds) => engine.resolveSli(scope.env, ds, draft.alias, () => '?'));
+      if (draft.alias && datasets.length > 0) await checkSli(p, datasets, draft.alias, (ds) => evaluator.resolveSli(scope.env, ds, draft.alias, () => '?'));
       p.throwIfAny();
       const created = await store.createObject<SloBody>({
         id: shortId(),
@@ -160,7 +160,7 @@ export function registerSlos(app: App, ctx: ApiContext): void {
       const slo = await getSloObject(store, scope, request.params.sloId);
       const out = sloResponse(slo, await slugsById(store, scope.env));
       if (!detailed) return out;
-      const { figures } = await engine.evaluate(scope.env, slo, ctx.now().getTime());
+      const { figures } = await evaluator.evaluate(scope.env, slo, ctx.now().getTime());
       return {
         ...out,
         compliance: figures.compliance,
@@ -194,7 +194,7 @@ export function registerSlos(app: App, ctx: ApiContext): void {
       const draft = sloDraft(p, input);
       const slugs = await slugsById(store, scope.env);
       const datasets = (await store.listDatasets(scope.env.id)).filter((d) => current.body.dataset_ids.includes(d.id));
-      if (draft.alias && datasets.length > 0) await checkSli(p, datasets, draft.alias, (ds) => engine.resolveSli(scope.env, ds, draft.alias, () => '?'));
+      if (draft.alias && datasets.length > 0) await checkSli(p, datasets, draft.alias, (ds) => evaluator.resolveSli(scope.env, ds, draft.alias, () => '?'));
       if (draft.time_period_days) await checkPeriodOfAlerts(p, store, scope.env, sloId, draft.time_period_days);
       p.throwIfAny();
       const updated = await store.updateObject<SloBody>(SLO_KIND, sloId, {
@@ -214,7 +214,7 @@ export function registerSlos(app: App, ctx: ApiContext): void {
     async (request, reply) => {
       const scope = await sloScope(store, envOf(request), request.params.datasetSlug);
       const slo = await getSloObject(store, scope, request.params.sloId);
-      await deleteSlo(store, engine, slo);
+      await deleteSlo(store, evaluator, slo);
       return sendDeleted(reply);
     },
   );
