@@ -50,6 +50,9 @@ export const DATASET_TOO_MANY_COLUMNS = 'Dataset has too many columns.';
 /** How long a node sharing the store trusts its cached column registry (ms). */
 const REGISTRY_TTL_MS = 5000;
 
+/** A column whose values become an attribute (EventStore.columnsToAttributes). */
+type Move = { column: string; attribute: { key: number; bucket: number } };
+
 /** Groups staged and not yet committed, at most: one committing, one staged meanwhile (the event store has an append connection for each). */
 const MAX_COMMITTING = 2;
 
@@ -580,6 +583,8 @@ export class IngestWriter {
     let buckets = reg.buckets;
     /** Fields being promoted when the process stopped: their moves go on (promotion, below). */
     const moving: string[] = [];
+    /** Columns that had become attributes (columnsToAttributes stopped before the registry followed): finished by fitBudget. */
+    const gone: Move[] = [];
     for (let col of registered) {
       const { column, attribute } = parsePlacement(col.physical);
       if (column && attribute) moving.push(col.id);
@@ -596,8 +601,10 @@ export class IngestWriter {
       if (actual === undefined && !attribute && !this.opts.shared && reg.buckets > 0 && this.events.columnsToAttributes) {
         // What a stop between the two writes of columnsToAttributes (below) leaves: the column's
         // values are its attribute now, in the bucket of its number.
-        const physical = attributePlacement({ key: Number(column.slice(1)), bucket: Number(column.slice(1)) % reg.buckets });
+        const attribute = { key: Number(column.slice(1)), bucket: Number(column.slice(1)) % reg.buckets };
+        const physical = attributePlacement(attribute);
         col = (await this.config.updateColumn(dataset.id, col.id, { physical })) ?? { ...col, physical };
+        gone.push({ column, attribute });
         repairs.push(`column ${JSON.stringify(col.keyName)} (${column}) had become an attribute in the event store: registered as ${physical}`);
       } else if (actual === undefined) {
         missing.push({ physical: column, type: col.storedType });
@@ -616,7 +623,7 @@ export class IngestWriter {
     }
     await this.events.changeColumns(dataset.id, { add: missing, widen: widenTable, buckets: buckets > reg.buckets ? buckets : undefined });
     reg.buckets = buckets;
-    if (shape) await this.fitBudget(dataset, reg, repairs);
+    if (shape) await this.fitBudget(dataset, reg, repairs, gone);
     // (several nodes: a column nobody registered may be another node's, between its two writes)
     for (const physical of this.opts.shared ? [] : stored.keys()) {
       await this.events.dropColumn(dataset.id, physical);
@@ -641,18 +648,24 @@ export class IngestWriter {
    * A table with more columns than the budget (made before tables had attributes, or at a larger
    * memory limit) could fail every commit: its least recently written fields become attributes,
    * in a rewrite of the table (the event store first: a stop before the registry follows is
-   * repaired by reconcile, above), until it has its share of the budget for new fields. Not with
-   * several nodes (another node's table may need the columns).
+   * repaired by reconcile, above, and the rest of the rewrite finished here: `gone`), until it
+   * has its share of the budget for new fields. On DuckDB one transaction; on ClickHouse steps
+   * that a stop leaves to be run again at the next start (clickhouse-store.ts). Not with several
+   * nodes (`shared`): with embedded stores another node's table may need the columns; on one
+   * ClickHouse cluster the other nodes go on inserting into the columns (their registries are
+   * reloaded every few seconds, and the columns lease holds column changes, not inserts), and a
+   * value inserted after the copy would be lost with the column: their tables keep the columns.
    */
-  private async fitBudget(dataset: Dataset, reg: Registry, repairs: string[]): Promise<void> {
+  private async fitBudget(dataset: Dataset, reg: Registry, repairs: string[], gone: Move[]): Promise<void> {
     const columns = [...reg.byName.values()].filter((c) => !parsePlacement(c.physical).attribute);
-    if (columns.length <= this.hotColumns || this.opts.shared || !this.events.columnsToAttributes) return;
+    const over = columns.length > this.hotColumns;
+    if ((!over && gone.length === 0) || this.opts.shared || !this.events.columnsToAttributes) return;
     const keep = newFieldColumns(this.hotColumns);
     const number = (c: Column) => Number(parsePlacement(c.physical).column!.slice(1));
     const order = columns.sort((a, b) => (b.lastWritten ?? '').localeCompare(a.lastWritten ?? '') || number(a) - number(b));
     const buckets = this.bucketsOf(reg);
-    const moves = order.slice(keep).map((c) => ({ col: c, column: parsePlacement(c.physical).column!, attribute: { key: number(c), bucket: number(c) % buckets } }));
-    await this.events.columnsToAttributes(dataset.id, moves, buckets);
+    const moves = over ? order.slice(keep).map((c) => ({ col: c, column: parsePlacement(c.physical).column!, attribute: { key: number(c), bucket: number(c) % buckets } })) : [];
+    await this.events.columnsToAttributes(dataset.id, [...moves, ...gone], buckets, () => this.closed);
     reg.buckets = Math.max(reg.buckets, buckets);
     for (const m of moves) {
       const physical = attributePlacement(m.attribute);
@@ -663,7 +676,7 @@ export class IngestWriter {
       reg.placement.next,
       (physical) => this.densities.get(`${dataset.id}:${physical}`),
     );
-    repairs.push(`the table had ${columns.length} columns, more than the ${this.hotColumns} a commit can hold: ${moves.length} fields written least recently became attributes`);
+    if (over) repairs.push(`the table had ${columns.length} columns, more than the ${this.hotColumns} a commit can hold: ${moves.length} fields written least recently became attributes`);
   }
 
   /**
