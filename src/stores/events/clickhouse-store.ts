@@ -251,23 +251,23 @@ export class ClickHouseEventStore implements EventStore {
   }
 
   /**
-   * Drops columns from the Distributed tables first (on every node), then from the shards' local
-   * tables: a stop between the two leaves columns that no read names (queries and inserts go
-   * through the Distributed table), where the other order would leave a column that reads fail on.
+   * Drops columns from the shards' local tables first, then from the Distributed tables, the main
+   * node's last: a stop between leaves them in the main node's Distributed table (which
+   * shape() reads), where the writer's reconcile finds them unregistered and drops them again.
+   * No read or insert names a column being dropped (its field is deleted, or an attribute now).
    */
-  private async dropEverywhere(datasetId: string, physicals: string[], stopped: () => boolean = () => false): Promise<void> {
-    const tables = this.settings.cluster ? [tableName(datasetId), this.localTable(datasetId)] : [tableName(datasetId)];
-    for (const t of tables) {
+  private async dropEverywhere(datasetId: string, physicals: string[]): Promise<void> {
+    const steps = this.settings.cluster
+      ? [...this.clients.map((c) => ({ c, t: this.localTable(datasetId) })), ...[...this.clients].reverse().map((c) => ({ c, t: tableName(datasetId) }))]
+      : [{ c: this.main, t: tableName(datasetId) }];
+    for (const { c, t } of steps) {
       // (18.16 refuses an ALTER of a MergeTree table removing more than 50 files of a part:
       // max_files_to_remove_in_alter_columns. A Distributed table has none: one ALTER.)
       const per = t === this.localTable(datasetId) ? DROPS_PER_ALTER : Infinity;
-      for (const c of this.clients) {
-        if (stopped()) throw new ColumnsToAttributesStopped();
-        const current = new Set((await c.rows(`DESCRIBE TABLE ${q(t)}`)).map((r) => String(r.name)));
-        const todo = physicals.filter((p) => current.has(p));
-        for (let i = 0; i < todo.length; i += per) {
-          await c.run(`ALTER TABLE ${q(t)} ${todo.slice(i, i + per).map((p) => `DROP COLUMN ${q(p)}`).join(', ')}`);
-        }
+      const current = new Set((await c.rows(`DESCRIBE TABLE ${q(t)}`)).map((r) => String(r.name)));
+      const todo = physicals.filter((p) => current.has(p));
+      for (let i = 0; i < todo.length; i += per) {
+        await c.run(`ALTER TABLE ${q(t)} ${todo.slice(i, i + per).map((p) => `DROP COLUMN ${q(p)}`).join(', ')}`);
       }
     }
   }
@@ -337,27 +337,24 @@ export class ClickHouseEventStore implements EventStore {
 
   /**
    * The reverse of moveToColumn, for a table with more columns than an insert can hold (made
-   * before tables had attributes, or with a larger budget): the columns' values become attributes
-   * and the columns go. ClickHouse has no transactions, so it is done in steps, each safe to stop
-   * after and to run again:
+   * before tables had attributes, or with a larger budget): the columns' values are copied into
+   * the attribute buckets; the columns stay until the writer has registered the attributes and
+   * drops them (dropColumns). ClickHouse has no transactions, so it is done in steps, each safe
+   * to stop after and to run again:
    *
    * 1. the table gets its buckets (at least `buckets`), on every node;
-   * 2. each bucket's moved columns are copied into it by a mutation on every shard (waited for),
-   *    each value as the text the attribute path writes for the column's type (`toString`:
-   *    integers in decimal, floats in shortest round-trip form, so a float 3 reads back 3 as the
-   *    column did; booleans `true`/`false`). A key is first taken out of the bucket (a copy left
-   *    by an earlier run stopped here: none is kept twice), as is any key that is the number of
-   *    a column the table still has (a copy of a run stopped here with other columns chosen);
-   *    until the registry names the attribute, reads take the column alone;
-   * 3. once every shard has every copy, the columns are dropped: the Distributed tables first,
-   *    then the local ones (dropEverywhere). A stop after the main node's Distributed table lost
-   *    them leaves registered columns the table lacks, which the writer's reconcile registers as
-   *    their attributes (the bucket of their number) and drops where left (dropColumns).
+   * 2. mutations on every shard (waited for) copy the columns into their buckets, each value as
+   *    the text the attribute path writes for the column's type (`toString`: integers in
+   *    decimal, floats in shortest round-trip form, so a float 3 reads back 3 as the column did;
+   *    booleans `true`/`false`), up to MOVES_PER_MUTATION columns a mutation. A key is first
+   *    taken out of its bucket (a copy left by a run stopped here: none is kept twice), as is any
+   *    key that is the number of a column the table has (a copy of a stopped run whose columns
+   *    were other ones); a row whose copy is done already is not changed again. Until the
+   *    registry names the attributes, reads take the columns alone.
    *
-   * Runs after the inserts queued before it, and inserts queued meanwhile wait (serial): a value
-   * written to a column after its copy would be lost with the column. `stopped` is asked between
-   * the steps' statements; once it says so, the call rejects with ColumnsToAttributesStopped,
-   * leaving what a stop there leaves.
+   * Runs after the inserts queued before it, and inserts queued meanwhile wait (serial). `stopped`
+   * is asked before each mutation; once it says so, the call rejects with
+   * ColumnsToAttributesStopped, leaving what a stop there leaves.
    */
   columnsToAttributes(datasetId: string, moves: { column: string; attribute: Attribute }[], buckets: number, stopped: () => boolean = () => false): Promise<void> {
     return this.serial(async () => {
@@ -366,8 +363,6 @@ export class ClickHouseEventStore implements EventStore {
         if (!shape) return;
         const types = new Map(shape.columns.map((c) => [c.physical, c.type]));
         const todo = moves.filter((m) => types.has(m.column) && m.attribute.bucket < MAX_ATTRIBUTE_BUCKETS);
-        // (moves of columns the main node's table lacks: copied and dropped there already, left elsewhere at most)
-        const left = moves.filter((m) => !types.has(m.column)).map((m) => m.column);
         const count = Math.min(MAX_ATTRIBUTE_BUCKETS, Math.max(buckets, shape.buckets, ...todo.map((m) => m.attribute.bucket + 1)));
         // 1.
         await this.alterEverywhere(datasetId, (current) => addAttributes(current, count));
@@ -408,8 +403,6 @@ export class ClickHouseEventStore implements EventStore {
           }
           await waitForMutations(c, this.database, local);
         }
-        // 3.
-        await this.dropEverywhere(datasetId, [...todo.map((m) => m.column), ...left], stopped);
       } finally {
         this.forgetLayout(datasetId);
       }

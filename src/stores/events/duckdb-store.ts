@@ -476,14 +476,10 @@ export class DuckDbEventStore implements EventStore {
    * float column's 3 reads back "3.0" as the column did), filled from the old, which it then
    * replaces; all in one transaction. Reading a table of more columns than fit the memory limit
    * needs more, so the limit is raised for it (by about a megabyte per column) and set back after.
-   * Moves of columns the table lacks are done already (a rewrite committed before the registry
-   * followed): none left, no rewrite.
    */
-  async columnsToAttributes(datasetId: string, all: { column: string; attribute: Attribute }[], buckets: number): Promise<void> {
+  async columnsToAttributes(datasetId: string, moves: { column: string; attribute: Attribute }[], buckets: number): Promise<void> {
     await this.exclusive(async (w) => {
       const layout = (await this.layout(datasetId)) ?? [];
-      const moves = all.filter((m) => layout.some((c) => 'physical' in c && c.physical === m.column));
-      if (moves.length === 0) return;
       const moving = new Map(moves.map((m) => [m.column, m.attribute]));
       const kept = layout.filter((c): c is PhysicalColumn => 'physical' in c && !moving.has(c.physical));
       const had = new Set(layout.flatMap((c) => ('bucket' in c ? [c.bucket] : [])));
