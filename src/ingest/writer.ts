@@ -595,9 +595,10 @@ export class IngestWriter {
       }
       const actual = stored.get(column);
       stored.delete(column);
-      if (actual === undefined && !attribute && !this.opts.shared && reg.buckets > 0 && this.events.columnsToAttributes) {
-        // What a stop between the two writes of columnsToAttributes (below) leaves: the column's
-        // values are its attribute now, in the bucket of its number.
+      if (actual === undefined && !attribute && !this.opts.shared && reg.buckets > 0 && this.events.embedded && this.events.columnsToAttributes) {
+        // What a stop between DuckDB's rewrite in fitBudget (below) and the registry's leaves: the
+        // column's values are its attribute now, in the bucket of its number. (ClickHouse's
+        // rewrite drops columns only once the registry names their attributes.)
         const physical = attributePlacement({ key: Number(column.slice(1)), bucket: Number(column.slice(1)) % reg.buckets });
         col = (await this.config.updateColumn(dataset.id, col.id, { physical })) ?? { ...col, physical };
         repairs.push(`column ${JSON.stringify(col.keyName)} (${column}) had become an attribute in the event store: registered as ${physical}`);
