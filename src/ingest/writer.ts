@@ -179,6 +179,8 @@ export class IngestWriter {
   /** Groups staged and committing; each settles once its requests have their answers. */
   private readonly committing = new Set<Promise<void>>();
   private readonly lock = new Lock();
+  /** Datasets whose tables reconcileAll found past their budget, rewritten right after it (fitAll). */
+  private readonly fitLater: Dataset[] = [];
   private readonly registries = new Map<string, Registry>();
   /** Attribute fields' densities as first seen (`<dataset id>:<placement>`), for balancing the buckets. */
   private readonly densities = new Map<string, number>();
@@ -556,7 +558,7 @@ export class IngestWriter {
    * Logs what it repaired; returns the registry. `ensureTable`: make the table if there is none
    * (else only when columns are registered).
    */
-  private async reconcile(dataset: Dataset, ensureTable: boolean): Promise<Registry> {
+  private async reconcile(dataset: Dataset, ensureTable: boolean, fit: 'now' | 'later' = 'now'): Promise<Registry> {
     const registered = await this.config.listColumns(dataset.id);
     let shape = await this.events.shape(dataset.id);
     if (!shape && (ensureTable || registered.length > 0)) {
@@ -596,9 +598,10 @@ export class IngestWriter {
       }
       const actual = stored.get(column);
       stored.delete(column);
-      if (actual === undefined && !attribute && !this.opts.shared && reg.buckets > 0 && this.events.columnsToAttributes) {
-        // What a stop between the two writes of columnsToAttributes (below) leaves: the column's
-        // values are its attribute now, in the bucket of its number.
+      if (actual === undefined && !attribute && !this.opts.shared && reg.buckets > 0 && this.events.embedded && this.events.columnsToAttributes) {
+        // What a stop between DuckDB's rewrite in fitBudget (below) and the registry's leaves: the
+        // column's values are its attribute now, in the bucket of its number. (ClickHouse's
+        // rewrite drops columns only once the registry names their attributes.)
         const physical = attributePlacement({ key: Number(column.slice(1)), bucket: Number(column.slice(1)) % reg.buckets });
         col = (await this.config.updateColumn(dataset.id, col.id, { physical })) ?? { ...col, physical };
         repairs.push(`column ${JSON.stringify(col.keyName)} (${column}) had become an attribute in the event store: registered as ${physical}`);
@@ -619,12 +622,13 @@ export class IngestWriter {
     }
     await this.events.changeColumns(dataset.id, { add: missing, widen: widenTable, buckets: buckets > reg.buckets ? buckets : undefined });
     reg.buckets = buckets;
-    if (shape) await this.fitBudget(dataset, reg, repairs);
+    if (shape && fit === 'now') await this.fitBudget(dataset, reg, repairs);
+    else if (shape && fit === 'later' && this.overBudget(reg)) this.fitLater.push(dataset);
     // (several nodes: a column nobody registered may be another node's, between its two writes)
-    for (const physical of this.opts.shared ? [] : stored.keys()) {
-      await this.events.dropColumn(dataset.id, physical);
-      repairs.push(`event-store column ${physical} was not registered: dropped`);
-    }
+    const unregistered = this.opts.shared ? [] : [...stored.keys()];
+    if (this.events.dropColumns) await this.events.dropColumns(dataset.id, unregistered);
+    else for (const physical of unregistered) await this.events.dropColumn(dataset.id, physical);
+    for (const physical of unregistered) repairs.push(`event-store column ${physical} was not registered: dropped`);
     if (repairs.length > 0) this.opts.log?.warn({ dataset: dataset.id, repairs }, `column registry of dataset ${dataset.slug} repaired`);
     // (After this returns and the lock is free.)
     for (const id of moving) {
@@ -640,22 +644,37 @@ export class IngestWriter {
     return reg;
   }
 
+  /** Whether a dataset's table has more columns than the budget, and the event store can make attributes of some (fitBudget). */
+  private overBudget(reg: Registry): boolean {
+    if (this.opts.shared || !this.events.columnsToAttributes) return false;
+    return [...reg.byName.values()].filter((c) => !parsePlacement(c.physical).attribute).length > this.hotColumns;
+  }
+
   /**
    * A table with more columns than the budget (made before tables had attributes, or at a larger
-   * memory limit) could fail every commit: its least recently written fields become attributes,
-   * in a rewrite of the table (the event store first: a stop before the registry follows is
-   * repaired by reconcile, above), until it has its share of the budget for new fields. Not with
-   * several nodes (another node's table may need the columns).
+   * memory limit) could fail every commit: its least recently written fields become attributes
+   * until it has its share of the budget for new fields. The event store first, then the
+   * registry, then (ClickHouse) the columns are dropped:
+   * - DuckDB rewrites the table in one transaction; a stop before the registry follows leaves
+   *   registered columns the table lacks, which reconcile (above) registers as their attributes;
+   * - ClickHouse copies the values into the buckets in steps a stop leaves to be run again (the
+   *   registry still names the columns, which reads take alone: clickhouse-store.ts); once the
+   *   registry names the attributes the columns are dropped, and a stop before that leaves
+   *   columns no field is registered for, which reconcile drops.
+   * Not with several nodes (`shared`): with embedded stores another node's table may need the
+   * columns; on one ClickHouse cluster the other nodes go on inserting into the columns (their
+   * registries are reloaded every few seconds, and the columns lease holds column changes, not
+   * inserts), and a value inserted after its column's copy would be lost with the column.
    */
   private async fitBudget(dataset: Dataset, reg: Registry, repairs: string[]): Promise<void> {
+    if (!this.overBudget(reg)) return;
     const columns = [...reg.byName.values()].filter((c) => !parsePlacement(c.physical).attribute);
-    if (columns.length <= this.hotColumns || this.opts.shared || !this.events.columnsToAttributes) return;
     const keep = newFieldColumns(this.hotColumns);
     const number = (c: Column) => Number(parsePlacement(c.physical).column!.slice(1));
     const order = columns.sort((a, b) => (b.lastWritten ?? '').localeCompare(a.lastWritten ?? '') || number(a) - number(b));
     const buckets = this.bucketsOf(reg);
     const moves = order.slice(keep).map((c) => ({ col: c, column: parsePlacement(c.physical).column!, attribute: { key: number(c), bucket: number(c) % buckets } }));
-    await this.events.columnsToAttributes(dataset.id, moves, buckets);
+    await this.events.columnsToAttributes!(dataset.id, moves, buckets, () => this.closed);
     reg.buckets = Math.max(reg.buckets, buckets);
     for (const m of moves) {
       const physical = attributePlacement(m.attribute);
@@ -666,6 +685,10 @@ export class IngestWriter {
       reg.placement.next,
       (physical) => this.densities.get(`${dataset.id}:${physical}`),
     );
+    const stored = new Set(((await this.events.shape(dataset.id))?.columns ?? []).map((c) => c.physical));
+    const left = moves.map((m) => m.column).filter((c) => stored.has(c));
+    if (this.events.dropColumns) await this.events.dropColumns(dataset.id, left);
+    else for (const physical of left) await this.events.dropColumn(dataset.id, physical);
     repairs.push(`the table had ${columns.length} columns, more than the ${this.hotColumns} a commit can hold: ${moves.length} fields written least recently became attributes`);
   }
 
@@ -690,13 +713,34 @@ export class IngestWriter {
    * here, before any request). A dataset that cannot be reconciled now is logged and tried again
    * on its first write.
    */
-  reconcileAll(): Promise<void> {
-    return this.lock.run(async () => {
+  async reconcileAll(): Promise<void> {
+    // (A server's rewrite of a table past its budget, fitBudget, takes a mutation per shard per
+    // hundred columns and can outlast the app's start: it runs right after, holding the lock, so
+    // ingest waits for it. DuckDB's, one transaction, runs here.)
+    const fit = this.events.embedded ? 'now' : 'later';
+    await this.lock.run(async () => {
       for (const dataset of await allDatasets(this.config)) {
         try {
-          await this.reconcile(dataset, false);
+          await this.reconcile(dataset, false, fit);
         } catch (err) {
           this.opts.log?.error({ err, dataset: dataset.id }, 'could not reconcile the column registry at start');
+        }
+      }
+    });
+    const later = this.fitLater.splice(0);
+    if (later.length > 0) this.track(this.fitAll(later));
+  }
+
+  /** Reconciles the datasets again, rewriting the tables past their budget (fitBudget); each failure logged, tried again at the next start. */
+  private fitAll(datasets: Dataset[]): Promise<void> {
+    return this.lock.run(async () => {
+      for (const dataset of datasets) {
+        if (this.closed) return;
+        try {
+          this.registries.delete(dataset.id);
+          this.registries.set(dataset.id, await this.reconcile(dataset, false));
+        } catch (err) {
+          this.opts.log?.error({ err, dataset: dataset.id }, 'could not move the columns of a table past its budget to attributes; tried again at the next start');
         }
       }
     });

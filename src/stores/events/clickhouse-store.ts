@@ -35,6 +35,7 @@ import { clickhouseColumnType, clickhouseDialect, fieldTypeOf } from './clickhou
 import { bindParams, clickhouseIdent as q, clickhouseLiteral } from './clickhouse-sql.js';
 import { attributeBucket, INGESTED_COLUMN, isOwnColumn, SAMPLERATE_COLUMN, TIME_COLUMN } from './engine.js';
 import { MAX_ATTRIBUTE_BUCKETS, attributeText, parsePlacement, type Attribute, type TableShape } from './placement.js';
+import type { ColumnType } from '../config/types.js';
 import { EventStoreUnavailable, QueryTimeout, tableName, type AppendBatch, type ColumnChanges, type EventStore, type PhysicalColumn } from './types.js';
 
 /**
@@ -237,13 +238,41 @@ export class ClickHouseEventStore implements EventStore {
   }
 
   dropColumn(datasetId: string, physical: string): Promise<void> {
+    return this.dropColumns(datasetId, [physical]);
+  }
+
+  /** Drops the columns from every table that still has them (one ALTER per table). */
+  dropColumns(datasetId: string, physicals: string[]): Promise<void> {
+    if (physicals.length === 0) return Promise.resolve();
     return this.serial(async () => {
       try {
-        await this.alterEverywhere(datasetId, (current) => (current.has(physical) ? [`DROP COLUMN ${q(physical)}`] : []));
+        await this.dropEverywhere(datasetId, physicals);
       } finally {
         this.forgetLayout(datasetId);
       }
     });
+  }
+
+  /**
+   * Drops columns from the shards' local tables first, then from the Distributed tables, the main
+   * node's last: a stop between leaves them in the main node's Distributed table (which
+   * shape() reads), where the writer's reconcile finds them unregistered and drops them again.
+   * No read or insert names a column being dropped (its field is deleted, or an attribute now).
+   */
+  private async dropEverywhere(datasetId: string, physicals: string[]): Promise<void> {
+    const steps = this.settings.cluster
+      ? [...this.clients.map((c) => ({ c, t: this.localTable(datasetId) })), ...[...this.clients].reverse().map((c) => ({ c, t: tableName(datasetId) }))]
+      : [{ c: this.main, t: tableName(datasetId) }];
+    for (const { c, t } of steps) {
+      // (18.16 refuses an ALTER of a MergeTree table removing more than 50 files of a part:
+      // max_files_to_remove_in_alter_columns. A Distributed table has none: one ALTER.)
+      const per = t === this.localTable(datasetId) ? DROPS_PER_ALTER : Infinity;
+      const current = new Set((await c.rows(`DESCRIBE TABLE ${q(t)}`)).map((r) => String(r.name)));
+      const todo = physicals.filter((p) => current.has(p));
+      for (let i = 0; i < todo.length; i += per) {
+        await c.run(`ALTER TABLE ${q(t)} ${todo.slice(i, i + per).map((p) => `DROP COLUMN ${q(p)}`).join(', ')}`);
+      }
+    }
   }
 
   /**
@@ -307,6 +336,80 @@ export class ClickHouseEventStore implements EventStore {
       );
       await waitForMutations(c, this.database, local);
     }
+  }
+
+  /**
+   * The reverse of moveToColumn, for a table with more columns than an insert can hold (made
+   * before tables had attributes, or with a larger budget): the columns' values are copied into
+   * the attribute buckets; the columns stay until the writer has registered the attributes and
+   * drops them (dropColumns). ClickHouse has no transactions, so it is done in steps, each safe
+   * to stop after and to run again:
+   *
+   * 1. the table gets its buckets (at least `buckets`), on every node;
+   * 2. mutations on every shard (waited for) copy the columns into their buckets, each value as
+   *    the text the attribute path writes for the column's type (`toString`: integers in
+   *    decimal, floats in shortest round-trip form, so a float 3 reads back 3 as the column did;
+   *    booleans `true`/`false`), up to MOVES_PER_MUTATION columns a mutation. A key is first
+   *    taken out of its bucket (a copy left by a run stopped here: none is kept twice), as is any
+   *    key that is the number of a column the table has (a copy of a stopped run whose columns
+   *    were other ones); a row whose copy is done already is not changed again. Until the
+   *    registry names the attributes, reads take the columns alone.
+   *
+   * Runs after the inserts queued before it, and inserts queued meanwhile wait (serial). `stopped`
+   * is asked before each mutation; once it says so, the call rejects with
+   * ColumnsToAttributesStopped, leaving what a stop there leaves.
+   */
+  columnsToAttributes(datasetId: string, moves: { column: string; attribute: Attribute }[], buckets: number, stopped: () => boolean = () => false): Promise<void> {
+    return this.serial(async () => {
+      try {
+        const shape = await this.shape(datasetId);
+        if (!shape) return;
+        const types = new Map(shape.columns.map((c) => [c.physical, c.type]));
+        const todo = moves.filter((m) => types.has(m.column) && m.attribute.bucket < MAX_ATTRIBUTE_BUCKETS);
+        const count = Math.min(MAX_ATTRIBUTE_BUCKETS, Math.max(buckets, shape.buckets, ...todo.map((m) => m.attribute.bucket + 1)));
+        // 1.
+        await this.alterEverywhere(datasetId, (current) => addAttributes(current, count));
+        this.forgetLayout(datasetId);
+        // 2. The keys each bucket holds that are numbers of the table's columns: copies of an earlier run.
+        const numbers = new Set(shape.columns.flatMap((c) => (/^c\d+$/.test(c.physical) ? [Number(c.physical.slice(1))] : [])));
+        const held =
+          count === 0
+            ? undefined
+            : (await this.main.rows(`SELECT ${Array.from({ length: count }, (_, b) => `groupUniqArrayArray(${q(`${attributeBucket(b)}_k`)}) AS b${b}`).join(', ')} FROM ${q(tableName(datasetId))}`))[0];
+        // Each bucket's part of the copy (at most MOVES_PER_MUTATION columns each), packed into mutations of about that many columns.
+        const jobs: CopyJob[] = [];
+        for (let b = 0; b < count; b++) {
+          const copies = new Set(((held?.[`b${b}`] as unknown[]) ?? []).map(Number).filter((k) => numbers.has(k)));
+          const mine = todo.filter((m) => m.attribute.bucket === b).map((m) => ({ column: m.column, key: Math.trunc(m.attribute.key), type: types.get(m.column)! }));
+          // (copies of columns not moved now: taken out with the bucket's first job)
+          const stale = [...copies].filter((k) => !mine.some((m) => m.key === k));
+          for (let i = 0; i === 0 || i < mine.length; i += MOVES_PER_MUTATION) {
+            const job = { bucket: b, moved: mine.slice(i, i + MOVES_PER_MUTATION), out: i === 0 ? stale : [] };
+            if (job.moved.length > 0 || job.out.length > 0) jobs.push(job);
+          }
+        }
+        const mutations: CopyJob[][] = [];
+        for (const job of jobs) {
+          const last = mutations.at(-1);
+          const size = (m: CopyJob[]) => m.reduce((n, j) => n + j.moved.length + j.out.length, 0);
+          if (last && !last.some((j) => j.bucket === job.bucket) && size(last) + job.moved.length + job.out.length <= MOVES_PER_MUTATION) last.push(job);
+          else mutations.push([job]);
+        }
+        const statements = mutations.map(copyIntoBuckets);
+        const local = this.localTable(datasetId);
+        // (Checked first as a SELECT: a mutation that fails in the background would stay pending.)
+        for (const m of statements) await this.main.rows(`SELECT ${m.check} FROM ${q(tableName(datasetId))} LIMIT 1`);
+        for (const c of this.clients) {
+          for (const m of statements) {
+            if (stopped()) throw new ColumnsToAttributesStopped();
+            await c.run(`ALTER TABLE ${q(local)} UPDATE ${m.update}`);
+          }
+          await waitForMutations(c, this.database, local);
+        }
+      } finally {
+        this.forgetLayout(datasetId);
+      }
+    });
   }
 
   async append(batches: AppendBatch[], ingestedUs: number): Promise<void> {
@@ -474,6 +577,59 @@ export class ClickHouseEventStore implements EventStore {
     }
     return rows;
   }
+}
+
+/** Columns one ALTER drops from a MergeTree table, at most: 4 files each (a Nullable column's data, null map and their marks), 18.16 refusing more than 50. */
+const DROPS_PER_ALTER = 12;
+/** Columns one mutation copies into a bucket, at most (its statement stays well within ClickHouse's query size). */
+const MOVES_PER_MUTATION = 100;
+
+/** columnsToAttributes was asked to stop (what it did so far is left as a stop there leaves it). */
+export class ColumnsToAttributesStopped extends Error {
+  constructor() {
+    super('moving columns to attributes: stopped');
+  }
+}
+
+/** A column's value as the text an attribute of its type keeps (placement.ts's attributeText). */
+function attributeTextSql(column: string, type: ColumnType): string {
+  const v = `assumeNotNull(${q(column)})`;
+  return type === 'string' ? v : type === 'boolean' ? `if(${v} = 1, 'true', 'false')` : `toString(${v})`;
+}
+
+/** A bucket's part of columnsToAttributes' copy: the columns moved into it, and the keys taken out of it first. */
+interface CopyJob {
+  bucket: number;
+  moved: { column: string; key: number; type: ColumnType }[];
+  out: number[];
+}
+
+/**
+ * A mutation of columnsToAttributes' second step (and a SELECT of its expressions, to check them
+ * first): in each bucket, the keys `out` and those moved are taken out, then each moved column's
+ * value (where it has one) goes in under its key. (Every assignment of an UPDATE reads the row as
+ * it was.) Only rows still to change are rewritten: a column's value and its key are not yet
+ * together (or a key to take out is there), so a run again after a stop redoes no finished row.
+ */
+function copyIntoBuckets(jobs: CopyJob[]): { check: string; update: string } {
+  const assignments: string[] = [];
+  const checks: string[] = [];
+  const where: string[] = [];
+  for (const { bucket, moved, out } of jobs) {
+    const [keys, values] = [q(`${attributeBucket(bucket)}_k`), q(`${attributeBucket(bucket)}_v`)];
+    const has = `[${[...new Set([...out, ...moved.map((m) => m.key)])].join(', ')}]`;
+    const kept = [`arrayFilter(x -> NOT has(${has}, x), ${keys})`, `arrayFilter((v, x) -> NOT has(${has}, x), ${values}, ${keys})`];
+    const added = [
+      moved.map((m) => `if(isNull(${q(m.column)}), emptyArrayUInt32(), [toUInt32(${m.key})])`),
+      moved.map((m) => `if(isNull(${q(m.column)}), emptyArrayString(), [${attributeTextSql(m.column, m.type)}])`),
+    ];
+    const [k, v] = [0, 1].map((i) => (added[i].length > 0 ? `arrayConcat(${[kept[i], ...added[i]].join(', ')})` : kept[i]));
+    assignments.push(`${keys} = ${k}`, `${values} = ${v}`);
+    checks.push(`${k} AS k${bucket}`, `${v} AS v${bucket}`);
+    where.push(...moved.map((m) => `isNotNull(${q(m.column)}) != has(${keys}, ${m.key})`));
+    if (out.length > 0) where.push(`hasAny(${keys}, [${out.join(', ')}])`);
+  }
+  return { check: checks.join(', '), update: `${assignments.join(', ')} WHERE ${where.join(' OR ')}` };
 }
 
 async function waitForMutations(c: ClickHouseClient, database: string, table: string): Promise<void> {

@@ -71,10 +71,16 @@ export interface EventStore {
   moveToColumn(datasetId: string, attribute: Attribute, column: string, stopped?: () => boolean): Promise<void>;
   /**
    * The reverse, for a table with more columns than the store can commit (made before tables had
-   * attributes): the given columns' values become attributes (as text) and the columns go, in one
-   * transaction; the table then has at least `buckets` buckets. Absent where the store cannot.
+   * attributes): the given columns' values become attributes (as text); the table then has at
+   * least `buckets` buckets. DuckDB rewrites the table in one transaction, the columns gone.
+   * ClickHouse copies the values in steps, each safe to stop after and run again, and leaves the
+   * columns (reads take them until the registry names the attributes): the caller drops them
+   * after. `stopped` is asked between ClickHouse's steps: once it says so, the call rejects.
+   * Absent where the store cannot.
    */
-  columnsToAttributes?(datasetId: string, moves: { column: string; attribute: Attribute }[], buckets: number): Promise<void>;
+  columnsToAttributes?(datasetId: string, moves: { column: string; attribute: Attribute }[], buckets: number, stopped?: () => boolean): Promise<void>;
+  /** Drops several columns (ClickHouse: from every node's tables, in an order a stop leaves repairable). */
+  dropColumns?(datasetId: string, physicals: string[]): Promise<void>;
   /** Adds and widens several columns of a table in one transaction. */
   changeColumns(datasetId: string, changes: ColumnChanges): Promise<void>;
   /**
