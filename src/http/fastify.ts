@@ -88,6 +88,10 @@ export async function createHttp(deps: HttpDeps): Promise<{ app: App; authentica
       customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, useDefaults: true, allowUnionTypes: true },
     },
     return503OnClosing: true,
+    // No bound on start: reconciling the stores (onReady, src/app.ts) may rewrite a table past
+    // its column budget, which on a large table outlasts Fastify's 10 s; timing out there would
+    // fail every start alike.
+    pluginTimeout: 0,
     // Fastify takes a hop count too; its types leave the number out.
     trustProxy: settings.trustProxy as boolean | string | string[],
     routerOptions: {
