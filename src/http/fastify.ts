@@ -265,7 +265,8 @@ function toApiError(err: FastifyError | ApiError, request: FastifyRequest, setti
   if (fe.validation && fe.validationContext === 'body' && request.body === undefined) return unparseable();
   if (fe.validation) {
     const where = fe.validationContext === 'body' ? '' : `${fe.validationContext}.`;
-    const details: TypeDetail[] = fe.validation.map((v) => {
+    // An `if` that failed says only "must match then": its `then`'s own problems are reported too.
+    const details: TypeDetail[] = fe.validation.filter((v) => v.keyword !== 'if').map((v) => {
       const path = v.instancePath.replace(/^\//, '').replace(/\//g, '.');
       // The field of a missing or unknown property is that property, not its parent object.
       const missing = v.keyword === 'required' ? String((v.params as { missingProperty?: string }).missingProperty)
@@ -279,6 +280,8 @@ function toApiError(err: FastifyError | ApiError, request: FastifyRequest, setti
       const message = blank ? BLANK : v.keyword === 'additionalProperties'
         ? 'is not a known field'
         : v.keyword === 'maxLength' ? `must be at most ${(v.params as { limit: number }).limit} characters`
+        // A `false` schema: a field that must not be there (e.g. a board view filter's value on `exists`).
+        : v.keyword === 'false schema' ? 'must not be given here'
         : v.message ?? 'is invalid';
       return { field, code, description: message };
     });

@@ -17,10 +17,15 @@
 //   documents (400, 404, 409, 422), 409 is the one that means "conflicts with the current state
 //   of the target resource" — the request itself is valid. The count is checked before the
 //   insert (not atomically): two concurrent creates on a board with 49 views may both succeed.
+// - The body's schema (ViewRequest) validates it, the value each operation takes included
+//   (`if`/`then`); a `null` name, filters or filter value is dropped first (nullIsNone), so a
+//   required one is `missing`. What it cannot say is checked by the handlers: the board and view
+//   of the path (404 before a body's 422), the name's uniqueness and the view count (409).
 // - PUT is a full replacement of `name` and `filters`; a body `id` is read-only and ignored.
 // - Views are stored as objects of kind `board_view` whose scope is the board id and whose
 //   unique key is the name; deleting a board deletes them (deleteBoardViews, src/domain/boards.ts).
 import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
 import { envOf } from '../../http/auth.js';
 import { ApiError, notFound } from '../../errors.js';
 import { shortId } from '../../domain/ids.js';
@@ -31,7 +36,7 @@ import type { ApiContext, App } from '../context.js';
 import { sendCreated, sendDeleted, findOwned, orConflict } from '../resource.js';
 import { BoardParams } from './schemas.js';
 import { getBoardObject, listBoardViews, type BoardViewFilter, type Scalar, type StoredBoardView } from '../../domain/boards.js';
-import { Problems, bodyObject, isObject } from '../../validation.js';
+import { NOT_BLANK, isObject } from '../../validation.js';
 import { BOARD_VIEW_KIND } from '../../domain/kinds.js';
 
 export const MAX_VIEWS_PER_BOARD = 50;
@@ -55,10 +60,44 @@ const FilterSchema = Type.Object({
     }),
   ),
 });
+const SCALAR_TYPES = ['string', 'number', 'boolean'];
+/** What `value` an operation takes (see the header), as JSON Schema `if`/`then`. */
+const valueOf = (ops: readonly string[], then: Record<string, unknown>) => ({
+  if: { properties: { operation: { enum: [...ops] } }, required: ['operation'] },
+  then,
+});
+/**
+ * A request's filter: one JSON type list for `value` (not a union, so a wrong value gets one
+ * problem), and what each operation takes by `if`/`then`. A `null` value was dropped before
+ * (nullIsNone): none.
+ */
+const FilterRequest = Type.Unsafe<Static<typeof FilterSchema>>({
+  type: 'object',
+  required: ['column', 'operation'],
+  properties: {
+    column: { type: 'string', minLength: 1 },
+    operation: { type: 'string', enum: [...FILTER_OPS] },
+    value: {
+      type: [...SCALAR_TYPES, 'array'],
+      items: { type: SCALAR_TYPES },
+      minItems: 1,
+      maxItems: MAX_FILTER_VALUES,
+      description: 'None (absent or null) for exists/does-not-exist; a non-empty array for in/not-in; one value otherwise.',
+    },
+  },
+  allOf: [
+    valueOf(NO_VALUE_OPS, { properties: { value: false } }),
+    valueOf(LIST_OPS, { required: ['value'], properties: { value: { type: 'array' } } }),
+    valueOf(FILTER_OPS.filter((op) => !NO_VALUE_OPS.includes(op) && !LIST_OPS.includes(op)), {
+      required: ['value'],
+      properties: { value: { type: SCALAR_TYPES } },
+    }),
+  ],
+});
 const ViewRequest = Type.Object({
   id: Type.Optional(Type.String({ readOnly: true })),
-  name: Type.String({ minLength: 1, maxLength: MAX_VIEW_NAME_LENGTH }),
-  filters: Type.Array(FilterSchema, { minItems: 1, maxItems: MAX_VIEW_FILTERS }),
+  name: Type.String({ maxLength: MAX_VIEW_NAME_LENGTH, pattern: NOT_BLANK, description: 'Not blank.' }),
+  filters: Type.Array(FilterRequest, { minItems: 1, maxItems: MAX_VIEW_FILTERS }),
 });
 const BoardViewResponse = Type.Object({ id: Type.String(), name: Type.String(), filters: Type.Array(FilterSchema) });
 const ViewParams = Type.Object({ boardId: Type.String(), viewId: Type.String() });
@@ -78,51 +117,21 @@ const conflictResponse = {
   },
 };
 
-const isScalar = (v: unknown): v is Scalar => typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
-
-function checkFilter(p: Problems, f: unknown, at: string): BoardViewFilter | undefined {
-  if (!isObject(f)) return p.type(at, 'an object', f) || undefined;
-  const columnOk = p.string(`${at}.column`, f.column);
-  if (f.operation === undefined || f.operation === null) return p.missing(`${at}.operation`) || undefined;
-  if (!p.enumOf(`${at}.operation`, f.operation, FILTER_OPS)) return undefined;
-  const op = f.operation;
-  const value = f.value;
-  const vf = `${at}.value`;
-  let out: BoardViewFilter['value'];
-  if (NO_VALUE_OPS.includes(op)) {
-    if (value !== undefined && value !== null) return p.add(vf, 'invalid', `${op} takes no value`) || undefined;
-  } else if (LIST_OPS.includes(op)) {
-    if (value === undefined || value === null) return p.add(vf, 'missing', `${op} needs an array of values`) || undefined;
-    if (!p.array(vf, value, MAX_FILTER_VALUES)) return undefined;
-    if (value.length === 0) return p.add(vf, 'invalid', `${op} needs at least one value`) || undefined;
-    const bad = value.findIndex((x) => !isScalar(x));
-    if (bad >= 0) return p.type(`${vf}.${bad}`, 'a string, number or boolean', value[bad]) || undefined;
-    out = value as Scalar[];
-  } else {
-    if (value === undefined || value === null) return p.add(vf, 'missing', `${op} needs a value`) || undefined;
-    if (!isScalar(value)) return p.type(vf, 'a string, number or boolean', value) || undefined;
-    out = value;
-  }
-  if (!columnOk) return undefined;
-  return { column: f.column as string, operation: op, ...(out === undefined ? {} : { value: out }) };
+/**
+ * "null is none": a `null` name, filters or filter value is dropped before the schema sees the
+ * body, so that a required one is `missing` (as an absent one) and an optional one none.
+ */
+function nullIsNone(request: FastifyRequest): void {
+  const body = request.body;
+  if (!isObject(body)) return;
+  for (const k of ['name', 'filters'] as const) if (body[k] === null) delete body[k];
+  if (Array.isArray(body.filters)) for (const f of body.filters) if (isObject(f) && f.value === null) delete f.value;
 }
 
-/** Validates a view body (create or update); throws one 422 naming every problem. */
-function validateView(input: unknown): StoredBoardView {
-  const body = bodyObject(input);
-  const p = new Problems();
-  p.string('name', body.name, { max: MAX_VIEW_NAME_LENGTH, notBlank: true });
-  const filters: BoardViewFilter[] = [];
-  if (body.filters === undefined || body.filters === null) p.missing('filters');
-  else if (p.array('filters', body.filters, MAX_VIEW_FILTERS)) {
-    if (body.filters.length === 0) p.add('filters', 'invalid', 'must have at least one filter');
-    body.filters.forEach((f, i) => {
-      const filter = checkFilter(p, f, `filters.${i}`);
-      if (filter) filters.push(filter);
-    });
-  }
-  p.throwIfAny();
-  return { name: body.name as string, filters };
+/** A view body as its schema (ViewRequest) has checked it: name and filters, unknown fields dropped. */
+function viewBody(input: Static<typeof ViewRequest>): StoredBoardView {
+  const filters = input.filters.map(({ column, operation, value }) => ({ column, operation, ...(value === undefined ? {} : { value }) }));
+  return { name: input.name, filters };
 }
 
 const viewResponse = (o: StoredObject<StoredBoardView>): Static<typeof BoardViewResponse> => ({ id: o.id, name: o.body.name, filters: o.body.filters });
@@ -138,7 +147,14 @@ async function getView(store: ConfigStore, env: Environment, boardId: string, vi
 }
 
 export function registerBoardViews(app: App, { store }: ApiContext): void {
-  const noSchemaValidation = () => () => true;
+  // A path's 404 (the board, the view) comes before a body's 422, as the handler's lookups would make it.
+  const boardFirst = async (request: FastifyRequest) => {
+    const { boardId, viewId } = request.params as { boardId: string; viewId?: string };
+    const env = envOf(request);
+    if (viewId === undefined) await getBoardObject(store, env, boardId);
+    else await getView(store, env, boardId, viewId);
+    nullIsNone(request);
+  };
 
   app.get(
     '/1/boards/:boardId/views',
@@ -165,14 +181,14 @@ export function registerBoardViews(app: App, { store }: ApiContext): void {
         description: 'Creates a view. 409 when the board already has a view of that name, or 50 views.',
         response: { 201: BoardViewResponse, 409: conflictResponse },
       },
-      validatorCompiler: noSchemaValidation,
+      preValidation: boardFirst,
       config: { auth },
     },
     async (request, reply) => {
       const env = envOf(request);
       const { boardId } = request.params as Static<typeof BoardParams>;
       const board = await getBoardObject(store, env, boardId);
-      const body = validateView(request.body);
+      const body = viewBody(request.body as Static<typeof ViewRequest>);
       const existing = await listBoardViews(store, env, board.id);
       if (existing.length >= MAX_VIEWS_PER_BOARD) throw new ApiError(409, `a board can have at most ${MAX_VIEWS_PER_BOARD} views`);
       if (existing.some((v) => v.body.name === body.name)) throw duplicateName(body.name);
@@ -210,14 +226,14 @@ export function registerBoardViews(app: App, { store }: ApiContext): void {
         description: 'Full replacement of name and filters. 409 when another view of the board has that name.',
         response: { 200: BoardViewResponse, 409: conflictResponse },
       },
-      validatorCompiler: noSchemaValidation,
+      preValidation: boardFirst,
       config: { auth },
     },
     async (request) => {
       const env = envOf(request);
       const { boardId, viewId } = request.params as Static<typeof ViewParams>;
       await getView(store, env, boardId, viewId);
-      const body = validateView(request.body);
+      const body = viewBody(request.body as Static<typeof ViewRequest>);
       const updated = await orConflict(store.updateObject<StoredBoardView>(BOARD_VIEW_KIND, viewId, { body, uniqueKey: body.name }), () => duplicateName(body.name));
       if (!updated) throw notFound('board view');
       return viewResponse(updated);
