@@ -11,8 +11,10 @@
 //   board); a non-empty one is a 422, because silently dropping a client's queries would lose
 //   data. Read-only fields in the body (`id`, `links`, a query panel's `dataset`) and unknown
 //   fields are ignored.
-// - The body is validated by hand (not by the route's schema, which is there for the OpenAPI
-//   document) so that every problem is one 422 naming fields like `panels.2.query_panel.query_id`.
+// - The route's schema validates the body (src/api/v1/boards.ts; one 422 naming every field,
+//   e.g. `panels.2.query_panel.query_id`), after `null` members are dropped (dropNulls: null is
+//   none, so a required one is `missing`). By hand after it, only what a schema cannot say:
+//   unique tag keys and the objects the panels name.
 // - Panels (array order is display order) are a union on `type`:
 //   query: `query_panel.query_id` and `query_panel.query_annotation_id` are required; the query
 //     must be a query of this environment (any dataset, or `__all__`), and the annotation an
@@ -56,8 +58,8 @@ import { belongsTo } from './scope.js';
 import type { FilterOp } from '../query/spec.js';
 import type { ConfigStore, Environment, StoredObject } from '../stores/config/types.js';
 import { BOARD_KIND, BOARD_VIEW_KIND, QUERY_ANNOTATION_KIND, QUERY_KIND, SLO_KIND } from './kinds.js';
-import { checkTags, tagsMember, type Tag } from './tags.js';
-import { bodyObject, isObject, Problems, textLength, type Json } from '../validation.js';
+import { duplicateTagKeys, storedTags, tagsMember, type Tag } from './tags.js';
+import { isObject, Problems } from '../validation.js';
 import type { StoredQueryAnnotation } from './query-annotations.js';
 
 export const MAX_PRESET_FILTERS = 5;
@@ -165,147 +167,97 @@ interface DraftBoard {
   preset_filters?: PresetFilter[];
 }
 
-function checkPosition(p: Problems, v: unknown, at: string): Position | undefined {
-  if (v === undefined || v === null) return undefined;
-  if (!isObject(v)) return p.type(at, 'an object', v) || undefined;
-  const out: Position = { x_coordinate: 0, y_coordinate: 0, height: 0, width: 0 };
-  let ok = true;
-  for (const k of Object.keys(out) as (keyof Position)[]) {
-    const x = v[k];
-    if (x === undefined || x === null) continue;
-    if (p.integer(`${at}.${k}`, x, 0)) out[k] = x;
-    else ok = false;
-  }
-  return ok ? out : undefined;
+/** A body's panel as the route schema (src/api/v1/boards.ts) has checked it, nulls dropped. */
+export interface PanelInput {
+  type: (typeof PANEL_TYPES)[number];
+  position?: Partial<Position>;
+  query_panel?: {
+    query_id: string;
+    query_annotation_id: string;
+    query_style?: (typeof QUERY_STYLES)[number];
+    visualization_settings?: Partial<Record<(typeof VISUALIZATION_FLAGS)[number], boolean>> & { charts?: Partial<Chart>[] };
+  };
+  slo_panel?: { slo_id: string };
+  text_panel?: { content: string };
+}
+/** A board body as the route schema has checked it; `null` members were dropped before (null is none). */
+export interface BoardInput {
+  name: string;
+  description?: string;
+  type: 'flexible';
+  panels?: PanelInput[];
+  layout_generation?: (typeof LAYOUT_GENERATIONS)[number];
+  tags?: Tag[];
+  preset_filters?: PresetFilter[];
 }
 
-/** The visualization settings sent, defaults filled in; undefined when none were sent. */
-function checkVisualization(p: Problems, v: unknown, at: string): VisualizationSettings | undefined {
-  if (v === undefined || v === null) return undefined;
-  const out = Object.fromEntries(VISUALIZATION_FLAGS.map((f) => [f, false])) as unknown as VisualizationSettings;
-  if (!isObject(v)) return p.type(at, 'an object', v) || out;
-  for (const f of VISUALIZATION_FLAGS) {
-    const x = v[f];
-    if (x !== undefined && x !== null && p.bool(`${at}.${f}`, x)) out[f] = x;
-  }
-  if (v.charts !== undefined && v.charts !== null) {
-    if (p.array(`${at}.charts`, v.charts, MAX_CHARTS)) {
-      out.charts = v.charts.map((c, i) => {
-        const ca = `${at}.charts.${i}`;
-        const chart: Chart = { chart_index: 0, chart_type: 'default', log_scale: false, omit_missing_values: false };
-        if (!isObject(c)) return p.type(ca, 'an object', c) || chart;
-        if (c.chart_index !== undefined && c.chart_index !== null && p.integer(`${ca}.chart_index`, c.chart_index, 0)) chart.chart_index = c.chart_index;
-        if (c.chart_type !== undefined && c.chart_type !== null && p.enumOf(`${ca}.chart_type`, c.chart_type, CHART_TYPES)) chart.chart_type = c.chart_type;
-        for (const f of ['log_scale', 'omit_missing_values'] as const) {
-          const x = c[f];
-          if (x !== undefined && x !== null && p.bool(`${ca}.${f}`, x)) chart[f] = x;
-        }
-        return chart;
-      });
+/** `null` is none (see the header): drops every object member that is `null`, at any depth (list items are kept). */
+export function dropNulls(v: unknown): void {
+  if (Array.isArray(v)) {
+    for (const x of v) dropNulls(x);
+  } else if (isObject(v)) {
+    for (const [k, x] of Object.entries(v)) {
+      if (x === null) delete v[k];
+      else dropNulls(x);
     }
+  }
+}
+
+const position = (v: Partial<Position>): Position => ({
+  x_coordinate: v.x_coordinate ?? 0,
+  y_coordinate: v.y_coordinate ?? 0,
+  height: v.height ?? 0,
+  width: v.width ?? 0,
+});
+
+/** The visualization settings sent, defaults filled in. */
+function visualization(v: NonNullable<PanelInput['query_panel']>['visualization_settings'] & object): VisualizationSettings {
+  const out = Object.fromEntries(VISUALIZATION_FLAGS.map((f) => [f, v[f] ?? false])) as unknown as VisualizationSettings;
+  if (v.charts) {
+    out.charts = v.charts.map((c) => ({
+      chart_index: c.chart_index ?? 0,
+      chart_type: c.chart_type ?? 'default',
+      log_scale: c.log_scale ?? false,
+      omit_missing_values: c.omit_missing_values ?? false,
+    }));
   }
   return out;
 }
 
-function checkPanel(p: Problems, v: unknown, at: string): DraftPanel | undefined {
-  if (!isObject(v)) return p.type(at, 'an object', v) || undefined;
-  const position = checkPosition(p, v.position, `${at}.position`);
-  if (v.type === undefined || v.type === null) return p.missing(`${at}.type`) || undefined;
-  if (!p.enumOf(`${at}.type`, v.type, PANEL_TYPES)) return undefined;
-  const sub = `${v.type}_panel`;
-  const body = v[sub];
-  const sa = `${at}.${sub}`;
-  if (body === undefined || body === null) return p.add(sa, 'missing', `is required for a ${v.type} panel`) || undefined;
-  if (!isObject(body)) return p.type(sa, 'an object', body) || undefined;
-  const withPos = <T extends object>(panel: T) => (position ? { ...panel, position } : panel);
+function panelDraft(v: PanelInput): DraftPanel {
+  const pos = v.position ? { position: position(v.position) } : {};
   switch (v.type) {
     case 'query': {
-      const idOk = p.string(`${sa}.query_id`, body.query_id);
-      const annOk = p.string(`${sa}.query_annotation_id`, body.query_annotation_id);
-      let style: (typeof QUERY_STYLES)[number] = 'graph';
-      if (body.query_style !== undefined && body.query_style !== null && p.enumOf(`${sa}.query_style`, body.query_style, QUERY_STYLES)) {
-        style = body.query_style;
-      }
-      const visualization_settings = checkVisualization(p, body.visualization_settings, `${sa}.visualization_settings`);
-      if (!idOk || !annOk) return undefined;
-      return withPos({
-        type: 'query' as const,
+      const q = v.query_panel!;
+      return {
+        type: 'query',
         query_panel: {
-          query_id: body.query_id as string,
-          query_annotation_id: body.query_annotation_id as string,
-          query_style: style,
-          ...(visualization_settings ? { visualization_settings } : {}),
+          query_id: q.query_id,
+          query_annotation_id: q.query_annotation_id,
+          query_style: q.query_style ?? 'graph',
+          ...(q.visualization_settings ? { visualization_settings: visualization(q.visualization_settings) } : {}),
         },
-      });
+        ...pos,
+      };
     }
     case 'slo':
-      if (!p.string(`${sa}.slo_id`, body.slo_id)) return undefined;
-      return withPos({ type: 'slo' as const, slo_panel: { slo_id: body.slo_id as string } });
-    case 'text': {
-      const content = body.content;
-      const f = `${sa}.content`;
-      if (content === undefined || content === null) return p.missing(f) || undefined;
-      if (typeof content !== 'string') return p.type(f, 'a string', content) || undefined;
-      if (textLength(content) > MAX_TEXT_PANEL_LENGTH) {
-        return p.add(f, 'invalid', `must be at most ${MAX_TEXT_PANEL_LENGTH} characters, not ${textLength(content)}`) || undefined;
-      }
-      return withPos({ type: 'text' as const, text_panel: { content } });
-    }
+      return { type: 'slo', slo_panel: { slo_id: v.slo_panel!.slo_id }, ...pos };
+    case 'text':
+      return { type: 'text', text_panel: { content: v.text_panel!.content }, ...pos };
   }
-  return undefined;
 }
 
-function checkPresetFilters(p: Problems, v: unknown): PresetFilter[] | undefined {
-  if (v === undefined || v === null) return undefined;
-  if (!p.array('preset_filters', v, MAX_PRESET_FILTERS)) return undefined;
-  const out: PresetFilter[] = [];
-  v.forEach((f, i) => {
-    const at = `preset_filters.${i}`;
-    if (!isObject(f)) return p.type(at, 'an object', f);
-    const c = p.string(`${at}.column`, f.column);
-    const a = p.string(`${at}.alias`, f.alias);
-    if (c && a) out.push({ column: f.column as string, alias: f.alias as string });
-  });
-  return out;
-}
-
-/** Checks the board body's own rules (no store lookups); problems go to `p`. */
-function checkBoard(p: Problems, input: Json): DraftBoard {
-  const name = input.name;
-  p.string('name', name, { max: MAX_BOARD_NAME_LENGTH, notBlank: true });
-  let description = '';
-  if (input.description !== undefined && input.description !== null) {
-    if (typeof input.description !== 'string') p.type('description', 'a string', input.description);
-    else if (textLength(input.description) > MAX_BOARD_DESCRIPTION_LENGTH) {
-      p.add('description', 'invalid', `must be at most ${MAX_BOARD_DESCRIPTION_LENGTH} characters, not ${textLength(input.description)}`);
-    } else description = input.description;
-  }
-  if (input.type === undefined || input.type === null) p.missing('type');
-  else if (typeof input.type !== 'string') p.type('type', 'a string', input.type);
-  else if (input.type !== 'flexible') p.add('type', 'invalid', 'must be flexible (classic boards are not supported)');
-  for (const classic of ['queries', 'slos'] as const) {
-    const v = input[classic];
-    if (v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0)) {
-      p.add(classic, 'invalid', 'is a classic board field and is not supported; use panels');
-    }
-  }
-  let layout: DraftBoard['layout'] = 'manual';
-  if (input.layout_generation !== undefined && input.layout_generation !== null) {
-    if (p.enumOf('layout_generation', input.layout_generation, LAYOUT_GENERATIONS)) layout = input.layout_generation;
-  }
-  const panels: DraftPanel[] = [];
-  if (input.panels !== undefined && input.panels !== null) {
-    if (p.array('panels', input.panels, MAX_PANELS)) {
-      input.panels.forEach((v, i) => {
-        const panel = checkPanel(p, v, `panels.${i}`);
-        if (panel) panels.push(panel);
-      });
-    }
-  }
-  const t = checkTags(input.tags);
-  p.addAll(t.problems);
-  const preset_filters = checkPresetFilters(p, input.preset_filters);
-  return { name: name as string, description, panels, layout, tags: t.tags, preset_filters };
+/** The board of a checked body; what its schema cannot say (tag keys unique) goes to `p`. */
+function boardDraft(p: Problems, input: BoardInput): DraftBoard {
+  p.addAll(duplicateTagKeys(input.tags));
+  return {
+    name: input.name,
+    description: input.description ?? '',
+    panels: (input.panels ?? []).map(panelDraft),
+    layout: input.layout_generation ?? 'manual',
+    tags: storedTags(input.tags),
+    preset_filters: input.preset_filters?.map(({ column, alias }) => ({ column, alias })),
+  };
 }
 
 /**
@@ -368,16 +320,18 @@ export function layOutPanels(panels: { type: (typeof PANEL_TYPES)[number]; posit
   });
 }
 
-/** Validates a board body and resolves it into what is stored; throws one 422 with every problem. */
+/**
+ * Resolves a board body its route schema has checked into what is stored; throws one 422 with
+ * every problem the schema cannot see (tag keys, the objects panels name).
+ */
 export async function validateBoard(
   store: ConfigStore,
   env: Environment,
-  input: unknown,
+  input: BoardInput,
   current?: StoredBoard,
 ): Promise<StoredBoard> {
-  const body = bodyObject(input);
   const p = new Problems();
-  const draft = checkBoard(p, body);
+  const draft = boardDraft(p, input);
   p.throwIfAny();
   const datasets = await checkReferences(p, store, env, draft.panels);
   p.throwIfAny();

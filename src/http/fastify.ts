@@ -282,6 +282,7 @@ function toApiError(err: FastifyError | ApiError, request: FastifyRequest, setti
         : v.keyword === 'maxLength' ? `must be at most ${(v.params as { limit: number }).limit} characters`
         // A `false` schema: a field that must not be there (e.g. a board view filter's value on `exists`).
         : v.keyword === 'false schema' ? 'must not be given here'
+        : v.keyword === 'const' ? `must be ${JSON.stringify((v.params as { allowedValue: unknown }).allowedValue)}`
         : v.message ?? 'is invalid';
       return { field, code, description: message };
     });

@@ -23,6 +23,12 @@ export function checkListLimits(p: Problems, schema: unknown, value: unknown, fi
       }
     }
   }
+  // An `if`/`then` (e.g. a board panel's members by its type): the lists its `then` names.
+  if (isObject(schema.then)) {
+    const before = p.count;
+    checkListLimits(p, schema.then, value, field);
+    if (p.count > before) return;
+  }
   if (Array.isArray(value)) {
     const max = schema.maxItems;
     if (typeof max === 'number' && !p.array(field || 'body', value, max)) return;

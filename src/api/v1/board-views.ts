@@ -95,7 +95,7 @@ const FilterRequest = Type.Unsafe<Static<typeof FilterSchema>>({
   ],
 });
 const ViewRequest = Type.Object({
-  id: Type.Optional(Type.String({ readOnly: true })),
+  id: Type.Optional(Type.Unsafe<string>({ readOnly: true, description: 'Read-only: ignored in a request.' })),
   name: Type.String({ maxLength: MAX_VIEW_NAME_LENGTH, pattern: NOT_BLANK, description: 'Not blank.' }),
   filters: Type.Array(FilterRequest, { minItems: 1, maxItems: MAX_VIEW_FILTERS }),
 });

@@ -12,14 +12,15 @@ import type { Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
 import { sendCreated, sendDeleted } from '../resource.js';
 import { BoardParams, TagsInput, tagsOutput } from './schemas.js';
-import { CHART_TYPES, LAYOUT_GENERATIONS, MAX_BOARD_DESCRIPTION_LENGTH, MAX_BOARD_NAME_LENGTH, MAX_CHARTS, MAX_PANELS, MAX_PRESET_FILTERS, MAX_TEXT_PANEL_LENGTH, QUERY_STYLES, VISUALIZATION_FLAGS, boardAnswer, deleteBoardViews, getBoardObject, validateBoard, type StoredBoard } from '../../domain/boards.js';
+import { CHART_TYPES, LAYOUT_GENERATIONS, MAX_BOARD_DESCRIPTION_LENGTH, MAX_BOARD_NAME_LENGTH, MAX_CHARTS, MAX_PANELS, MAX_PRESET_FILTERS, MAX_TEXT_PANEL_LENGTH, QUERY_STYLES, VISUALIZATION_FLAGS, boardAnswer, deleteBoardViews, getBoardObject, PANEL_TYPES, validateBoard, dropNulls, type BoardInput, type PanelInput, type StoredBoard } from '../../domain/boards.js';
 import { BOARD_KIND } from '../../domain/kinds.js';
+import { NOT_BLANK } from '../../validation.js';
 
 const tags = ['Boards'];
 const security = [{ configuration_key: [] }];
 const auth = { kind: 'team', permission: 'manage_boards' } as const;
 
-// ---- schemas for the OpenAPI document (validation is validateBoard's) ---------------------
+// ---- schemas ---------------------------------------------------------------------------------
 
 const enumOf = <T extends string>(values: readonly T[]) => Type.Unsafe<T>({ type: 'string', enum: [...values] });
 const PositionSchema = Type.Object({
@@ -58,19 +59,57 @@ export const BoardPanelSchema = Type.Union([
   withPosition({ type: Type.Literal('text'), text_panel: Type.Object({ content: Type.String({ maxLength: MAX_TEXT_PANEL_LENGTH }) }) }),
 ]);
 const PresetFilterSchema = Type.Object({ column: Type.String({ minLength: 1 }), alias: Type.String({ minLength: 1 }) });
-export const BoardSchema = Type.Object({
-  id: Type.Optional(Type.String({ readOnly: true })),
-  name: Type.String({ minLength: 1, maxLength: MAX_BOARD_NAME_LENGTH }),
-  description: Type.Optional(Type.String({ maxLength: MAX_BOARD_DESCRIPTION_LENGTH })),
-  type: Type.Literal('flexible'),
-  links: Type.Optional(Type.Object({ board_url: Type.String() }, { readOnly: true })),
-  panels: Type.Optional(Type.Array(BoardPanelSchema, { maxItems: MAX_PANELS })),
-  layout_generation: Type.Optional(Type.Unsafe({ type: 'string', enum: [...LAYOUT_GENERATIONS], default: 'manual', writeOnly: true })),
-  tags: TagsInput,
-  preset_filters: Type.Optional(
-    Type.Array(PresetFilterSchema, { maxItems: MAX_PRESET_FILTERS, description: 'On PUT: omitted keeps the current ones, [] removes them.' }),
-  ),
+
+// ---- the request's schema: it validates a body (ajv), after its `null` members are dropped
+// (dropNulls: null is none, an omitted member's default); by hand after it, only what it cannot
+// say: unique tag keys and the objects the panels name (src/domain/boards.ts).
+
+const PositionInput = Type.Partial(PositionSchema, { description: 'An omitted (or null) field is 0.' });
+/** What a panel of each `type` carries, as JSON Schema `if`/`then`: a panel's problems name its fields, never a union's branches. */
+const panelOf = (type: string, member: string, schema: TSchema) => ({
+  if: { properties: { type: { const: type } }, required: ['type'] },
+  then: { required: [member], properties: { [member]: schema } },
 });
+const PanelRequest = Type.Unsafe<PanelInput>({
+  type: 'object',
+  required: ['type'],
+  properties: {
+    type: { type: 'string', enum: [...PANEL_TYPES] },
+    position: PositionInput,
+  },
+  allOf: [
+    panelOf('query', 'query_panel', Type.Object({
+      query_id: Type.String({ minLength: 1 }),
+      query_annotation_id: Type.String({ minLength: 1, description: 'An annotation of query_id.' }),
+      query_style: Type.Optional(Type.Unsafe({ type: 'string', enum: [...QUERY_STYLES], default: 'graph' })),
+      visualization_settings: Type.Optional(VisualizationSchema),
+    })),
+    panelOf('slo', 'slo_panel', Type.Object({ slo_id: Type.String({ minLength: 1 }) })),
+    panelOf('text', 'text_panel', Type.Object({ content: Type.String({ maxLength: MAX_TEXT_PANEL_LENGTH }) })),
+  ],
+  description: 'A `query`, `slo` or `text` panel, with its `query_panel`, `slo_panel` or `text_panel`.',
+});
+/** A classic board's list: the Terraform client sends `null` with every flexible board; absent, null or empty. */
+const classic = { const: [], description: 'A classic board field: absent, null or [] (use panels).' };
+export const BoardSchema = Type.Object(
+  {
+    // Read-only members a client may send back as it got them (Terraform sends `links: {}`): ignored, whatever they hold.
+    id: Type.Optional(Type.Unsafe<string>({ readOnly: true, description: 'Read-only: ignored in a request.' })),
+    name: Type.String({ maxLength: MAX_BOARD_NAME_LENGTH, pattern: NOT_BLANK, description: 'Not blank.' }),
+    description: Type.Optional(Type.String({ maxLength: MAX_BOARD_DESCRIPTION_LENGTH })),
+    type: Type.Literal('flexible'),
+    links: Type.Optional(Type.Unsafe<{ board_url: string }>({ readOnly: true, description: 'Read-only: ignored in a request.' })),
+    panels: Type.Optional(Type.Array(PanelRequest, { maxItems: MAX_PANELS })),
+    layout_generation: Type.Optional(Type.Unsafe({ type: 'string', enum: [...LAYOUT_GENERATIONS], default: 'manual', writeOnly: true })),
+    tags: TagsInput,
+    preset_filters: Type.Optional(
+      Type.Array(PresetFilterSchema, { maxItems: MAX_PRESET_FILTERS, description: 'On PUT: omitted (or null) keeps the current ones, [] removes them.' }),
+    ),
+    queries: Type.Optional(Type.Unsafe<[]>(classic)),
+    slos: Type.Optional(Type.Unsafe<[]>(classic)),
+  },
+  { description: 'A `null` member is the same as an omitted one.' },
+);
 const BoardResponse = Type.Object({
   id: Type.String(),
   name: Type.String(),
@@ -93,8 +132,12 @@ function boardResponse(request: FastifyRequest, env: Environment, o: StoredObjec
 
 export function registerBoards(app: App, ctx: ApiContext): void {
   const { store } = ctx;
-  // Validation is validateBoard's: one 422 naming every field, e.g. `panels.1.query_panel.query_id`.
-  const noSchemaValidation = () => () => true;
+  // A path's 404 (the board) comes before a body's 422, as the handler's lookup would make it; then null is none.
+  const boardFirst = async (request: FastifyRequest) => {
+    const { boardId } = request.params as { boardId?: string };
+    if (boardId !== undefined) await getBoardObject(store, envOf(request), boardId);
+    dropNulls(request.body);
+  };
 
   app.get(
     '/1/boards',
@@ -119,12 +162,12 @@ export function registerBoards(app: App, ctx: ApiContext): void {
         description: 'Creates a flexible board. Query panels must reference a query and one of its annotations in this environment.',
         response: { 201: BoardResponse },
       },
-      validatorCompiler: noSchemaValidation,
+      preValidation: boardFirst,
       config: { auth },
     },
     async (request, reply) => {
       const env = envOf(request);
-      const body = await validateBoard(store, env, request.body);
+      const body = await validateBoard(store, env, request.body as BoardInput);
       const created = await store.createObject<StoredBoard>({
         id: shortId(),
         kind: BOARD_KIND,
@@ -159,14 +202,14 @@ export function registerBoards(app: App, ctx: ApiContext): void {
         description: 'Full replacement, except that an omitted `preset_filters` keeps the current ones (`[]` removes them).',
         response: { 200: BoardResponse },
       },
-      validatorCompiler: noSchemaValidation,
+      preValidation: boardFirst,
       config: { auth },
     },
     async (request) => {
       const env = envOf(request);
       const { boardId } = request.params as Static<typeof BoardParams>;
       const current = await getBoardObject(store, env, boardId);
-      const body = await validateBoard(store, env, request.body, current.body);
+      const body = await validateBoard(store, env, request.body as BoardInput, current.body);
       const updated = await store.updateObject<StoredBoard>(BOARD_KIND, boardId, { body });
       if (!updated) throw notFound('board');
       return boardResponse(request, env, updated);

@@ -62,9 +62,10 @@ export const orNull = <T extends TSchema>(schema: T & { type: string }, descript
  * its rules are src/domain/tags.ts's.
  */
 export const TagSchema = Type.Object({
-  key: Type.String({ minLength: 1, maxLength: TAG_KEY_MAX_LENGTH, pattern: TAG_KEY_PATTERN.source, description: 'Lowercase letters only.' }),
+  // No minLength: the patterns refuse "" (one problem, `invalid`, as checkTags answers it; a
+  // minLength 1 would add a `missing` one).
+  key: Type.String({ maxLength: TAG_KEY_MAX_LENGTH, pattern: TAG_KEY_PATTERN.source, description: 'Lowercase letters only.' }),
   value: Type.String({
-    minLength: 1,
     maxLength: TAG_VALUE_MAX_LENGTH,
     pattern: TAG_VALUE_PATTERN.source,
     description: 'A lowercase letter first, then lowercase letters, digits, `/` and `-`.',
