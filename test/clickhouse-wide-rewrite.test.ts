@@ -192,8 +192,7 @@ function rewrite(shards: 1 | 2) {
         : [
             { what: 'after the first mutation of the copy on the first shard', interrupt: stoppedAt(2) },
             { what: 'after the first shard was copied, not the second', interrupt: stoppedAt(3) },
-            { what: 'after the copy, before the registry', interrupt: stoppedAt(Infinity) },
-            { what: 'with the registry naming half of the attributes, no column dropped', interrupt: registered(0.5) },
+            // (the stops between the copy and the drop, as on one node, are not run again here)
             { what: "with the registry naming the attributes and the shards' tables, not the Distributed ones, without the columns", interrupt: registered(1, true) },
           ];
     it.each(stops)('a rewrite stopped $what is finished at the next start: no value lost, none read twice', ({ interrupt }) => check(interrupt));
