@@ -46,7 +46,8 @@ const dryBind = () => {
  * Checks a calculated field about to be stored (`replacing`: the id it replaces on update).
  * A dataset field is compiled with the dataset's columns and the fields it can see; an
  * environment-wide one in the environment's scope and in the scope of every dataset (where
- * dataset fields could close a cycle through it). Throws ExpressionError.
+ * dataset fields could close a cycle through it). Throws ExpressionError; answers the field's
+ * value type (in its first scope).
  */
 export async function checkCalculatedField(
   store: ConfigStore,
@@ -54,7 +55,7 @@ export async function checkCalculatedField(
   dataset: Dataset | null,
   candidate: { alias: string; expression: string },
   replacing?: string,
-): Promise<void> {
+): Promise<string> {
   const envWide = (await listCalculatedFieldObjects(store, env, null)).filter((o) => o.id !== replacing);
   const scopes: { columns: Parameters<typeof columnSources>[1]; calculated: CalculatedSource[] }[] = [];
   const self: CalculatedSource = { name: candidate.alias, expression: candidate.expression };
@@ -71,6 +72,7 @@ export async function checkCalculatedField(
       scopes.push({ columns: await store.listColumns(ds.id), calculated: [...envWide.map(toSource), self, ...own.map(toSource)] });
     }
   }
+  let type = '';
   for (const s of scopes) {
     const scope = new FieldScope({
       dialect: CHECK_ONLY_DIALECT,
@@ -80,8 +82,9 @@ export async function checkCalculatedField(
       ingestTimeSql: '__ingested',
       bind: dryBind(),
     });
-    scope.compileAs(candidate.alias);
+    type ||= scope.compileAs(candidate.alias).type;
   }
+  return type;
 }
 
 interface SpecLike {

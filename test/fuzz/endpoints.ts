@@ -256,6 +256,7 @@ export const ENDPOINTS: Endpoint[] = [
   { name: 'PATCH /1/dataset_definitions/{ds}', method: 'PATCH', path: '/1/dataset_definitions/{dataset}', dialect: 'v1', encoding: 'json', body: () => ({ duration_ms: { name: 'duration_ms', column_type: 'column' }, name: { name: 'name', column_type: 'column' }, trace_id: { name: 'trace.trace_id' } }) },
   { name: 'GET /1/derived_columns/{ds}', method: 'GET', path: '/1/derived_columns/{dataset}', dialect: 'v1', encoding: 'none', query: 'alias=slow' },
   { name: 'POST /1/derived_columns/{ds}', method: 'POST', path: '/1/derived_columns/{dataset}', dialect: 'v1', encoding: 'json', body: () => ({ alias: 'fuzzed_dc', description: 'd', expression: 'IF(EQUALS($region, "eu"), MUL($duration_ms, 2), COALESCE($status, 0))' }) },
+  { name: 'POST /1/derived_columns/{ds}/validate', method: 'POST', path: '/1/derived_columns/{dataset}/validate', dialect: 'v1', encoding: 'json', body: () => ({ alias: 'checked', expression: 'MUL($duration_ms, 2)' }) },
   { name: 'GET /1/derived_columns/{ds}/{id}', method: 'GET', path: '/1/derived_columns/{dataset}/{derivedColumn}', dialect: 'v1', encoding: 'none' },
   { name: 'PUT /1/derived_columns/{ds}/{id}', method: 'PUT', path: '/1/derived_columns/{dataset}/{derivedColumn}', dialect: 'v1', encoding: 'json', body: () => ({ alias: 'slow', expression: 'GT($duration_ms, 150)', description: 'd' }) },
   {

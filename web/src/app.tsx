@@ -7,6 +7,7 @@ import { Shell } from './components/layout.js';
 import { Spinner } from './components/ui.js';
 import { BoardPage } from './pages/board.js';
 import { BoardsPage } from './pages/boards.js';
+import { DatasetSettingsPage } from './pages/dataset-settings.js';
 import { EventsPage } from './pages/events.js';
 import { HomePage } from './pages/home.js';
 import { LoginPage } from './pages/login.js';
@@ -110,6 +111,8 @@ function Page({ route, home }: { route: Route; home: Scope }) {
       return <QueryPage key={`${route.dataset}/${route.resultId ?? ''}`} scope={home} dataset={route.dataset} resultId={route.resultId} />;
     case 'events':
       return <EventsPage scope={home} dataset={route.dataset} />;
+    case 'dataset-settings':
+      return <DatasetSettingsPage scope={home} dataset={route.dataset} />;
     case 'trace':
       return <TracePage scope={home} dataset={route.dataset} traceId={route.traceId} />;
     case 'boards':

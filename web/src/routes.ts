@@ -14,6 +14,7 @@ export type Route =
   | ({ page: 'query'; dataset: string; resultId?: string } & Scope)
   | ({ page: 'trace'; dataset: string; traceId: string } & Scope)
   | ({ page: 'events'; dataset: string } & Scope)
+  | ({ page: 'dataset-settings'; dataset: string } & Scope)
   | ({ page: 'boards' } & Scope)
   | ({ page: 'board'; boardId: string } & Scope)
   | ({ page: 'slos' } & Scope)
@@ -49,6 +50,7 @@ export function parseRoute(pathname: string): Route {
     if (c === 'trace' && x !== undefined && rest.length === 4) return { page: 'trace', dataset: b, traceId: x, ...scope };
     if (c === 'slo' && x !== undefined && rest.length === 4) return { page: 'slo', dataset: b, sloId: x, ...scope };
     if (c === 'events' && rest.length === 3) return { page: 'events', dataset: b, ...scope };
+    if (c === 'settings' && rest.length === 3) return { page: 'dataset-settings', dataset: b, ...scope };
   }
   return { page: 'notfound' };
 }
@@ -74,6 +76,8 @@ export function pathOf(r: Route): string {
       return `${s}/datasets/${e(r.dataset)}/trace/${e(r.traceId)}`;
     case 'events':
       return `${s}/datasets/${e(r.dataset)}/events`;
+    case 'dataset-settings':
+      return `${s}/datasets/${e(r.dataset)}/settings`;
     case 'slo':
       return `${s}/datasets/${e(r.dataset)}/slo/${e(r.sloId)}`;
   }

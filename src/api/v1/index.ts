@@ -5,6 +5,7 @@ import { registerBoardViews } from './board-views.js';
 import { registerColumns } from './columns.js';
 import { registerDatasets } from './datasets.js';
 import { registerDerivedColumns } from './derived-columns.js';
+import { registerCalculatedFieldCheck } from './calculated-field-check.js';
 import { registerDatasetDefinitions } from './dataset-definitions.js';
 import { registerEvents } from './events.js';
 import { registerKinesis } from './kinesis.js';
@@ -31,6 +32,7 @@ export async function registerV1(app: App, ctx: ApiContext): Promise<void> {
   registerDatasetDefinitions(app, ctx);
   registerColumns(app, ctx);
   registerDerivedColumns(app, ctx);
+  registerCalculatedFieldCheck(app, ctx);
   registerQueries(app, ctx);
   registerQueryAnnotations(app, ctx);
   registerBoards(app, ctx);

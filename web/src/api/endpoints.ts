@@ -1,7 +1,7 @@
 // Typed calls of Waggle's public API (and its documented extensions) the pages use.
 import { get, post, request } from './client.js';
 import type {
-  Board, BoardView, BubbleUpAnswer, BubbleUpSelection, BurnAlert, CalculatedField, Column, Dataset, Delivery, Marker,
+  Board, BoardView, BubbleUpAnswer, BubbleUpSelection, BurnAlert, CalculatedField, Column, Dataset, DatasetDetail, Delivery, Marker,
   QueryAnnotation, QueryResult, QuerySpec, RawEvent, Recipient, SignedIn, Slo, SloHistoryPoint, Trace, Trigger,
 } from './types.js';
 
@@ -15,6 +15,20 @@ export const whoAmI = () => request<SignedIn & { type: string }>('GET', '/1/auth
 export const listDatasets = () => get<Dataset[]>('/1/datasets');
 export const listColumns = (ds: string) => get<Column[]>(`/1/columns/${seg(ds)}`);
 export const listCalculatedFields = (ds: string) => get<CalculatedField[]>(`/1/derived_columns/${seg(ds)}`);
+
+export const getDataset = (ds: string) => get<DatasetDetail>(`/1/datasets/${seg(ds)}`);
+export const updateDataset = (ds: string, body: { description: string; expand_json_depth: number; settings: { delete_protected: boolean } }) =>
+  request<DatasetDetail>('PUT', `/1/datasets/${seg(ds)}`, body);
+export const updateColumn = (ds: string, id: string, body: Pick<Column, 'type' | 'description' | 'hidden'>) =>
+  request<Column>('PUT', `/1/columns/${seg(ds)}/${seg(id)}`, body);
+type CalculatedFieldBody = Pick<CalculatedField, 'alias' | 'expression' | 'description'>;
+export const createCalculatedField = (ds: string, body: CalculatedFieldBody) => post<CalculatedField>(`/1/derived_columns/${seg(ds)}`, body);
+export const updateCalculatedField = (ds: string, id: string, body: CalculatedFieldBody) =>
+  request<CalculatedField>('PUT', `/1/derived_columns/${seg(ds)}/${seg(id)}`, body);
+export const deleteCalculatedField = (ds: string, id: string) => request<void>('DELETE', `/1/derived_columns/${seg(ds)}/${seg(id)}`);
+/** The server's check of an expression (a Waggle extension): its type, or a 422 naming the position. */
+export const validateExpression = (ds: string, body: { alias: string; expression: string; id?: string }, signal?: AbortSignal) =>
+  post<{ type: string }>(`/1/derived_columns/${seg(ds)}/validate`, body, signal);
 
 export const createQuery = (ds: string, spec: QuerySpec) => post<QuerySpec & { id: string }>(`/1/queries/${seg(ds)}`, spec);
 export const getQuery = (ds: string, id: string) => get<QuerySpec & { id: string }>(`/1/queries/${seg(ds)}/${seg(id)}`);

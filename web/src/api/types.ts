@@ -32,6 +32,13 @@ export interface CalculatedField {
   id: string;
   alias: string;
   expression: string;
+  description: string;
+}
+
+/** GET /1/datasets/<slug>: what the settings page edits. */
+export interface DatasetDetail extends Dataset {
+  expand_json_depth: number;
+  settings: { delete_protected?: boolean };
 }
 
 export type ResultValue = string | number | boolean;

@@ -58,6 +58,7 @@ export function HomePage({ scope }: { scope: Scope }) {
                         <span class="row">
                           <Link href={pathOf({ page: 'query', dataset: d.slug, ...scope })}>Query</Link>
                           <Link href={pathOf({ page: 'events', dataset: d.slug, ...scope })}>Events</Link>
+                          <Link href={pathOf({ page: 'dataset-settings', dataset: d.slug, ...scope })}>Settings</Link>
                         </span>
                       </td>
                     </tr>
