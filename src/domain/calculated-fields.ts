@@ -82,7 +82,8 @@ export async function checkCalculatedField(
       ingestTimeSql: '__ingested',
       bind: dryBind(),
     });
-    type ||= scope.compileAs(candidate.alias).type;
+    const compiled = scope.compileAs(candidate.alias); // (in every scope: any may close a cycle)
+    type ||= compiled.type;
   }
   return type;
 }
