@@ -197,6 +197,9 @@ describe('/1/boards', () => {
       expectProblem(await sendJson(t, 'POST', '/1/boards', '{"name":'), 400, 'unparseable');
       expectValidation(await create([board()]), 'body', 'incorrect_type');
       expectValidation(await create('"board"'), 'body', 'incorrect_type');
+      // Nested 20,000 deep (null members are dropped before the schema runs: without recursion).
+      expectValidation(await sendJson(t, 'POST', '/1/boards', `${'['.repeat(20000)}${']'.repeat(20000)}`), 'body', 'incorrect_type');
+      expect((await sendJson(t, 'POST', '/1/boards', `{"name":"x","type":"flexible","panels":${'[{"a":'.repeat(5000)}null${'}]'.repeat(5000)}}`)).statusCode).toBe(422);
       const b = await created(board());
       expectProblem(await t.app.inject({ method: 'PUT', url: `/1/boards/${b.id}`, headers: t.config }), 400, 'unparseable');
     });

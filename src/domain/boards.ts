@@ -191,14 +191,20 @@ export interface BoardInput {
   preset_filters?: PresetFilter[];
 }
 
-/** `null` is none (see the header): drops every object member that is `null`, at any depth (list items are kept). */
+/**
+ * `null` is none (see the header): drops every object member that is `null`, at any depth (list
+ * items are kept). A loop over a stack, not recursion: a hostile body nests 20,000 deep.
+ */
 export function dropNulls(v: unknown): void {
-  if (Array.isArray(v)) {
-    for (const x of v) dropNulls(x);
-  } else if (isObject(v)) {
-    for (const [k, x] of Object.entries(v)) {
-      if (x === null) delete v[k];
-      else dropNulls(x);
+  const todo: unknown[] = [v];
+  while (todo.length > 0) {
+    const x = todo.pop();
+    if (Array.isArray(x)) for (const item of x) todo.push(item);
+    else if (isObject(x)) {
+      for (const [k, m] of Object.entries(x)) {
+        if (m === null) delete x[k];
+        else todo.push(m);
+      }
     }
   }
 }

@@ -320,6 +320,7 @@ export const ENDPOINTS: Endpoint[] = [
     name: 'DELETE /1/recipients/{id}', method: 'DELETE', path: '/1/recipients/{recipient}', dialect: 'v1', encoding: 'none',
     prepare: async (t) => ({ recipient: (await created(await post(t, '/1/recipients', { type: 'email', details: { email_address: `${unique()}@example.com` } }), 'recipient')).id }),
   },
+  { name: 'POST /1/recipients/{id}/test', method: 'POST', path: '/1/recipients/{recipient}/test', dialect: 'v1', encoding: 'none' },
   { name: 'GET /1/recipients/{id}/triggers', method: 'GET', path: '/1/recipients/{recipient}/triggers', dialect: 'v1', encoding: 'none' },
   { name: 'POST /1/reporting/slos/historical', method: 'POST', path: '/1/reporting/slos/historical', dialect: 'v1', encoding: 'json', body: (f) => ({ ids: [f.slo], start_time: f.nowS - 3600, end_time: f.nowS }) },
   { name: 'POST /1/raw_events/{ds}', method: 'POST', path: '/1/raw_events/{dataset}', dialect: 'v1', encoding: 'json', body: () => ({ query: { time_range: 7200, filters: [{ column: 'status', op: '=', value: 500 }] }, limit: 5 }) },

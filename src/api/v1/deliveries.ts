@@ -2,7 +2,8 @@
 // of the key's environment, newest first: what was sent (which alert, triggered or resolved), to
 // which recipient, when, and how it went (state, attempts with their HTTP status or error). The
 // same log `waggle deliveries` prints (src/notify/log.ts); recipient secrets are never in it.
-// `state` narrows to one state, `limit` 1…1000 (default 100). Needs Manage Recipients.
+// `state` narrows to one state, `alert_id` to one alert's, `limit` 1…1000 (default 100). Needs
+// Manage Recipients.
 import { Type } from '@sinclair/typebox';
 import { envOf } from '../../http/auth.js';
 import { listDeliveries, type DeliveryState } from '../../notify/log.js';
@@ -44,6 +45,7 @@ export function registerDeliveries(app: App, { store }: ApiContext): void {
         security: [{ configuration_key: [] }],
         querystring: Type.Object({
           state: Type.Optional(StateSchema),
+          alert_id: Type.Optional(Type.String({ maxLength: 128, description: 'Only the deliveries of this alert (a trigger, burn alert, signal, or a test: POST /1/recipients/{id}/test).' })),
           limit: Type.Optional(Type.String({ pattern: '^([1-9][0-9]{0,2}|1000)$', description: '1…1000, default 100' })),
         }),
         description: "The environment's notification delivery log, newest first (Waggle extension).",
@@ -57,6 +59,7 @@ export function registerDeliveries(app: App, { store }: ApiContext): void {
         teamId: env.teamId,
         environmentId: env.id,
         state: request.query.state as DeliveryState | undefined,
+        alertId: request.query.alert_id,
         limit: request.query.limit === undefined ? 100 : Number(request.query.limit),
       });
       return rows.map((o) => {

@@ -15,6 +15,7 @@ import { registerQueries } from './queries.js';
 import { registerQueryAnnotations } from './query-annotations.js';
 import { registerQueryResults } from './query-results.js';
 import { registerRecipients } from './recipients.js';
+import { registerRecipientTest } from './recipient-test.js';
 import { registerServiceMaps } from './service-maps.js';
 import { registerSlos } from './slos.js';
 import { registerBurnAlerts } from './burn-alerts.js';
@@ -39,6 +40,7 @@ export async function registerV1(app: App, ctx: ApiContext): Promise<void> {
   registerBoardViews(app, ctx);
   registerQueryResults(app, ctx);
   registerRecipients(app, ctx);
+  registerRecipientTest(app, ctx);
   registerTriggers(app, ctx);
   registerServiceMaps(app, ctx);
   registerSignals(app, ctx);

@@ -70,7 +70,13 @@ export const sloHistory = (ids: string[], start: number, end: number) =>
 
 export const listTriggers = (ds: string) => get<Trigger[]>(`/1/triggers/${seg(ds)}`);
 export const listRecipients = () => get<Recipient[]>('/1/recipients');
-export const listDeliveries = (limit = 100) => get<Delivery[]>(`/1/deliveries?limit=${limit}`);
+export const listDeliveries = (limit = 100, alertId?: string) =>
+  get<Delivery[]>(`/1/deliveries?limit=${limit}${alertId ? `&alert_id=${seg(alertId)}` : ''}`);
+export const createRecipient = (body: { type: string; details: Record<string, unknown> }) => post<Recipient>('/1/recipients', body);
+export const updateRecipient = (id: string, body: { type: string; details: Record<string, unknown> }) => request<Recipient>('PUT', `/1/recipients/${seg(id)}`, body);
+export const deleteRecipient = (id: string) => request<void>('DELETE', `/1/recipients/${seg(id)}`);
+/** Queues a test notification (a Waggle extension); its delivery is found by the alert id. */
+export const testRecipient = (id: string) => post<{ alert_id: string }>(`/1/recipients/${seg(id)}/test`, {});
 
 export const bubbleUp = (ds: string, query: QuerySpec, selection: BubbleUpSelection, signal?: AbortSignal) =>
   post<BubbleUpAnswer>(`/1/bubbleup/${seg(ds)}`, { query, selection }, signal);

@@ -2,9 +2,10 @@
 // when, to whom, and how it went.
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
-import { listDeliveries, listRecipients } from '../api/endpoints.js';
+import { deleteRecipient, listDeliveries, listRecipients } from '../api/endpoints.js';
 import type { Delivery, Recipient } from '../api/types.js';
-import { Loaded, PageHead, useAsync } from '../components/ui.js';
+import { RecipientForm, SendTest } from '../components/recipient-form.js';
+import { ErrorNotice, Loaded, PageHead, useAsync } from '../components/ui.js';
 import { formatTimestamp } from '../format.js';
 import type { Scope } from '../routes.js';
 
@@ -40,34 +41,67 @@ const stateClass: Record<string, string> = { delivered: 'ok', failed: 'bad', ref
 export function RecipientsPage(_: { scope: Scope }) {
   const recipients = useAsync(() => listRecipients(), []);
   const deliveries = useAsync(() => listDeliveries(200), []);
+  const [editing, setEditing] = useState<Recipient | 'new' | null>(null);
+  const [error, setError] = useState<unknown>(undefined);
+  const remove = async (r: Recipient) => {
+    if (!confirm(`Delete the ${r.type} recipient ${recipientSummary(r)}?`)) return;
+    setError(undefined);
+    try {
+      await deleteRecipient(r.id);
+      recipients.reload();
+    } catch (e) {
+      setError(e);
+    }
+  };
   return (
     <div class="stack">
       <PageHead title="Recipients" sub="Where triggers, burn alerts and signals send notifications" />
       <section class="panel flush" aria-labelledby="rcpt-h">
-        <div style={{ padding: '12px 16px 0' }}>
+        <div class="row" style={{ padding: '12px 16px' }}>
           <h2 id="rcpt-h">Recipients</h2>
+          <span class="spacer" />
+          <button class="primary" onClick={() => setEditing('new')} disabled={editing !== null}>New recipient</button>
         </div>
+        {error !== undefined && <div style={{ padding: '0 16px 12px' }}><ErrorNotice error={error} title="Not deleted" /></div>}
+        {editing !== null && (
+          <div style={{ padding: '0 16px 16px' }}>
+            <RecipientForm
+              key={editing === 'new' ? 'new' : editing.id}
+              recipient={editing === 'new' ? undefined : editing}
+              onDone={(changed) => {
+                setEditing(null);
+                if (changed) recipients.reload();
+              }}
+            />
+          </div>
+        )}
         <Loaded async={recipients} label="Loading recipients">
           {(list) =>
             list.length === 0 ? (
               <p class="empty">No recipients yet.</p>
             ) : (
-              <table>
+              <table data-testid="recipients-table">
                 <thead>
                   <tr>
                     <th>Type</th>
                     <th>Sends to</th>
                     <th>Id</th>
+                    <th><span class="sr-only">Actions</span></th>
                   </tr>
                 </thead>
                 <tbody>
                   {list.map((r) => (
-                    <tr key={r.id}>
+                    <tr key={r.id} data-recipient={r.id}>
                       <td>
                         <span class="badge accent">{r.type}</span>
                       </td>
                       <td>{recipientSummary(r)}</td>
                       <td class="mono small muted">{r.id}</td>
+                      <td class="nowrap">
+                        <SendTest recipient={r} onSent={deliveries.reload} />
+                        <button class="ghost" onClick={() => setEditing(r)} disabled={editing !== null}>Edit</button>
+                        <button class="ghost" onClick={() => void remove(r)}>Delete</button>
+                      </td>
                     </tr>
                   ))}
                 </tbody>
