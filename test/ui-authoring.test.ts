@@ -1,7 +1,8 @@
 // Authoring in the web UI, in Chromium against a real `waggle serve`: each flow made in the UI
 // and then seen through the API. The dataset settings page: the dataset's description, JSON
 // depth and delete protection; a column described, hidden and retyped; a calculated field whose
-// expression the server checks as it is typed, then created, edited and deleted.
+// expression the server checks as it is typed, then created, edited and deleted. Recipients of
+// each type made, edited, tested (a real webhook receives the test) and deleted.
 // Screenshots go to test-results/ui-authoring/ (git-ignored). Chromium: see test/ui-browser.test.ts.
 import { mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM, chromiumInstalled, launchChromium } from './browser-helpers.js';
 import { killAll, removeTempDirs, serve, tempDir, type Served } from './cli-helpers.js';
+import { HttpReceiver } from './receivers.js';
 
 const SHOTS = fileURLToPath(new URL('../test-results/ui-authoring/', import.meta.url));
 const present = chromiumInstalled();
@@ -21,6 +23,7 @@ describe.skipIf(!present && !CI)('authoring in the web UI (Chromium)', { timeout
   let closeBrowser: () => Promise<void>;
   let page: Page;
   const errors: string[] = [];
+  const hook = new HttpReceiver();
   const scope = '/my-team/environments/production';
   const api = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${server.url}${path}`, {
@@ -34,6 +37,7 @@ describe.skipIf(!present && !CI)('authoring in the web UI (Chromium)', { timeout
   const shot = (name: string) => page.screenshot({ path: `${SHOTS}${name}.png`, fullPage: true });
 
   beforeAll(async () => {
+    await hook.start();
     if (!present) throw new Error(`CI: Chromium is required at ${CHROMIUM} for the web UI tests (.ci/run installs it with apt-get)`);
     rmSync(SHOTS, { recursive: true, force: true });
     mkdirSync(SHOTS, { recursive: true });
@@ -53,6 +57,7 @@ describe.skipIf(!present && !CI)('authoring in the web UI (Chromium)', { timeout
   }, 90_000);
 
   afterAll(async () => {
+    await hook.stop();
     await closeBrowser?.();
     await killAll();
     removeTempDirs();
@@ -108,6 +113,55 @@ describe.skipIf(!present && !CI)('authoring in the web UI (Chromium)', { timeout
     await page.click('tr[data-field="slow"] >> text=Delete');
     await page.waitForSelector('text=No calculated fields yet.');
     expect(await api('GET', '/1/derived_columns/checkout')).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
+  it('makes recipients of each type, sends a webhook a test that arrives, edits and deletes them', async () => {
+    await page.click('nav >> text=Recipients');
+    await page.waitForURL(`${server.url}${scope}/recipients`);
+    const make = async (type: string, fill: Record<string, string>) => {
+      await page.click('text=New recipient');
+      await page.selectOption('form.recipient-form select[name=type]', type);
+      for (const [k, v] of Object.entries(fill)) await page.fill(`form.recipient-form input[name=${k}]`, v);
+      await page.click('form.recipient-form button[type=submit]');
+      await page.waitForSelector('form.recipient-form', { state: 'detached' });
+    };
+    // A problem the API finds is shown at its field, and nothing is made.
+    await page.click('text=New recipient');
+    await page.selectOption('form.recipient-form select[name=type]', 'pagerduty');
+    await page.fill('form.recipient-form input[name=pagerduty_integration_name]', 'oncall');
+    await page.fill('form.recipient-form input[name=pagerduty_integration_key]', 'too-short');
+    await page.click('form.recipient-form button[type=submit]');
+    await page.waitForSelector('form.recipient-form .field-error');
+    await page.click('form.recipient-form >> text=Cancel');
+    expect(await api('GET', '/1/recipients')).toEqual([]);
+
+    await make('webhook', { webhook_name: 'ops hook', webhook_url: `${hook.url}/hook`, webhook_secret: 's3cret' });
+    await make('email', { email_address: 'oncall@example.com' });
+    await make('slack', { slack_channel: '#alerts' });
+    await make('pagerduty', { pagerduty_integration_name: 'oncall', pagerduty_integration_key: 'k'.repeat(32) });
+    await make('msteams_workflow', { webhook_name: 'teams', webhook_url: 'https://example.com/teams' });
+    const list = (await api('GET', '/1/recipients')) as { id: string; type: string; details: Record<string, string> }[];
+    expect(list.map((r) => r.type).sort()).toEqual(['email', 'msteams_workflow', 'pagerduty', 'slack', 'webhook']);
+    const webhook = list.find((r) => r.type === 'webhook')!;
+    expect(webhook.details).toMatchObject({ webhook_name: 'ops hook', webhook_url: `${hook.url}/hook`, webhook_secret: 's3cret' });
+    expect(await page.textContent('[data-testid=recipients-table]')).not.toContain('s3cret');
+
+    const row = page.locator(`tr[data-recipient="${webhook.id}"]`);
+    await row.locator('text=Send test').click();
+    await row.locator('text=test delivered').waitFor();
+    expect(JSON.parse(hook.at('/hook')[0].body)).toMatchObject({ is_test: true });
+    await page.screenshot({ path: `${SHOTS}recipients.png`, fullPage: true });
+
+    await row.locator('text=Edit').click();
+    await page.fill('form.recipient-form input[name=webhook_name]', 'ops hook 2');
+    await page.click('form.recipient-form button[type=submit]');
+    await page.waitForSelector('text=ops hook 2');
+    expect(await api('GET', `/1/recipients/${webhook.id}`)).toMatchObject({ details: { webhook_name: 'ops hook 2', webhook_secret: 's3cret' } });
+    page.once('dialog', (d) => void d.accept());
+    await row.locator('text=Delete').click();
+    await row.waitFor({ state: 'detached' });
+    expect(((await api('GET', '/1/recipients')) as unknown[]).length).toBe(4);
     expect(errors).toEqual([]);
   });
 });

@@ -125,7 +125,7 @@ export function SendTest({ recipient, onSent }: { recipient: Recipient; onSent: 
   };
   const d = state.delivery;
   return (
-    <span class="row send-test">
+    <span class="send-test">
       <button class="ghost" onClick={() => void send()} disabled={state.busy}>{state.busy ? 'Sending…' : 'Send test'}</button>
       {d && !state.busy && (
         <span class={`badge ${d.state === 'delivered' ? 'ok' : 'bad'}`} role="status" title={d.error ?? ''}>
