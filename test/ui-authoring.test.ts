@@ -2,7 +2,8 @@
 // and then seen through the API. The dataset settings page: the dataset's description, JSON
 // depth and delete protection; a column described, hidden and retyped; a calculated field whose
 // expression the server checks as it is typed, then created, edited and deleted. Recipients of
-// each type made, edited, tested (a real webhook receives the test) and deleted.
+// each type made, edited, tested (a real webhook receives the test) and deleted. An SLO whose SLI
+// is written in the form (checked live: it must be boolean), edited; burn alerts of both kinds.
 // Screenshots go to test-results/ui-authoring/ (git-ignored). Chromium: see test/ui-browser.test.ts.
 import { mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -162,6 +163,57 @@ describe.skipIf(!present && !CI)('authoring in the web UI (Chromium)', { timeout
     await row.locator('text=Delete').click();
     await row.waitFor({ state: 'detached' });
     expect(((await api('GET', '/1/recipients')) as unknown[]).length).toBe(4);
+    expect(errors).toEqual([]);
+  });
+
+  it('makes an SLO with a new SLI written in the form, edits it, and gives it burn alerts of both kinds', async () => {
+    await page.click('nav >> text=SLOs');
+    await page.click('text=New SLO');
+    await page.selectOption('form.slo-form select[name=dataset]', 'checkout');
+    await page.fill('form.slo-form input[name=name]', 'Fast checkout');
+    await page.selectOption('form.slo-form select[name=sli]', '__new');
+    await page.fill('form.slo-form input[name=sli_alias]', 'fast');
+    await page.fill('form.slo-form input[name=sli_expression]', 'MUL($duration_ms, 2)');
+    await expect.poll(() => page.textContent('[data-testid=sli-check]')).toMatch(/must be true or false; this expression is (float|integer)/);
+    expect(await page.isDisabled('form.slo-form button[type=submit]')).toBe(true);
+    await page.fill('form.slo-form input[name=sli_expression]', 'LT($duration_ms, 25)');
+    await expect.poll(() => page.textContent('[data-testid=sli-check]')).toMatch(/valid · boolean/);
+    await page.fill('form.slo-form input[name=target]', '99.5');
+    await page.fill('form.slo-form input[name=time_period_days]', '7');
+    await page.click('form.slo-form button[type=submit]');
+    await page.waitForURL(/\/datasets\/checkout\/slo\//);
+    const sloId = page.url().split('/').pop()!;
+    expect(await api('GET', `/1/slos/checkout/${sloId}`)).toMatchObject({ name: 'Fast checkout', sli: { alias: 'fast' }, target_per_million: 995000, time_period_days: 7 });
+    expect(await api('GET', '/1/derived_columns/checkout?alias=fast')).toMatchObject({ expression: 'LT($duration_ms, 25)' });
+
+    await page.click('main >> button:has-text("Edit")');
+    await page.fill('form.slo-form input[name=target]', '99.9');
+    await page.click('form.slo-form button[type=submit]');
+    await page.waitForSelector('form.slo-form', { state: 'detached' });
+    expect(await api('GET', `/1/slos/checkout/${sloId}`)).toMatchObject({ target_per_million: 999000, sli: { alias: 'fast' } });
+
+    const [recipient] = (await api('GET', '/1/recipients')) as { id: string }[];
+    await page.click('text=New burn alert');
+    await page.fill('form.burn-alert-form input[name=exhaustion_minutes]', '120');
+    await page.check(`form.burn-alert-form input[value="${recipient.id}"]`);
+    await page.click('form.burn-alert-form button[type=submit]');
+    await page.waitForSelector('[data-testid=burn-alerts] >> text=2 hours');
+    await page.click('text=New burn alert');
+    await page.click('form.burn-alert-form >> text=Budget rate');
+    await page.fill('form.burn-alert-form input[name=budget_drop]', '2');
+    await page.fill('form.burn-alert-form input[name=budget_rate_window_minutes]', '90');
+    await page.check(`form.burn-alert-form input[value="${recipient.id}"]`);
+    await page.click('form.burn-alert-form button[type=submit]');
+    await page.waitForSelector('[data-testid=burn-alerts] >> text=Budget rate');
+    const alerts = (await api('GET', `/1/burn_alerts/checkout?slo_id=${sloId}`)) as Record<string, unknown>[];
+    expect(alerts.map((a) => a.alert_type).sort()).toEqual(['budget_rate', 'exhaustion_time']);
+    expect(alerts.find((a) => a.alert_type === 'budget_rate')).toMatchObject({ budget_rate_window_minutes: 90, budget_rate_decrease_threshold_per_million: 20000 });
+    await page.screenshot({ path: `${SHOTS}slo.png`, fullPage: true });
+
+    page.once('dialog', (d) => void d.accept());
+    await page.click('main >> button.ghost:has-text("Delete") >> nth=0');
+    await page.waitForURL(`${server.url}${scope}/slos`);
+    expect(await api('GET', '/1/slos/checkout')).toEqual([]);
     expect(errors).toEqual([]);
   });
 });

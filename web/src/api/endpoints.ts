@@ -64,6 +64,12 @@ export const getQueryAnnotation = (ds: string, id: string) => get<QueryAnnotatio
 
 export const listSlos = (ds: string) => get<Slo[]>(`/1/slos/${seg(ds)}`);
 export const getSlo = (ds: string, id: string) => get<Slo>(`/1/slos/${seg(ds)}/${seg(id)}?detailed=true`);
+type SloBody = Pick<Slo, 'name' | 'description' | 'sli' | 'time_period_days' | 'target_per_million'>;
+export const createSlo = (ds: string, body: SloBody) => post<Slo>(`/1/slos/${seg(ds)}`, body);
+export const updateSlo = (ds: string, id: string, body: SloBody) => request<Slo>('PUT', `/1/slos/${seg(ds)}/${seg(id)}`, body);
+export const deleteSlo = (ds: string, id: string) => request<void>('DELETE', `/1/slos/${seg(ds)}/${seg(id)}`);
+export const createBurnAlert = (ds: string, body: Record<string, unknown>) => post<BurnAlert>(`/1/burn_alerts/${seg(ds)}`, body);
+export const deleteBurnAlert = (ds: string, id: string) => request<void>('DELETE', `/1/burn_alerts/${seg(ds)}/${seg(id)}`);
 export const listBurnAlerts = (ds: string, sloId: string) => get<BurnAlert[]>(`/1/burn_alerts/${seg(ds)}?slo_id=${seg(sloId)}`);
 export const sloHistory = (ids: string[], start: number, end: number) =>
   post<Record<string, SloHistoryPoint[]>>('/1/reporting/slos/historical', { ids, start_time: start, end_time: end });

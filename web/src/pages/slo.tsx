@@ -1,15 +1,17 @@
 // One SLO: its figures, the budget burn-down over its period (from SLO reporting), its burn
 // alerts and their state, and a BubbleUp of the events that fail it against those that pass.
 import { useMemo, useState } from 'preact/hooks';
-import { getSlo, listBurnAlerts, sloHistory } from '../api/endpoints.js';
+import { deleteBurnAlert, deleteSlo, getSlo, listBurnAlerts, sloHistory } from '../api/endpoints.js';
 import type { BurnAlert, Slo } from '../api/types.js';
 import { LineChart } from '../charts/line-chart.js';
 import { cssVar } from '../charts/palette.js';
 import { SloFigures, targetPercent } from '../components/slo-summary.js';
+import { BurnAlertForm } from '../components/burn-alert-form.js';
+import { SloForm } from '../components/slo-form.js';
 import { ErrorNotice, Loaded, PageHead, Spinner, useAsync } from '../components/ui.js';
 import { formatNumber } from '../format.js';
 import { specToSearch } from '../query-url.js';
-import { Link } from '../router.js';
+import { Link, navigate } from '../router.js';
 import { pathOf, type Scope } from '../routes.js';
 
 const DAY = 86_400;
@@ -18,10 +20,21 @@ const MAX_QUERY = 7 * DAY;
 
 export function SloPage({ scope, dataset, sloId }: { scope: Scope; dataset: string; sloId: string }) {
   const slo = useAsync(() => getSlo(dataset, sloId), [dataset, sloId]);
-  return <Loaded async={slo} label="Loading the SLO">{(s) => <SloBody scope={scope} dataset={dataset} slo={s} />}</Loaded>;
+  return <Loaded async={slo} label="Loading the SLO">{(s) => <SloBody scope={scope} dataset={dataset} slo={s} reload={slo.reload} />}</Loaded>;
 }
 
-function SloBody({ scope, dataset, slo }: { scope: Scope; dataset: string; slo: Slo }) {
+function SloBody({ scope, dataset, slo, reload }: { scope: Scope; dataset: string; slo: Slo; reload: () => void }) {
+  const [editing, setEditing] = useState<'slo' | 'alert' | null>(null);
+  const [error, setError] = useState<unknown>(undefined);
+  const remove = async () => {
+    if (!confirm(`Delete the SLO ${slo.name} and its burn alerts?`)) return;
+    try {
+      await deleteSlo(dataset, slo.id);
+      navigate(pathOf({ page: 'slos', ...scope }));
+    } catch (e) {
+      setError(e);
+    }
+  };
   const [now] = useState(() => Math.floor(Date.now() / 1000));
   const start = Math.max(now - slo.time_period_days * DAY, slo.reset_at ? Math.floor(Date.parse(slo.reset_at) / 1000) : 0);
   const history = useAsync(() => sloHistory([slo.id], start, now), [slo.id]);
@@ -39,7 +52,15 @@ function SloBody({ scope, dataset, slo }: { scope: Scope; dataset: string; slo: 
         <Link class="button primary" href={bubbleHref}>
           BubbleUp failing events
         </Link>
+        <button onClick={() => setEditing('slo')} disabled={editing !== null}>Edit</button>
+        <button class="ghost" onClick={() => void remove()}>Delete</button>
       </PageHead>
+      {error !== undefined && <ErrorNotice error={error} />}
+      {editing === 'slo' && (
+        <section class="panel">
+          <SloForm slo={slo} dataset={dataset} onDone={(saved) => { setEditing(null); if (saved) reload(); }} />
+        </section>
+      )}
       <section class="panel">
         <SloFigures slo={slo} />
       </section>
@@ -53,11 +74,26 @@ function SloBody({ scope, dataset, slo }: { scope: Scope; dataset: string; slo: 
         {history.error ? <ErrorNotice error={history.error} /> : !history.data ? <Spinner label="Loading the history" /> : <BurnDown points={history.data[slo.id] ?? []} range={[start, now]} />}
       </section>
       <section class="panel flush" aria-labelledby="alerts-h">
-        <div style={{ padding: '12px 16px 0' }}>
+        <div class="row" style={{ padding: '12px 16px' }}>
           <h2 id="alerts-h">Burn alerts</h2>
+          <span class="spacer" />
+          <button class="primary" onClick={() => setEditing('alert')} disabled={editing !== null}>New burn alert</button>
         </div>
+        {editing === 'alert' && (
+          <div style={{ padding: '0 16px 16px' }}>
+            <BurnAlertForm dataset={dataset} sloId={slo.id} onDone={(changed) => { setEditing(null); if (changed) alerts.reload(); }} />
+          </div>
+        )}
         <Loaded async={alerts} label="Loading burn alerts">
-          {(list) => (list.length === 0 ? <p class="empty">No burn alerts on this SLO.</p> : <AlertTable list={list} />)}
+          {(list) => (list.length === 0 ? <p class="empty">No burn alerts on this SLO.</p> : <AlertTable list={list} onDelete={async (a) => {
+            if (!confirm('Delete this burn alert?')) return;
+            try {
+              await deleteBurnAlert(dataset, a.id);
+              alerts.reload();
+            } catch (e) {
+              setError(e);
+            }
+          }} />)}
         </Loaded>
       </section>
     </div>
@@ -79,7 +115,7 @@ function BurnDown({ points, range }: { points: { timestamp: number; compliance: 
   return <LineChart label="Budget remaining over the SLO's period" times={data.times} lines={data.lines} height={240} xRange={range} format={(v) => `${formatNumber(v)}`} />;
 }
 
-function AlertTable({ list }: { list: BurnAlert[] }) {
+function AlertTable({ list, onDelete }: { list: BurnAlert[]; onDelete: (a: BurnAlert) => void }) {
   return (
     <table data-testid="burn-alerts">
       <thead>
@@ -87,6 +123,7 @@ function AlertTable({ list }: { list: BurnAlert[] }) {
           <th>Alert</th>
           <th>Fires when</th>
           <th>State</th>
+          <th><span class="sr-only">Actions</span></th>
         </tr>
       </thead>
       <tbody>
@@ -102,6 +139,7 @@ function AlertTable({ list }: { list: BurnAlert[] }) {
                 : `${formatNumber((a.budget_rate_decrease_threshold_per_million ?? 0) / 10_000)}% of the budget is spent within ${formatMinutes(a.budget_rate_window_minutes ?? 0)}`}
             </td>
             <td>{a.triggered ? <span class="badge bad">triggered</span> : <span class="badge ok">ok</span>}</td>
+            <td><button class="ghost" onClick={() => onDelete(a)}>Delete</button></td>
           </tr>
         ))}
       </tbody>

@@ -1,9 +1,11 @@
 // The environment's SLOs with their compliance and budget remaining.
+import { useState } from 'preact/hooks';
 import { getSlo, listSlos } from '../api/endpoints.js';
+import { SloForm } from '../components/slo-form.js';
 import { sloStatusBadge, targetPercent } from '../components/slo-summary.js';
 import { Loaded, PageHead, useAsync } from '../components/ui.js';
 import { formatNumber } from '../format.js';
-import { Link } from '../router.js';
+import { Link, navigate } from '../router.js';
 import { pathOf, type Scope } from '../routes.js';
 
 export function SlosPage({ scope }: { scope: Scope }) {
@@ -11,14 +13,26 @@ export function SlosPage({ scope }: { scope: Scope }) {
     const list = await listSlos('__all__');
     return Promise.all(list.map((s) => getSlo('__all__', s.id).catch(() => s)));
   }, []);
+  const [making, setMaking] = useState(false);
   return (
     <div class="stack">
-      <PageHead title="SLOs" sub="Service level objectives: compliance and error budget over each SLO's period" />
+      <PageHead title="SLOs" sub="Service level objectives: compliance and error budget over each SLO's period">
+        <button class="primary" onClick={() => setMaking(true)} disabled={making}>New SLO</button>
+      </PageHead>
+      {making && (
+        <section class="panel">
+          <h2>New SLO</h2>
+          <SloForm onDone={(saved) => {
+            setMaking(false);
+            if (saved) navigate(pathOf({ page: 'slo', dataset: saved.dataset, sloId: saved.slo.id, ...scope }));
+          }} />
+        </section>
+      )}
       <section class="panel flush">
         <Loaded async={slos} label="Loading SLOs">
           {(list) =>
             list.length === 0 ? (
-              <p class="empty">No SLOs yet. Make one with <code>POST /1/slos/&lt;dataset&gt;</code> over a boolean calculated field.</p>
+              <p class="empty">No SLOs yet: "New SLO" makes one over a boolean calculated field.</p>
             ) : (
               <table data-testid="slos-table">
                 <thead>
