@@ -72,9 +72,9 @@ describe.skipIf(!clickhouseBinary)('the app on ClickHouse', { timeout: 60_000 },
     const at = (ms: number) => new Date(Date.now() - 120_000 + ms).toISOString();
     await ingest(t, 'frontend', [
       { time: at(0), data: { 'trace.trace_id': tid, 'trace.span_id': 'root', name: 'GET /cart', 'service.name': 'frontend', duration_ms: 120, cached: false } },
-      { time: at(10), data: { 'trace.trace_id': tid, 'trace.span_id': 'api', 'trace.parent_id': 'root', name: 'cart.load', 'service.name': 'cart', duration_ms: 80, cached: true } },
+      { time: at(10), data: { 'trace.trace_id': tid, 'trace.span_id': 'api', 'trace.parent_id': 'root', name: 'cart.load', 'service.name': 'cart', duration_ms: 80, cached: true, error: 0 } },
     ]);
-    await ingest(t, 'database', [{ time: at(20), data: { 'trace.trace_id': tid, 'trace.span_id': 'db', 'trace.parent_id': 'api', name: 'SELECT', 'service.name': 'postgres', duration_ms: 55.5 } }]);
+    await ingest(t, 'database', [{ time: at(20), data: { 'trace.trace_id': tid, 'trace.span_id': 'db', 'trace.parent_id': 'api', name: 'SELECT', 'service.name': 'postgres', duration_ms: 55.5, error: true } }]);
     const trace = json(await t.app.inject({ method: 'GET', url: `/1/traces/__all__/${tid}`, headers: t.config }));
     expect(trace.spans.map((x: { span_id: string; dataset: string; duration_ms: number }) => [x.span_id, x.dataset, x.duration_ms])).toEqual([
       ['root', 'frontend', 120],
@@ -105,14 +105,14 @@ describe.skipIf(!clickhouseBinary)('the app on ClickHouse', { timeout: 60_000 },
     const create = await t.app.inject({ method: 'POST', url: '/1/maps/dependencies/requests', headers: { ...t.config, 'content-type': 'application/json' }, payload: '{}' });
     expect([200, 201], create.body).toContain(create.statusCode);
     const id = json(create).request_id;
-    let body: { status: string; dependencies: { parent_node: { name: string }; child_node: { name: string }; call_count: number }[] };
+    let body: { status: string; dependencies: { parent_node: { name: string }; child_node: { name: string }; call_count: number; error_count: number }[] };
     do {
       body = json(await t.app.inject({ method: 'GET', url: `/1/maps/dependencies/requests/${id}`, headers: t.config }));
     } while (body.status === 'pending' && (await new Promise((r) => setTimeout(r, 10)), true));
     expect(body.status).toBe('ready');
-    expect(body.dependencies.map((e) => [e.parent_node.name, e.child_node.name, e.call_count])).toEqual([
-      ['cart', 'postgres', 1],
-      ['frontend', 'cart', 1],
+    expect(body.dependencies.map((e) => [e.parent_node.name, e.child_node.name, e.call_count, e.error_count])).toEqual([
+      ['cart', 'postgres', 1, 1],
+      ['frontend', 'cart', 1, 0],
     ]);
   });
 

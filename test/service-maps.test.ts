@@ -122,17 +122,20 @@ describe('/1/maps/dependencies/requests', { timeout: 60_000 }, () => {
       web.push({ trace, id: 's1', service: 'frontend' });
       api.push({ trace, id: 's2', parent: 's1', service: 'api' });
       db.push({ trace, id: 's3', parent: 's2', service: 'db' });
-      api.push({ trace, id: 's4', parent: 's2', service: 'api' });
+      // Errors as numbers: one of the api → api calls (1), the others not (0 or absent).
+      api.push({ trace, id: 's4', parent: 's2', service: 'api', ...(i < 2 ? { extra: { error: i === 0 ? 1 : 0 } } : {}) });
       web.push({ trace, id: 's5', parent: 's4', service: 'frontend' });
     }
     // Two traces with two db calls each: api → db gets 4 more (9 in all).
     for (let i = 0; i < 2; i++) {
       api.push({ trace: `db-${i}`, id: 'a', service: 'api' });
-      db.push({ trace: `db-${i}`, id: 'b', parent: 'a', service: 'db' }, { trace: `db-${i}`, id: 'c', parent: 'a', service: 'db' });
+      // Errors as booleans, then text (the column becomes a string): api → db has 1.
+      db.push({ trace: `db-${i}`, id: 'b', parent: 'a', service: 'db', extra: { error: i === 0 } }, { trace: `db-${i}`, id: 'c', parent: 'a', service: 'db', extra: { error: i === 0 ? '' : 'false' } });
     }
     // Sampled: one stored child stands for 10 calls, another for 1 (worker → queue: 11).
     web.push({ trace: 'sampled', id: 'w', service: 'worker' });
-    db.push({ trace: 'sampled', id: 'q1', parent: 'w', service: 'queue', samplerate: 10 }, { trace: 'sampled', id: 'q2', parent: 'w', service: 'queue' });
+    // An error message on the span that stands for 10 calls: worker → queue has 10 errors.
+    db.push({ trace: 'sampled', id: 'q1', parent: 'w', service: 'queue', samplerate: 10, extra: { error: 'timeout' } }, { trace: 'sampled', id: 'q2', parent: 'w', service: 'queue' });
 
     // Nothing below makes an edge in the default window.
     web.push(
@@ -174,6 +177,21 @@ describe('/1/maps/dependencies/requests', { timeout: 60_000 }, () => {
     // An empty body and a body of nulls are the same request.
     expect(await edges({})).toEqual(ALL);
     expect(await edges({ time_range: null, filters: null, start_time: null })).toEqual(ALL);
+  });
+
+  it('counts the calls whose child span is an error (error_count, a Waggle extension), sample-weighted, whatever the field\'s type', async () => {
+    const id = await request();
+    const res = await settle(id, '?page[size]=100');
+    expectContract(GET, 'get', res);
+    const counts = json(res).dependencies.map((d: any) => [d.parent_node.name, d.child_node.name, d.error_count]);
+    expect(counts).toEqual([
+      ['worker', 'queue', 10],
+      ['api', 'db', 1],
+      ['api', 'api', 1],
+      ['api', 'frontend', 0],
+      ['frontend', 'api', 0],
+      ['frontend', 'frontend', 0],
+    ]);
   });
 
   it('reads the window given by start_time, end_time and time_range', async () => {

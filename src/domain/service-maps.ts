@@ -46,7 +46,8 @@ export interface RequestBody {
   limit: number;
   services: string[];
   status: 'pending' | 'ready' | 'error';
-  edges?: [string, string, number][];
+  /** [parent, child, calls, errors]; requests stored before error counts have three. */
+  edges?: [string, string, number, number?][];
   error?: string;
   completedAt?: string;
 }

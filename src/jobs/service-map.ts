@@ -10,7 +10,10 @@
 //            never counts a call twice.
 //   edges    child JOIN parent ON same trace id AND child.parent_id = parent.span_id, grouped by
 //            (parent service, child service); the call count is the sum of the child spans'
-//            sample rates (each stored span stands for `samplerate` calls, as COUNT does).
+//            sample rates (each stored span stands for `samplerate` calls, as COUNT does), the
+//            error count the same sum over the child spans that are errors (the dataset's `error`
+//            definition, as the trace view reads it: true, a non-zero number, or any text but
+//            "", "false" and "0"; a dataset without that field has none).
 //
 // Rules that follow from the join: a span whose parent is not stored (or lies outside the
 // window, or in a skipped dataset) makes no edge; roots make none; spans without a service name
@@ -46,6 +49,8 @@ export interface Dependency {
   parent: string;
   child: string;
   calls: number;
+  /** The calls whose child span is an error (sample-weighted, as `calls`). */
+  errors: number;
 }
 
 /** One dataset's registered span fields (plus the annotation type when present). */
@@ -56,6 +61,7 @@ export interface SpanSource {
   parentId: Column;
   service: Column;
   annotationType?: Column;
+  error?: Column;
 }
 
 /** The definition's field name, or the default when the dataset maps none. */
@@ -72,7 +78,7 @@ export function spanSource(dataset: Dataset, columns: Column[], shape: TableShap
   };
   const [traceId, spanId, parentId, service] = SPAN_DEFINITIONS.map(col);
   if (!traceId || !spanId || !parentId || !service) return undefined;
-  return { dataset, traceId, spanId, parentId, service, annotationType: col('annotation_type') };
+  return { dataset, traceId, spanId, parentId, service, annotationType: col('annotation_type'), error: col('error') };
 }
 
 /** The usable datasets of an environment, in slug order. */
@@ -104,12 +110,20 @@ export function dependencySql(d: EngineDialect, sources: SpanSource[], opts: Dep
   };
   const text = (c: Column) => readField(d, c, 'string');
   const time = quoteIdent(TIME_COLUMN);
+  const w = quoteIdent(SAMPLERATE_COLUMN);
+  const isError = (c: Column | undefined): string => {
+    if (!c) return d.bool(false);
+    const v = readField(d, c, c.type);
+    if (c.type === 'boolean') return `COALESCE(${v}, ${d.bool(false)})`;
+    if (c.type === 'integer' || c.type === 'float') return `COALESCE(${v} <> 0, ${d.bool(false)})`;
+    return `COALESCE(${v} NOT IN ('', 'false', '0'), ${d.bool(false)})`;
+  };
   const selects = sources.map((s) => {
     const where = [`${time} >= ${timestampSql(d, opts.start)}`, `${time} < ${timestampSql(d, opts.end)}`];
     if (s.annotationType) where.push(`coalesce(${text(s.annotationType)}, '') = ''`);
     return (
       `SELECT ${text(s.traceId)} AS trace_id, ${text(s.spanId)} AS span_id, ${text(s.parentId)} AS parent_id, ` +
-      `${text(s.service)} AS service, ${quoteIdent(SAMPLERATE_COLUMN)} AS w ` +
+      `${text(s.service)} AS service, ${w} AS w, CASE WHEN ${isError(s.error)} THEN ${w} ELSE 0 END AS e ` +
       `FROM ${quoteIdent(tableName(s.dataset.id))} WHERE ${where.join(' AND ')}`
     );
   });
@@ -117,7 +131,7 @@ export function dependencySql(d: EngineDialect, sources: SpanSource[], opts: Dep
     selects.length > 0
       ? selects.join('\nUNION ALL\n')
       : `SELECT ${d.nullOf('string')} AS trace_id, ${d.nullOf('string')} AS span_id, ${d.nullOf('string')} AS parent_id, ` +
-        `${d.nullOf('string')} AS service, ${d.nullOf('integer')} AS w WHERE ${d.bool(false)}`;
+        `${d.nullOf('string')} AS service, ${d.nullOf('integer')} AS w, ${d.nullOf('integer')} AS e WHERE ${d.bool(false)}`;
   const services = [...new Set(opts.services)];
   const list = services.length > 0 ? services.map((n) => bind(n)).join(', ') : undefined;
   return { sql: d.serviceMap.dependencies(spans, list, bind(opts.limit)), params };
@@ -135,5 +149,5 @@ export async function computeDependencies(
   if (sources.length === 0) return [];
   const { sql, params } = dependencySql(events.dialect, sources, opts);
   const rows = await events.analyse(sql, params, timeoutMs);
-  return rows.map((r) => ({ parent: String(r.parent), child: String(r.child), calls: Number(r.calls) }));
+  return rows.map((r) => ({ parent: String(r.parent), child: String(r.child), calls: Number(r.calls), errors: Number(r.errors ?? 0) }));
 }

@@ -48,7 +48,14 @@ const GetResponse = Type.Object({
   request_id: Type.String(),
   status: Status,
   dependencies: Type.Union([
-    Type.Array(Type.Object({ parent_node: NodeOut, child_node: NodeOut, call_count: Type.Integer() })),
+    Type.Array(
+      Type.Object({
+        parent_node: NodeOut,
+        child_node: NodeOut,
+        call_count: Type.Integer(),
+        error_count: Type.Optional(Type.Integer({ description: 'Waggle extension: the calls whose child span is an error (sample-weighted).' })),
+      }),
+    ),
     Type.Null(),
   ]),
   links: Type.Object({ next: Type.Union([Type.String(), Type.Null()]) }),
@@ -78,7 +85,7 @@ export function registerServiceMaps(app: App, ctx: ApiContext): void {
           { start: body.start, end: body.end, limit: body.limit, services: body.services },
           settings.queryTimeoutMs,
         );
-        done = { ...body, status: 'ready', edges: deps.map((d) => [d.parent, d.child, d.calls]) };
+        done = { ...body, status: 'ready', edges: deps.map((d) => [d.parent, d.child, d.calls, d.errors]) };
       } catch (err) {
         if (!(err instanceof QueryTimeout)) app.log.error({ err, mapRequest: obj.id }, 'map dependency request failed');
         const error =
@@ -204,10 +211,12 @@ export function registerServiceMaps(app: App, ctx: ApiContext): void {
         const edges = body.edges ?? [];
         if (page.offset > edges.length) throw invalidField('page[after]', 'is past the end of the results');
         const end = Math.min(edges.length, page.offset + page.size);
-        dependencies = edges.slice(page.offset, end).map(([parent, child, calls]) => ({
+        dependencies = edges.slice(page.offset, end).map(([parent, child, calls, errors]) => ({
           parent_node: { name: parent, type: 'service' as const },
           child_node: { name: child, type: 'service' as const },
           call_count: calls,
+          // (requests computed before error counts have none)
+          ...(errors !== undefined ? { error_count: errors } : {}),
         }));
         if (end < edges.length) next = `${BASE_PATH}/${obj.id}?page[after]=${cursor(obj.id, end)}&page[size]=${page.size}`;
       }
