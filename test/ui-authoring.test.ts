@@ -4,6 +4,7 @@
 // expression the server checks as it is typed, then created, edited and deleted. Recipients of
 // each type made, edited, tested (a real webhook receives the test) and deleted. An SLO whose SLI
 // is written in the form (checked live: it must be boolean), edited; burn alerts of both kinds.
+// The service map of spans sent through /1/batch, and the query of one of its edges.
 // Screenshots go to test-results/ui-authoring/ (git-ignored). Chromium: see test/ui-browser.test.ts.
 import { mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +18,7 @@ const SHOTS = fileURLToPath(new URL('../test-results/ui-authoring/', import.meta
 const present = chromiumInstalled();
 const CI = process.env.CI === 'true';
 
-describe.skipIf(!present && !CI)('authoring in the web UI (Chromium)', { timeout: 90_000 }, () => {
+describe.skipIf(!present && !CI)('authoring and the service map in the web UI (Chromium)', { timeout: 90_000 }, () => {
   let server: Served;
   let key: string;
   let browser: Browser;
@@ -214,6 +215,34 @@ describe.skipIf(!present && !CI)('authoring in the web UI (Chromium)', { timeout
     await page.click('main >> button.ghost:has-text("Delete") >> nth=0');
     await page.waitForURL(`${server.url}${scope}/slos`);
     expect(await api('GET', '/1/slos/checkout')).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
+  it('draws the service map of the spans sent, with errors, and opens the query of an edge', async () => {
+    const ingestKey = / ingest key +\(X-Honeycomb-Team\): (\S+)$/m.exec(server.stdout())![1];
+    const spans = [];
+    const time = new Date(Date.now() - 60_000).toISOString(); // (the map's window ends at the current second)
+    for (let i = 0; i < 6; i++) {
+      const trace = `t${i}`;
+      spans.push({ time, data: { 'trace.trace_id': trace, 'trace.span_id': 'a', 'service.name': 'frontend', name: 'GET /', duration_ms: 30 } });
+      spans.push({ time, data: { 'trace.trace_id': trace, 'trace.span_id': 'b', 'trace.parent_id': 'a', 'service.name': 'api', name: 'load', duration_ms: 20 } });
+      spans.push({ time, data: { 'trace.trace_id': trace, 'trace.span_id': 'c', 'trace.parent_id': 'b', 'service.name': 'db', name: 'SELECT', duration_ms: 5, error: i < 2 } });
+    }
+    const res = await fetch(`${server.url}/1/batch/spans`, { method: 'POST', headers: { 'x-honeycomb-team': ingestKey, 'content-type': 'application/json' }, body: JSON.stringify(spans) });
+    expect(res.status).toBe(200);
+    await page.click('nav >> text=Service map');
+    await page.waitForSelector('[data-testid=service-map-edges]');
+    const rows = await page.$$eval('[data-testid=service-map-edges] tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(0, 4).map((td) => td.textContent)));
+    expect(rows).toEqual([
+      ['api', 'db', '6', '2 (33.33 %)'],
+      ['frontend', 'api', '6', '0'],
+    ]);
+    expect(await page.$$eval('.service-map svg .node', (g) => g.map((x) => x.getAttribute('data-service')))).toEqual(['frontend', 'api', 'db']);
+    await page.screenshot({ path: `${SHOTS}service-map.png`, fullPage: true });
+    await page.locator('.service-map svg path.edge').first().dispatchEvent('click'); // (a curve's box centre is off its stroke)
+    await page.waitForURL(/\/datasets\/__all__\?query=/);
+    const spec = JSON.parse(new URL(page.url()).searchParams.get('query')!);
+    expect(spec.filters).toEqual([{ column: 'service.name', op: '=', value: 'db' }]);
     expect(errors).toEqual([]);
   });
 });

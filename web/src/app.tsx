@@ -13,6 +13,7 @@ import { HomePage } from './pages/home.js';
 import { LoginPage } from './pages/login.js';
 import { QueryPage } from './pages/query.js';
 import { RecipientsPage } from './pages/recipients.js';
+import { ServiceMapPage } from './pages/service-map.js';
 import { SloPage } from './pages/slo.js';
 import { SlosPage } from './pages/slos.js';
 import { TracePage } from './pages/trace.js';
@@ -127,5 +128,7 @@ function Page({ route, home }: { route: Route; home: Scope }) {
       return <TriggersPage scope={home} />;
     case 'recipients':
       return <RecipientsPage scope={home} />;
+    case 'service-map':
+      return <ServiceMapPage scope={home} />;
   }
 }

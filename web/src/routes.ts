@@ -21,6 +21,7 @@ export type Route =
   | ({ page: 'slo'; dataset: string; sloId: string } & Scope)
   | ({ page: 'triggers' } & Scope)
   | ({ page: 'recipients' } & Scope)
+  | ({ page: 'service-map' } & Scope)
   | { page: 'notfound' };
 
 const d = (s: string) => {
@@ -42,7 +43,7 @@ export function parseRoute(pathname: string): Route {
   const rest = parts.slice(3);
   const [a, b, c, x] = rest;
   if (rest.length === 0) return { page: 'home', ...scope };
-  if (rest.length === 1 && ['boards', 'slos', 'triggers', 'recipients'].includes(a)) return { page: a as 'boards', ...scope };
+  if (rest.length === 1 && ['boards', 'slos', 'triggers', 'recipients', 'service-map'].includes(a)) return { page: a as 'boards', ...scope };
   if (a === 'board' && rest.length === 2) return { page: 'board', boardId: b, ...scope };
   if (a === 'datasets' && b !== undefined) {
     if (rest.length === 2) return { page: 'query', dataset: b, ...scope };
@@ -67,6 +68,7 @@ export function pathOf(r: Route): string {
     case 'slos':
     case 'triggers':
     case 'recipients':
+    case 'service-map':
       return `${s}/${r.page}`;
     case 'board':
       return `${s}/board/${e(r.boardId)}`;
