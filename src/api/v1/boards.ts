@@ -12,7 +12,8 @@ import type { Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
 import { sendCreated, sendDeleted } from '../resource.js';
 import { BoardParams, TagsInput, tagsOutput } from './schemas.js';
-import { CHART_TYPES, LAYOUT_GENERATIONS, MAX_BOARD_DESCRIPTION_LENGTH, MAX_BOARD_NAME_LENGTH, MAX_CHARTS, MAX_PANELS, MAX_PRESET_FILTERS, MAX_TEXT_PANEL_LENGTH, QUERY_STYLES, VISUALIZATION_FLAGS, boardAnswer, deleteBoardViews, getBoardObject, PANEL_TYPES, validateBoard, dropNulls, type BoardInput, type PanelInput, type StoredBoard } from '../../domain/boards.js';
+import { CHART_TYPES, LAYOUT_GENERATIONS, MAX_BOARD_DESCRIPTION_LENGTH, MAX_BOARD_NAME_LENGTH, MAX_CHARTS, MAX_PANELS, MAX_PRESET_FILTERS, MAX_TEXT_PANEL_LENGTH, QUERY_STYLES, VISUALIZATION_FLAGS, boardAnswer, getBoardObject, PANEL_TYPES, validateBoard, dropNulls, type BoardInput, type PanelInput, type StoredBoard } from '../../domain/boards.js';
+import { deleteBoardViews } from '../../domain/board-views.js';
 import { BOARD_KIND } from '../../domain/kinds.js';
 import { NOT_BLANK } from '../../validation.js';
 
