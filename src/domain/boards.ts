@@ -56,7 +56,8 @@
 //   in creation order.
 import { notFound } from '../errors.js';
 import { belongsTo } from './scope.js';
-import type { ConfigStore, Environment, StoredObject } from '../stores/config/types.js';
+import type { ConfigStore, Environment, NewObject, StoredObject } from '../stores/config/types.js';
+import { shortId } from './ids.js';
 import { BOARD_KIND, QUERY_ANNOTATION_KIND, QUERY_KIND, SLO_KIND } from './kinds.js';
 import { duplicateTagKeys, storedTags, tagsMember, type Tag } from './tags.js';
 import { isObject, Problems } from '../validation.js';
@@ -345,6 +346,11 @@ export async function validateBoard(
     tags: draft.tags,
     preset_filters: draft.preset_filters ?? current?.preset_filters ?? [],
   };
+}
+
+/** A new board of the environment as the store takes it. */
+export function newBoard(env: Environment, body: StoredBoard): NewObject<StoredBoard> {
+  return { id: shortId(), kind: BOARD_KIND, teamId: env.teamId, environmentId: env.id, datasetId: null, scope: env.id, uniqueKey: null, body };
 }
 
 /** A board as the API answers it, in Honeycomb's key order; `boardUrl` is its `links.board_url`. */
