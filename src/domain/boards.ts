@@ -1,6 +1,6 @@
-// Boards and their views: the stored shapes, the board limits, and the lookups both the board and
-// the board-view routes use (src/api/v1/boards.ts, src/api/v1/board-views.ts). Another
-// environment's board is not found, like a missing one.
+// Boards: the stored shape, the board limits, and the lookup both the board and the board-view
+// routes use (src/api/v1/boards.ts, src/api/v1/board-views.ts; the views themselves are
+// src/domain/board-views.ts). Another environment's board is not found, like a missing one.
 // Also what a board body may say (validateBoard) and how a board is answered (boardAnswer).
 //
 // Decisions (also in docs/boards.md):
@@ -52,12 +52,13 @@
 // - No query annotations are created: Honeycomb's `source: board` annotations are what its UI
 //   makes when a query is saved to a board, and through the API every query panel already names
 //   an existing annotation. (createQueryAnnotation(…, 'board') is there should that change.)
-// - Deleting a board deletes its views. The list is in creation order.
+// - Deleting a board deletes its views (deleteBoardViews, src/domain/board-views.ts). The list is
+//   in creation order.
 import { notFound } from '../errors.js';
 import { belongsTo } from './scope.js';
-import type { FilterOp } from '../query/spec.js';
-import type { ConfigStore, Environment, StoredObject } from '../stores/config/types.js';
-import { BOARD_KIND, BOARD_VIEW_KIND, QUERY_ANNOTATION_KIND, QUERY_KIND, SLO_KIND } from './kinds.js';
+import type { ConfigStore, Environment, NewObject, StoredObject } from '../stores/config/types.js';
+import { shortId } from './ids.js';
+import { BOARD_KIND, QUERY_ANNOTATION_KIND, QUERY_KIND, SLO_KIND } from './kinds.js';
 import { duplicateTagKeys, storedTags, tagsMember, type Tag } from './tags.js';
 import { isObject, Problems } from '../validation.js';
 import type { StoredQueryAnnotation } from './query-annotations.js';
@@ -125,28 +126,6 @@ export async function getBoardObject(store: ConfigStore, env: Environment, id: s
   const obj = await store.getObject<StoredBoard>(BOARD_KIND, id);
   if (!belongsTo(obj, env)) throw notFound('board');
   return obj;
-}
-
-export type Scalar = string | number | boolean;
-export interface BoardViewFilter {
-  column: string;
-  operation: FilterOp;
-  value?: Scalar | Scalar[];
-}
-/** What the object store holds for a view. */
-export interface StoredBoardView {
-  name: string;
-  filters: BoardViewFilter[];
-}
-
-export async function listBoardViews(store: ConfigStore, env: Environment, boardId: string): Promise<StoredObject<StoredBoardView>[]> {
-  const all = await store.listObjects<StoredBoardView>(BOARD_VIEW_KIND, { environmentId: env.id });
-  return all.filter((o) => o.scope === boardId);
-}
-
-/** Deletes every view of the board (called when the board is deleted). */
-export async function deleteBoardViews(store: ConfigStore, env: Environment, boardId: string): Promise<void> {
-  for (const view of await listBoardViews(store, env, boardId)) await store.deleteObject(BOARD_VIEW_KIND, view.id);
 }
 
 // ---- bodies and answers ----------------------------------------------------------------------
@@ -373,6 +352,11 @@ export async function validateBoard(
     tags: draft.tags,
     preset_filters: draft.preset_filters ?? current?.preset_filters ?? [],
   };
+}
+
+/** A new board of the environment as the store takes it. */
+export function newBoard(env: Environment, body: StoredBoard): NewObject<StoredBoard> {
+  return { id: shortId(), kind: BOARD_KIND, teamId: env.teamId, environmentId: env.id, datasetId: null, scope: env.id, uniqueKey: null, body };
 }
 
 /** A board as the API answers it, in Honeycomb's key order; `boardUrl` is its `links.board_url`. */

@@ -20,9 +20,10 @@
 //   echoed only. Read-only (`id`, `triggered`, timestamps) and unknown fields are ignored. PUT
 //   keeps the alert's triggered state; the next evaluation decides anew.
 import { ApiError } from '../errors.js';
-import type { ConfigStore, Environment, StoredObject } from '../stores/config/types.js';
+import type { ConfigStore, Environment, NewObject, StoredObject } from '../stores/config/types.js';
 import type { Problems } from '../validation.js';
-import { BURN_ALERT_KIND, BURN_ALERT_STATE_KIND } from './kinds.js';
+import { shortId } from './ids.js';
+import { BURN_ALERT_KIND, BURN_ALERT_STATE_KIND, SLO_KIND } from './kinds.js';
 import { validateNotificationRecipients, type NotificationRecipient } from './notification-recipients.js';
 import { MINUTES_PER_DAY, type SLO_STATUSES, type SloObject } from './slos.js';
 
@@ -61,6 +62,32 @@ export async function getAlertState(store: ConfigStore, alertId: string): Promis
 export async function deleteBurnAlert(store: ConfigStore, alertId: string): Promise<boolean> {
   await store.deleteObject(BURN_ALERT_STATE_KIND, stateId(alertId));
   return store.deleteObject(BURN_ALERT_KIND, alertId);
+}
+
+/** Deletes the SLO with its burn alerts (the alerts first). */
+export async function deleteSlo(store: ConfigStore, slo: StoredObject<unknown>): Promise<void> {
+  const alerts = await store.listObjects<BurnAlertBody>(BURN_ALERT_KIND, { teamId: slo.teamId });
+  for (const a of alerts) if (a.body?.slo_id === slo.id) await deleteBurnAlert(store, a.id);
+  await store.deleteObject(SLO_KIND, slo.id);
+}
+
+/** The burn alerts of the environment's SLO `sloId`, in creation order. */
+export async function listSloBurnAlerts(store: ConfigStore, env: Environment, sloId: string): Promise<BurnAlertObject[]> {
+  return (await store.listObjects<BurnAlertBody>(BURN_ALERT_KIND, { environmentId: env.id })).filter((a) => a.body?.slo_id === sloId);
+}
+
+/** A new burn alert of the environment's `slo` as the store takes it (the SLO's dataset, scoped to the SLO). */
+export function newBurnAlert(env: Environment, slo: SloObject, body: BurnAlertBody): NewObject<BurnAlertBody> {
+  return {
+    id: shortId(),
+    kind: BURN_ALERT_KIND,
+    teamId: env.teamId,
+    environmentId: env.id,
+    datasetId: slo.datasetId,
+    scope: slo.id,
+    uniqueKey: null,
+    body,
+  };
 }
 
 export const MAX_DESCRIPTION = 1023;

@@ -1,10 +1,27 @@
 // Calculated fields (Honeycomb's "derived columns") as stored configuration objects, and the
 // checks a create or update runs: the expression parses and type-checks in every scope the field
-// is visible in, and no chain of calculated fields references itself.
+// is visible in, and no chain of calculated fields references itself. Also what a body becomes
+// (calculatedFieldBody), the answer, and the in-use rule of a delete (/1/derived_columns,
+// src/api/v1/derived-columns.ts).
+//
+// Decisions:
+// - Stored in the config store's generic object store: kind `derived_column`, scope = dataset id
+//   (environment id for `__all__`), unique key = alias, so an alias is unique within a dataset and
+//   within the environment-wide set (409 otherwise). A dataset field may share an alias with an
+//   environment-wide one: in that dataset's queries the dataset's field wins.
+// - `alias` and `expression` are not blank (422 `missing`); `expression` must parse and
+//   type-check (422, field `expression`, description "at position N: problem"); a field that
+//   would reference itself through other fields is a 422 as well. References to fields that do
+//   not exist (yet) are allowed: they read null until the column appears.
+// - A delete answers 409 while something uses the field: see calculatedFieldInUse (an SLO, a
+//   trigger's query or a board's query panel reading it).
+import { ApiError, BLANK, invalidField } from '../errors.js';
 import { CHECK_ONLY_DIALECT, ExpressionError, parseExpression, references } from '../query/expr/index.js';
 import { belongsTo } from './scope.js';
+import { ALL_DATASETS, findDataset } from './datasets.js';
+import { shortId } from './ids.js';
 import { columnSources, FieldScope, type CalculatedSource } from '../query/fields.js';
-import type { ConfigStore, Dataset, Environment, StoredObject } from '../stores/config/types.js';
+import type { ConfigStore, Dataset, Environment, NewObject, StoredObject } from '../stores/config/types.js';
 import { BOARD_KIND, CALCULATED_FIELD_KIND, QUERY_KIND, SLO_KIND, TRIGGER_KIND } from './kinds.js';
 
 export interface CalculatedFieldBody {
@@ -167,6 +184,96 @@ export async function calculatedFieldInUse(store: ConfigStore, env: Environment,
     }
   }
   return undefined;
+}
+
+/** Where a path puts a calculated field: a dataset, or the environment-wide set (`__all__`). */
+export interface CalculatedFieldScope {
+  env: Environment;
+  dataset: Dataset | null;
+  /** The object store's scope: the dataset id, or the environment id for `__all__`. */
+  key: string;
+}
+
+/** The scope a `{datasetSlug}` path segment names; 404 for an unknown dataset. */
+export async function calculatedFieldScope(store: ConfigStore, env: Environment, segment: string): Promise<CalculatedFieldScope> {
+  if (segment === ALL_DATASETS) return { env, dataset: null, key: env.id };
+  const dataset = await findDataset(store, env, segment);
+  return { env, dataset, key: dataset.id };
+}
+
+/** The 409 of an alias already used in the scope. */
+export const duplicateAlias = (alias: string) =>
+  new ApiError(409, 'A resource by that name already exists.', { detail: `a calculated field with alias ${JSON.stringify(alias)} already exists here` });
+
+/**
+ * The stored field for a body its route schema has checked (lengths), in `scope`; `replacing` is
+ * the id of the field a PUT replaces. 422 on a blank alias, 409 on an alias the scope already
+ * has, 422 on a blank or invalid expression (in that order).
+ */
+export async function calculatedFieldBody(
+  store: ConfigStore,
+  scope: CalculatedFieldScope,
+  input: { alias: string; expression: string; description?: string },
+  replacing?: string,
+): Promise<CalculatedFieldBody> {
+  const { alias, expression, description = '' } = input;
+  if (alias.trim() === '') throw invalidField('alias', BLANK, 'missing');
+  const others = (await listCalculatedFieldObjects(store, scope.env, scope.dataset?.id ?? null)).filter((f) => f.id !== replacing);
+  if (others.some((f) => f.body.alias === alias)) throw duplicateAlias(alias);
+  await checkExpression(store, scope, { alias, expression }, replacing);
+  return { alias, expression, description };
+}
+
+/**
+ * A field's expression checked in `scope` as a create or update checks it (the 422 of a blank or
+ * invalid one, field `expression`); answers its value type. Also POST …/validate's check.
+ */
+export async function checkExpression(
+  store: ConfigStore,
+  scope: Pick<CalculatedFieldScope, 'env' | 'dataset'>,
+  candidate: { alias: string; expression: string },
+  replacing?: string,
+): Promise<string> {
+  if (candidate.expression.trim() === '') throw invalidField('expression', BLANK, 'missing');
+  try {
+    return await checkCalculatedField(store, scope.env, scope.dataset, candidate, replacing);
+  } catch (err) {
+    if (err instanceof ExpressionError) throw invalidField('expression', `at position ${err.position}: ${err.message}`);
+    throw err;
+  }
+}
+
+/** The new field of `scope` as the store takes it; its alias is the unique key. */
+export function newCalculatedField(scope: CalculatedFieldScope, body: CalculatedFieldBody): NewObject<CalculatedFieldBody> {
+  return {
+    id: shortId(),
+    kind: CALCULATED_FIELD_KIND,
+    teamId: scope.env.teamId,
+    environmentId: scope.env.id,
+    datasetId: scope.dataset?.id ?? null,
+    scope: scope.key,
+    uniqueKey: body.alias,
+    body,
+  };
+}
+
+/** Deletes the field unless something uses it (409, calculatedFieldInUse); false when it was gone already. */
+export async function deleteCalculatedField(store: ConfigStore, env: Environment, field: CalculatedFieldObject): Promise<boolean> {
+  const user = await calculatedFieldInUse(store, env, field);
+  if (user) throw new ApiError(409, 'The calculated field is in use.', { detail: `the calculated field is used by ${user}; change or delete that first` });
+  return store.deleteObject(CALCULATED_FIELD_KIND, field.id);
+}
+
+/** A calculated field as the API answers it. */
+export function calculatedFieldAnswer(o: CalculatedFieldObject) {
+  return {
+    id: o.id,
+    alias: o.body.alias,
+    expression: o.body.expression,
+    description: o.body.description,
+    created_at: o.createdAt,
+    updated_at: o.updatedAt,
+  };
 }
 
 export { ExpressionError };

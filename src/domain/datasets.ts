@@ -144,7 +144,22 @@ export function datasetResponse(ds: Dataset, regularColumnsCount: number | null 
   };
 }
 
-/** Every definition key, `null` where unmapped. */
+/**
+ * The dataset's definitions after a PATCH: only the keys sent change; one sent as null or with an
+ * empty name reverts to its default mapping (a `column_type` sent is ignored).
+ */
+export function definitionsChange(ds: Dataset, patch: Record<string, { name: string } | null | undefined>): Record<string, string> {
+  const definitions = { ...ds.definitions };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === undefined) continue;
+    const name = v?.name ?? '';
+    if (name === '') definitions[k] = DEFINITION_DEFAULTS[k];
+    else definitions[k] = name;
+  }
+  return definitions;
+}
+
+/** Every definition key, `null` where unmapped. A key naming one of `calculatedFieldAliases` is a `derived_column`. */
 export function definitionsResponse(ds: Dataset, calculatedFieldAliases: Set<string> = new Set()) {
   return Object.fromEntries(
     DEFINITION_KEYS.map((k) => {

@@ -9,7 +9,7 @@
 // Only SHA-256 of a secret is stored. The secrets are 131+ random bits, so a fast hash is enough
 // (no password-stretching needed), and it lets a configuration key be found by its hash.
 import { prefixedId, randomString, sameHash, sha256 } from './ids.js';
-import type { ApiKey, ConfigStore, KeyType } from '../stores/config/types.js';
+import type { ApiKey, ConfigStore, Environment, KeyType, Team } from '../stores/config/types.js';
 
 export const KEY_PREFIX: Record<KeyType, string> = { ingest: 'hcxik', configuration: 'hcxlk', management: 'hcxmk' };
 const SECRET_LENGTH: Record<KeyType, number> = { ingest: 32, configuration: 22, management: 32 };
@@ -69,6 +69,37 @@ const AUTH_V1_ACCESS: Record<string, Permission> = {
 export function apiKeyAccess(key: ApiKey): Record<string, boolean> {
   if (key.keyType === 'ingest') return { createDatasets: !!key.permissions.create_datasets };
   return Object.fromEntries(Object.entries(AUTH_V1_ACCESS).map(([k, p]) => [k, !!key.permissions[p]]));
+}
+
+/** What `GET /1/auth` answers for the team (ingest or configuration) key making the request. */
+export function keyAuthAnswer(key: ApiKey, team: Team, environment: Environment | null) {
+  return {
+    id: key.id,
+    type: key.keyType as 'configuration' | 'ingest',
+    ...(key.timeToLive ? { time_to_live: key.timeToLive } : {}),
+    api_key_access: apiKeyAccess(key),
+    environment: { name: environment?.name ?? '', slug: environment?.slug ?? '' },
+    team: { name: team.name, slug: team.slug },
+  };
+}
+
+/** What `GET /2/auth` answers for the management key making the request: the key, with its team included (JSON:API). */
+export function managementAuthAnswer(key: ApiKey, team: Team) {
+  return {
+    data: {
+      id: key.id,
+      type: 'api-keys' as const,
+      attributes: {
+        name: key.name,
+        key_type: 'management' as const,
+        disabled: key.disabled,
+        scopes: key.scopes,
+        timestamps: { created: key.createdAt, updated: key.updatedAt },
+      },
+      relationships: { team: { data: { id: team.id, type: 'teams' as const } } },
+    },
+    included: [{ id: team.id, type: 'teams', attributes: { name: team.name, slug: team.slug } }],
+  };
 }
 
 /** Normalises a permission object to exactly the flags of the key type, defaulting to false (extensions: absent unless granted). */

@@ -1,6 +1,6 @@
 // Queries: immutable specs stored as objects of kind `query` (body = {id, ...spec}), each of a
 // dataset or of the environment (`__all__`), seen only there (src/api/v1/queries.ts is the HTTP face).
-import { ApiError, notFound } from '../errors.js';
+import { ApiError, invalidField, notFound } from '../errors.js';
 import { MAX_DURATION, timeWindow, truncatedWindow, type QuerySpec, type StoredQuery } from '../query/spec.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../stores/config/types.js';
 import { datasetOrAll } from './datasets.js';
@@ -50,4 +50,17 @@ export function resultWindow(query: StoredQuery, nowSeconds: number): { start: n
   const w = timeWindow(query, nowSeconds);
   if (w.end - w.start > MAX_DURATION) throw new ApiError(400, 'The query time range must not exceed 7 days.');
   return truncatedWindow(query, nowSeconds);
+}
+
+/**
+ * The window a trace lookup searches (GET /1/traces, Unix seconds): by default everything kept
+ * (`retentionDays`, 0: no limit) up to a day past `nowS`; `start_time` / `end_time` narrow it.
+ * 422 when the end is not after the start.
+ */
+export function traceWindow(query: { start_time?: string; end_time?: string }, nowS: number, retentionDays: number): { start: number; end: number } {
+  const kept = retentionDays > 0 ? nowS - retentionDays * 86_400 : 0;
+  const start = query.start_time === undefined ? kept : Number(query.start_time);
+  const end = query.end_time === undefined ? nowS + 86_400 : Number(query.end_time);
+  if (end <= start) throw invalidField('querystring.end_time', 'must be after start_time');
+  return { start, end };
 }

@@ -28,6 +28,8 @@ import { UnsupportedByEngine } from '../query/plan.js';
 import type { QueryData } from '../query/run.js';
 import type { StoredQuery } from '../query/spec.js';
 import { QueryTimeout } from '../stores/events/types.js';
+import type { Environment, NewObject } from '../stores/config/types.js';
+import { QUERY_RESULT_KIND } from './kinds.js';
 import { resultWindow } from './queries.js';
 
 const DEFAULT_LIMIT = 1000;
@@ -80,6 +82,32 @@ export function newResult(id: string, datasetSlug: string, query: StoredQuery, b
     disableTotalByAggregate: b.disable_total_by_aggregate ?? true,
     disableOtherByAggregate: b.disable_other_by_aggregate ?? true,
     complete: false,
+  };
+}
+
+/** A new result (newResult) of the environment's query object as the store takes it: the query's dataset. */
+export function newResultObject(env: Environment, queryDatasetId: string | null, body: ResultBody): NewObject<ResultBody> {
+  return {
+    id: body.id,
+    kind: QUERY_RESULT_KIND,
+    teamId: env.teamId,
+    environmentId: env.id,
+    datasetId: queryDatasetId,
+    scope: env.id,
+    uniqueKey: null,
+    body,
+  };
+}
+
+/** A result as the API answers it; `queryUrl` is its `links.query_url` (the web UI's page of the result). */
+export function resultAnswer(body: ResultBody, queryUrl: string) {
+  return {
+    id: body.id,
+    complete: body.complete,
+    query: body.query,
+    links: { query_url: queryUrl, graph_image_url: `${queryUrl}/snapshot` },
+    ...(body.complete && body.data ? { data: body.data } : {}),
+    ...(body.error ? { error: body.error } : {}),
   };
 }
 

@@ -28,6 +28,9 @@
 //   (`/1/maps/dependencies/requests/{id}?page[after]=…&page[size]=…`), null on the last page.
 // - Another environment's request id answers 404, exactly like an unknown one.
 import { invalidField } from '../errors.js';
+import type { Environment, NewObject, StoredObject } from '../stores/config/types.js';
+import { shortId } from './ids.js';
+import { MAP_REQUEST_KIND } from './kinds.js';
 
 export const DEFAULT_LIMIT = 10_000;
 export const MAX_LIMIT = 64_000;
@@ -85,4 +88,59 @@ export function checkWindow(b: { start_time?: number; end_time?: number; time_ra
   if (b.start_time !== undefined && b.end_time === undefined && b.start_time + (b.time_range ?? 7200) > MAX_SECONDS) {
     throw invalidField('time_range', `start_time + time_range must be at most ${MAX_SECONDS} (9999-12-31T23:59:59Z)`);
   }
+}
+
+/** A new, pending request of the environment as the store takes it: its window, limit and the services of its filters (each once). */
+export function newMapRequest(
+  env: Environment,
+  window: { start: number; end: number },
+  limit: number,
+  filters: { name: string }[] | undefined,
+): NewObject<RequestBody> {
+  const id = shortId();
+  const body: RequestBody = {
+    id,
+    start: window.start,
+    end: window.end,
+    limit,
+    services: [...new Set((filters ?? []).map((f) => f.name))],
+    status: 'pending',
+  };
+  return { id, kind: MAP_REQUEST_KIND, teamId: env.teamId, environmentId: env.id, datasetId: null, scope: env.id, uniqueKey: null, body };
+}
+
+/**
+ * A request's answer for one page (readPage) of its edges; `basePath` is where requests live
+ * (their `links.next` paths). `dependencies` is null until the request is ready; a page past
+ * the end → 422.
+ */
+export function mapRequestAnswer(obj: StoredObject<RequestBody>, page: { size: number; offset: number }, basePath: string) {
+  const body = obj.body;
+  let dependencies: { parent_node: MapNode; child_node: MapNode; call_count: number; error_count?: number }[] | null = null;
+  let next: string | null = null;
+  if (body.status === 'ready') {
+    const edges = body.edges ?? [];
+    if (page.offset > edges.length) throw invalidField('page[after]', 'is past the end of the results');
+    const end = Math.min(edges.length, page.offset + page.size);
+    dependencies = edges.slice(page.offset, end).map(([parent, child, calls, errors]) => ({
+      parent_node: { name: parent, type: 'service' as const },
+      child_node: { name: child, type: 'service' as const },
+      call_count: calls,
+      // (requests computed before error counts have none)
+      ...(errors !== undefined ? { error_count: errors } : {}),
+    }));
+    if (end < edges.length) next = `${basePath}/${obj.id}?page[after]=${cursor(obj.id, end)}&page[size]=${page.size}`;
+  }
+  return {
+    request_id: obj.id,
+    status: body.status,
+    dependencies,
+    links: { next },
+    ...(body.error ? { error: body.error } : {}),
+  };
+}
+
+interface MapNode {
+  name: string;
+  type: 'service';
 }

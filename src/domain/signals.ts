@@ -19,9 +19,10 @@
 // - Deleting a signal closes its open anomaly (recipients get `resolved`) and deletes its
 //   anomalies. Deleting the dataset deletes its signals.
 import { ApiError } from '../errors.js';
-import type { ConfigStore, Dataset, StoredObject } from '../stores/config/types.js';
+import type { ConfigStore, Dataset, Environment, NewObject, StoredObject } from '../stores/config/types.js';
 import { Problems } from '../validation.js';
-import { ANOMALY_KIND, SIGNAL_STATE_KIND } from './kinds.js';
+import { shortId } from './ids.js';
+import { ANOMALY_KIND, SIGNAL_KIND, SIGNAL_STATE_KIND } from './kinds.js';
 import { refreshNotificationRecipients, saveNotificationRecipients, validateNotificationRecipients, type NotificationRecipient } from './notification-recipients.js';
 
 export const SIGNAL_KINDS = ['error_rate', 'presence'] as const;
@@ -288,6 +289,39 @@ export function anomalyResponse(o: StoredObject<StoredAnomaly>) {
 
 /** A signal's unique key in its dataset: one signal per kind and service. */
 export const uniqueKey = (kind: SignalKind, service: string) => `${kind}:${service}`;
+
+/** The signals of the dataset, in creation order. */
+export function listSignals(store: ConfigStore, env: Environment, dataset: Dataset): Promise<StoredObject<StoredSignal>[]> {
+  return store.listObjects<StoredSignal>(SIGNAL_KIND, { environmentId: env.id, datasetId: dataset.id });
+}
+
+/** A new signal of the dataset as the store takes it; its kind and service are the unique key (`duplicate` otherwise). */
+export function newSignal(env: Environment, dataset: Dataset, body: StoredSignal): NewObject<StoredSignal> {
+  return {
+    id: shortId(),
+    kind: SIGNAL_KIND,
+    teamId: env.teamId,
+    environmentId: env.id,
+    datasetId: dataset.id,
+    scope: dataset.id,
+    uniqueKey: uniqueKey(body.kind, body.service_name),
+    body,
+  };
+}
+
+/** The evaluation state a new signal starts with, as the store takes it. */
+export function newSignalState(signal: StoredObject<StoredSignal>): NewObject<SignalState> {
+  return {
+    id: stateId(signal.id),
+    kind: SIGNAL_STATE_KIND,
+    teamId: signal.teamId,
+    environmentId: signal.environmentId,
+    datasetId: signal.datasetId,
+    scope: signal.id,
+    uniqueKey: null,
+    body: initialState(signal.body.enabled),
+  };
+}
 
 /** A signal body as the route's schema admits it (types checked; the rest is parseSignal's). */
 export interface SignalInput {

@@ -21,11 +21,12 @@
 // - Reset: `reset_at` is read-only in Honeycomb's API (its UI resets). Waggle resets with
 //   `POST …/{sloId}/reset` (no body): reset_at becomes now and the budget is counted from then on.
 import { notFound } from '../errors.js';
-import type { ConfigStore, Dataset, Environment, StoredObject } from '../stores/config/types.js';
+import type { ConfigStore, Dataset, Environment, NewObject, StoredObject } from '../stores/config/types.js';
 import type { Problems } from '../validation.js';
 import { ALL_DATASETS, datasetSlug, findDataset } from './datasets.js';
 import { SLO_KIND } from './kinds.js';
 import { belongsTo } from './scope.js';
+import { shortId } from './ids.js';
 import { duplicateTagKeys, storedTags, tagsMember, type Tag } from './tags.js';
 
 export const MINUTES_PER_DAY = 1440;
@@ -64,6 +65,20 @@ export function isSlo(o: StoredObject<unknown>): o is SloObject {
     Number.isInteger(b.target_per_million) &&
     Array.isArray(b.dataset_ids)
   );
+}
+
+/** A new SLO of `scope` as the store takes it: a dataset's, or environment-wide (`__all__`). */
+export function newSlo(scope: SloScope, body: SloBody): NewObject<SloBody> {
+  return {
+    id: shortId(),
+    kind: SLO_KIND,
+    teamId: scope.env.teamId,
+    environmentId: scope.env.id,
+    datasetId: scope.dataset?.id ?? null,
+    scope: scope.env.id,
+    uniqueKey: null,
+    body,
+  };
 }
 
 /** The path's scope: a dataset, or the whole environment (`__all__`). */

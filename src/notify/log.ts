@@ -41,6 +41,36 @@ export interface DeliveryRecord {
   notification: Notification;
 }
 
+/**
+ * A delivery as GET /1/deliveries answers it (src/api/v1/deliveries.ts): snake_case, without the
+ * notification; optional members only when set. Here rather than in domain/: the delivery log is
+ * notify's stored shape.
+ */
+export function deliveryAnswer(o: StoredObject<DeliveryRecord>) {
+  const b = o.body;
+  return {
+    id: o.id,
+    created_at: o.createdAt,
+    updated_at: o.updatedAt,
+    source: b.source,
+    status: b.status,
+    alert: b.alert,
+    recipient: b.recipient,
+    state: b.state,
+    attempt_count: b.attemptCount,
+    attempts: b.attempts.map((a) => ({
+      at: a.at,
+      duration_ms: a.durationMs,
+      outcome: a.outcome,
+      ...(a.httpStatus !== undefined ? { http_status: a.httpStatus } : {}),
+      ...(a.error !== undefined ? { error: a.error } : {}),
+    })),
+    ...(b.nextAttemptAt ? { next_attempt_at: b.nextAttemptAt } : {}),
+    ...(b.finishedAt ? { finished_at: b.finishedAt } : {}),
+    ...(b.error ? { error: b.error } : {}),
+  };
+}
+
 /** The store's unique key of a delivery: one per notification and recipient. */
 export const deliveryKey = (n: Notification) => sha256(`${n.id}\u0000${n.recipient.id}`);
 

@@ -1,6 +1,6 @@
 // GET /1/auth: what the presented ingest or configuration key is and may do.
 import { Type } from '@sinclair/typebox';
-import { apiKeyAccess } from '../../domain/keys.js';
+import { keyAuthAnswer } from '../../domain/keys.js';
 import type { ApiContext, App } from '../context.js';
 
 const AuthResponse = Type.Object({
@@ -21,14 +21,7 @@ export function registerAuth(app: App, _ctx: ApiContext): void {
     },
     async (request) => {
       const { key, team, environment } = request.auth!;
-      return {
-        id: key.id,
-        type: key.keyType as 'configuration' | 'ingest',
-        ...(key.timeToLive ? { time_to_live: key.timeToLive } : {}),
-        api_key_access: apiKeyAccess(key),
-        environment: { name: environment?.name ?? '', slug: environment?.slug ?? '' },
-        team: { name: team.name, slug: team.slug },
-      };
+      return keyAuthAnswer(key, team, environment);
     },
   );
 }

@@ -1,50 +1,40 @@
 // /1/boards/{boardId}/views: list, create (201), get, full-replacement PUT and DELETE (204).
 // Registered by registerBoards (boards.ts); same permission (`manage_boards`). The board must be
 // a board of the key's environment (404 `board not found` otherwise), and a view is found only
-// under its own board (404 `board view not found`).
+// under its own board (404 `board view not found`). What a view may say, its limits and its
+// answer (the decisions, also in docs/boards.md): src/domain/board-views.ts.
 //
-// Decisions (also in docs/boards.md):
-// - `name`: required, 1..255 characters, not blank; unique within its board (exact,
-//   case-sensitive match): a duplicate on create or PUT → 409 (problem+json, `conflict`).
-// - `filters`: required array of 1 … 100 `{column, operation, value}`: `column` a
-//   non-empty string; `operation` one of the 16 filter operations (FILTER_OPS, shared with
-//   queries); `value`: none (absent or null) for `exists` / `does-not-exist`; a non-empty array
-//   of at most 1,000 strings, numbers or booleans for `in` / `not-in` (the Terraform client turns
-//   "500,503" into numbers); one string, number or boolean for every other operation. Unknown fields are
-//   ignored and not echoed; a filter without a value is answered without `value`.
-// - At most 50 views per board: creating the 51st → 409 `a board can have at most 50 views`.
-//   Honeycomb documents the limit but not its status; of the statuses its create operation
-//   documents (400, 404, 409, 422), 409 is the one that means "conflicts with the current state
-//   of the target resource" — the request itself is valid. The count is checked before the
-//   insert (not atomically): two concurrent creates on a board with 49 views may both succeed.
 // - The body's schema (ViewRequest) validates it, the value each operation takes included
 //   (`if`/`then`); a `null` name, filters or filter value is dropped first (nullIsNone), so a
 //   required one is `missing`. What it cannot say is checked by the handlers: the board and view
 //   of the path (404 before a body's 422), the name's uniqueness and the view count (409).
-// - PUT is a full replacement of `name` and `filters`; a body `id` is read-only and ignored.
-// - Views are stored as objects of kind `board_view` whose scope is the board id and whose
-//   unique key is the name; deleting a board deletes them (deleteBoardViews, src/domain/boards.ts).
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { envOf } from '../../http/auth.js';
-import { ApiError, notFound } from '../../errors.js';
-import { shortId } from '../../domain/ids.js';
+import { notFound } from '../../errors.js';
 import { FILTER_OPS, type FilterOp } from '../../query/spec.js';
-import { MAX_FILTER_VALUES, MAX_ITEMS } from '../../query/validate.js';
+import { MAX_FILTER_VALUES } from '../../query/validate.js';
 import { type ConfigStore, type Environment, type StoredObject } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
 import { sendCreated, sendDeleted, findOwned, orConflict } from '../resource.js';
 import { BoardParams } from './schemas.js';
-import { getBoardObject, listBoardViews, type BoardViewFilter, type Scalar, type StoredBoardView } from '../../domain/boards.js';
+import { getBoardObject } from '../../domain/boards.js';
+import {
+  LIST_OPS,
+  MAX_VIEW_FILTERS,
+  MAX_VIEW_NAME_LENGTH,
+  MAX_VIEWS_PER_BOARD,
+  NO_VALUE_OPS,
+  boardViewAnswer,
+  boardViewBody,
+  duplicateViewName,
+  isViewOf,
+  listBoardViews,
+  newBoardView,
+  type StoredBoardView,
+} from '../../domain/board-views.js';
 import { NOT_BLANK, isObject } from '../../validation.js';
 import { BOARD_VIEW_KIND } from '../../domain/kinds.js';
-
-export const MAX_VIEWS_PER_BOARD = 50;
-export const MAX_VIEW_NAME_LENGTH = 255;
-/** As a query's filters (100), each `in` / `not-in` with at most 1,000 values. */
-export const MAX_VIEW_FILTERS = MAX_ITEMS;
-const NO_VALUE_OPS: readonly string[] = ['exists', 'does-not-exist'];
-const LIST_OPS: readonly string[] = ['in', 'not-in'];
 
 const tags = ['Boards'];
 const security = [{ configuration_key: [] }];
@@ -61,7 +51,7 @@ const FilterSchema = Type.Object({
   ),
 });
 const SCALAR_TYPES = ['string', 'number', 'boolean'];
-/** What `value` an operation takes (see the header), as JSON Schema `if`/`then`. */
+/** What `value` an operation takes (src/domain/board-views.ts), as JSON Schema `if`/`then`. */
 const valueOf = (ops: readonly string[], then: Record<string, unknown>) => ({
   if: { properties: { operation: { enum: [...ops] } }, required: ['operation'] },
   then,
@@ -128,21 +118,11 @@ function nullIsNone(request: FastifyRequest): void {
   if (Array.isArray(body.filters)) for (const f of body.filters) if (isObject(f) && f.value === null) delete f.value;
 }
 
-/** A view body as its schema (ViewRequest) has checked it: name and filters, unknown fields dropped. */
-function viewBody(input: Static<typeof ViewRequest>): StoredBoardView {
-  const filters = input.filters.map(({ column, operation, value }) => ({ column, operation, ...(value === undefined ? {} : { value }) }));
-  return { name: input.name, filters };
-}
-
-const viewResponse = (o: StoredObject<StoredBoardView>): Static<typeof BoardViewResponse> => ({ id: o.id, name: o.body.name, filters: o.body.filters });
-
-const duplicateName = (name: string) => new ApiError(409, `a view named ${JSON.stringify(name)} already exists on this board`);
-
-/** The board's views, in creation order. */
+/** The view `viewId` of the environment's board `boardId`: 404 for the board first, then for the view. */
 async function getView(store: ConfigStore, env: Environment, boardId: string, viewId: string): Promise<StoredObject<StoredBoardView>> {
   await getBoardObject(store, env, boardId);
   const obj = await findOwned<StoredBoardView>(store, BOARD_VIEW_KIND, viewId, 'board view', env);
-  if (obj.scope !== boardId) throw notFound('board view');
+  if (!isViewOf(obj, boardId)) throw notFound('board view');
   return obj;
 }
 
@@ -166,7 +146,7 @@ export function registerBoardViews(app: App, { store }: ApiContext): void {
       const env = envOf(request);
       const { boardId } = request.params;
       await getBoardObject(store, env, boardId);
-      return (await listBoardViews(store, env, boardId)).map(viewResponse);
+      return (await listBoardViews(store, env, boardId)).map(boardViewAnswer);
     },
   );
 
@@ -188,31 +168,16 @@ export function registerBoardViews(app: App, { store }: ApiContext): void {
       const env = envOf(request);
       const { boardId } = request.params as Static<typeof BoardParams>;
       const board = await getBoardObject(store, env, boardId);
-      const body = viewBody(request.body as Static<typeof ViewRequest>);
-      const existing = await listBoardViews(store, env, board.id);
-      if (existing.length >= MAX_VIEWS_PER_BOARD) throw new ApiError(409, `a board can have at most ${MAX_VIEWS_PER_BOARD} views`);
-      if (existing.some((v) => v.body.name === body.name)) throw duplicateName(body.name);
-      const view = await orConflict(
-        store.createObject<StoredBoardView>({
-          id: shortId(),
-          kind: BOARD_VIEW_KIND,
-          teamId: env.teamId,
-          environmentId: env.id,
-          datasetId: null,
-          scope: board.id,
-          uniqueKey: body.name,
-          body,
-        }),
-        () => duplicateName(body.name),
-      );
-      return sendCreated(reply, viewResponse(view));
+      const body = boardViewBody(request.body as Static<typeof ViewRequest>);
+      const view = await orConflict(store.createObject(await newBoardView(store, env, board.id, body)), () => duplicateViewName(body.name));
+      return sendCreated(reply, boardViewAnswer(view));
     },
   );
 
   app.get(
     '/1/boards/:boardId/views/:viewId',
     { schema: { tags, security, params: ViewParams, response: { 200: BoardViewResponse } }, config: { auth } },
-    async (request) => viewResponse(await getView(store, envOf(request), request.params.boardId, request.params.viewId)),
+    async (request) => boardViewAnswer(await getView(store, envOf(request), request.params.boardId, request.params.viewId)),
   );
 
   app.put(
@@ -233,10 +198,10 @@ export function registerBoardViews(app: App, { store }: ApiContext): void {
       const env = envOf(request);
       const { boardId, viewId } = request.params as Static<typeof ViewParams>;
       await getView(store, env, boardId, viewId);
-      const body = viewBody(request.body as Static<typeof ViewRequest>);
-      const updated = await orConflict(store.updateObject<StoredBoardView>(BOARD_VIEW_KIND, viewId, { body, uniqueKey: body.name }), () => duplicateName(body.name));
+      const body = boardViewBody(request.body as Static<typeof ViewRequest>);
+      const updated = await orConflict(store.updateObject<StoredBoardView>(BOARD_VIEW_KIND, viewId, { body, uniqueKey: body.name }), () => duplicateViewName(body.name));
       if (!updated) throw notFound('board view');
-      return viewResponse(updated);
+      return boardViewAnswer(updated);
     },
   );
 

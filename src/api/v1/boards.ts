@@ -7,12 +7,12 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { envOf } from '../../http/auth.js';
 import { notFound } from '../../errors.js';
-import { shortId } from '../../domain/ids.js';
 import type { Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
 import { sendCreated, sendDeleted } from '../resource.js';
 import { BoardParams, TagsInput, tagsOutput } from './schemas.js';
-import { CHART_TYPES, LAYOUT_GENERATIONS, MAX_BOARD_DESCRIPTION_LENGTH, MAX_BOARD_NAME_LENGTH, MAX_CHARTS, MAX_PANELS, MAX_PRESET_FILTERS, MAX_TEXT_PANEL_LENGTH, QUERY_STYLES, VISUALIZATION_FLAGS, boardAnswer, deleteBoardViews, getBoardObject, PANEL_TYPES, validateBoard, dropNulls, type BoardInput, type PanelInput, type StoredBoard } from '../../domain/boards.js';
+import { CHART_TYPES, LAYOUT_GENERATIONS, MAX_BOARD_DESCRIPTION_LENGTH, MAX_BOARD_NAME_LENGTH, MAX_CHARTS, MAX_PANELS, MAX_PRESET_FILTERS, MAX_TEXT_PANEL_LENGTH, QUERY_STYLES, VISUALIZATION_FLAGS, boardAnswer, getBoardObject, newBoard, PANEL_TYPES, validateBoard, dropNulls, type BoardInput, type PanelInput, type StoredBoard } from '../../domain/boards.js';
+import { deleteBoardViews } from '../../domain/board-views.js';
 import { BOARD_KIND } from '../../domain/kinds.js';
 import { NOT_BLANK } from '../../validation.js';
 
@@ -168,16 +168,7 @@ export function registerBoards(app: App, ctx: ApiContext): void {
     async (request, reply) => {
       const env = envOf(request);
       const body = await validateBoard(store, env, request.body as BoardInput);
-      const created = await store.createObject<StoredBoard>({
-        id: shortId(),
-        kind: BOARD_KIND,
-        teamId: env.teamId,
-        environmentId: env.id,
-        datasetId: null,
-        scope: env.id,
-        uniqueKey: null,
-        body,
-      });
+      const created = await store.createObject(newBoard(env, body));
       return sendCreated(reply, boardResponse(request, env, created));
     },
   );

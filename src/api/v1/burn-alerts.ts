@@ -6,10 +6,9 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { envOf } from '../../http/auth.js';
 import { notFound, validationError } from '../../errors.js';
-import { shortId } from '../../domain/ids.js';
 import { MAX_NOTIFICATION_RECIPIENTS, NotificationRecipientSchema, saveNotificationRecipients } from '../../domain/notification-recipients.js';
 import { ApiError } from '../../errors.js';
-import { ALERT_TYPES, MAX_DESCRIPTION, MAX_THRESHOLD, MIN_BUDGET_RATE_WINDOW, burnAlertDetail, burnAlertListItem, checkAlert, checkRecipients, deleteBurnAlert, getAlertState, type AlertType, type BurnAlertBody, type BurnAlertObject } from '../../domain/burn-alerts.js';
+import { ALERT_TYPES, MAX_DESCRIPTION, MAX_THRESHOLD, MIN_BUDGET_RATE_WINDOW, burnAlertDetail, burnAlertListItem, checkAlert, checkRecipients, deleteBurnAlert, getAlertState, listSloBurnAlerts, newBurnAlert, type AlertType, type BurnAlertBody, type BurnAlertObject } from '../../domain/burn-alerts.js';
 
 import type { ApiContext, App } from '../context.js';
 import { findOwned, sendCreated, sendDeleted } from '../resource.js';
@@ -100,7 +99,7 @@ export function registerBurnAlerts(app: App, ctx: ApiContext): void {
         throw validationError([{ field: 'slo_id', code: 'missing', description: 'the query parameter is required' }]);
       }
       const slo = await getSloObject(store, scope, sloId);
-      const alerts = (await store.listObjects<BurnAlertBody>(BURN_ALERT_KIND, { environmentId: scope.env.id })).filter((a) => a.body?.slo_id === slo.id);
+      const alerts = await listSloBurnAlerts(store, scope.env, slo.id);
       return Promise.all(alerts.map(async (a) => burnAlertListItem(a, (await getAlertState(store, a.id)).triggered)));
     },
   );
@@ -129,16 +128,7 @@ export function registerBurnAlerts(app: App, ctx: ApiContext): void {
       const checked = await checkRecipients(p, store, scope.env.teamId, input);
       p.throwIfAny();
       const recipients = await saveNotificationRecipients(store, scope.env.teamId, checked);
-      const created = await store.createObject<BurnAlertBody>({
-        id: shortId(),
-        kind: BURN_ALERT_KIND,
-        teamId: scope.env.teamId,
-        environmentId: scope.env.id,
-        datasetId: slo.datasetId,
-        scope: slo.id,
-        uniqueKey: null,
-        body: { slo_id: slo.id, ...fields, recipients },
-      });
+      const created = await store.createObject(newBurnAlert(scope.env, slo, { slo_id: slo.id, ...fields, recipients }));
       return sendCreated(reply, await burnAlertDetail(store, created));
     },
   );

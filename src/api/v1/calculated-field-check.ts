@@ -6,9 +6,7 @@
 // replaces (its own alias may then be reused and it is not its own cycle).
 import { Type } from '@sinclair/typebox';
 import { envOf } from '../../http/auth.js';
-import { invalidField, BLANK } from '../../errors.js';
-import { ALL_DATASETS, findDataset } from '../../domain/datasets.js';
-import { checkCalculatedField, ExpressionError } from '../../domain/calculated-fields.js';
+import { calculatedFieldScope, checkExpression } from '../../domain/calculated-fields.js';
 import type { ApiContext, App } from '../context.js';
 import { SlugParams } from './schemas.js';
 
@@ -34,17 +32,9 @@ export function registerCalculatedFieldCheck(app: App, { store }: ApiContext): v
       config: { auth: { kind: 'team', permission: 'manage_columns' } },
     },
     async (request) => {
-      const env = envOf(request);
-      const slug = request.params.datasetSlug;
-      const dataset = slug === ALL_DATASETS ? null : await findDataset(store, env, slug);
+      const scope = await calculatedFieldScope(store, envOf(request), request.params.datasetSlug);
       const { alias, expression, id } = request.body;
-      if (expression.trim() === '') throw invalidField('expression', BLANK, 'missing');
-      try {
-        return { type: await checkCalculatedField(store, env, dataset, { alias, expression }, id) };
-      } catch (err) {
-        if (err instanceof ExpressionError) throw invalidField('expression', `at position ${err.position}: ${err.message}`);
-        throw err;
-      }
+      return { type: await checkExpression(store, scope, { alias, expression }, id) };
     },
   );
 }

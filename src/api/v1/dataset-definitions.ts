@@ -1,11 +1,12 @@
-// /1/dataset_definitions/{dataset}: created with the dataset; PATCH changes only the keys sent.
-// A key sent as null or with an empty name reverts to its default mapping. A key that names a
-// calculated field the dataset sees (its own or an environment-wide one) reports
-// `column_type: "derived_column"`, any other `column`; a `column_type` sent is ignored.
+// /1/dataset_definitions/{dataset}: created with the dataset; PATCH changes only the keys sent
+// (definitionsChange, src/domain/datasets.ts). A key sent as null or with an empty name reverts to
+// its default mapping. A key that names a calculated field the dataset sees (its own or an
+// environment-wide one) reports `column_type: "derived_column"`, any other `column`; a
+// `column_type` sent is ignored.
 import { Type } from '@sinclair/typebox';
 import { envOf } from '../../http/auth.js';
-import { definitionsResponse, findDataset } from '../../domain/datasets.js';
-import { DEFINITION_DEFAULTS, DEFINITION_KEYS } from '../../query/definitions.js';
+import { definitionsChange, definitionsResponse, findDataset } from '../../domain/datasets.js';
+import { DEFINITION_KEYS } from '../../query/definitions.js';
 import { listCalculatedFields } from '../../domain/calculated-fields.js';
 import type { Dataset, Environment } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
@@ -40,13 +41,7 @@ export function registerDatasetDefinitions(app: App, { store }: ApiContext): voi
     async (request) => {
       const env = envOf(request);
       const ds = await findDataset(store, env, request.params.datasetSlug);
-      const definitions = { ...ds.definitions };
-      for (const [k, v] of Object.entries(request.body as Record<string, { name: string } | null | undefined>)) {
-        if (v === undefined) continue;
-        const name = v?.name ?? '';
-        if (name === '') definitions[k] = DEFINITION_DEFAULTS[k];
-        else definitions[k] = name;
-      }
+      const definitions = definitionsChange(ds, request.body as Record<string, { name: string } | null | undefined>);
       const updated = await store.updateDataset(env.id, ds.slug, { definitions });
       return respond(env, updated!);
     },

@@ -6,7 +6,7 @@
 // Manage Recipients.
 import { Type } from '@sinclair/typebox';
 import { envOf } from '../../http/auth.js';
-import { listDeliveries, type DeliveryState } from '../../notify/log.js';
+import { deliveryAnswer, listDeliveries, type DeliveryState } from '../../notify/log.js';
 import type { ApiContext, App } from '../context.js';
 
 const STATES = ['queued', 'retrying', 'delivered', 'failed', 'refused'] as const;
@@ -62,30 +62,7 @@ export function registerDeliveries(app: App, { store }: ApiContext): void {
         alertId: request.query.alert_id,
         limit: request.query.limit === undefined ? 100 : Number(request.query.limit),
       });
-      return rows.map((o) => {
-        const b = o.body;
-        return {
-          id: o.id,
-          created_at: o.createdAt,
-          updated_at: o.updatedAt,
-          source: b.source,
-          status: b.status,
-          alert: b.alert,
-          recipient: b.recipient,
-          state: b.state,
-          attempt_count: b.attemptCount,
-          attempts: b.attempts.map((a) => ({
-            at: a.at,
-            duration_ms: a.durationMs,
-            outcome: a.outcome,
-            ...(a.httpStatus !== undefined ? { http_status: a.httpStatus } : {}),
-            ...(a.error !== undefined ? { error: a.error } : {}),
-          })),
-          ...(b.nextAttemptAt ? { next_attempt_at: b.nextAttemptAt } : {}),
-          ...(b.finishedAt ? { finished_at: b.finishedAt } : {}),
-          ...(b.error ? { error: b.error } : {}),
-        };
-      });
+      return rows.map(deliveryAnswer);
     },
   );
 }

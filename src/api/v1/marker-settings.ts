@@ -1,32 +1,27 @@
 // /1/marker_settings/{datasetSlug|__all__}: list, create (201), PUT /{id} (200) and DELETE /{id}
 // (200 with the deleted setting in the body, as Honeycomb answers). A marker setting gives every
 // marker of one `type` a colour. Every route needs the configuration-key permission Manage
-// Markers (`manage_markers`).
+// Markers (`manage_markers`). What a setting may say and how it is answered (the decisions):
+// src/domain/markers.ts.
 //
-// Decisions:
 // - A setting lives in one dataset or, with `__all__`, in the environment. It is listed, updated
 //   and deleted only under the path it was made on (another dataset, `__all__` for a dataset's
 //   setting, or another environment → 404). The list of a dataset does not include the
 //   environment's settings: each of them could not be updated or deleted under that path.
-// - `type` is 1..255 characters and not blank; it is unique per dataset (or per environment for
-//   `__all__`). A second setting of the same type there → 422 with `type_detail` code
-//   `already_exists`: the contract documents 404, 422 and 429 for this route and no 409. The same
-//   type may have a dataset setting and an environment setting; the dataset's wins for that
-//   dataset's markers (see markerColors()).
-// - `color` is a hexadecimal RGB colour: `#RRGGBB` as the contract's example (`#F96E11`), or the
-//   short form `#RGB`, which the Terraform provider's validator accepts (`^#([A-Fa-f0-9]{6}|
-//   [A-Fa-f0-9]{3})$`). Either case; stored and answered exactly as sent (the provider compares
-//   what it sent with what it reads back). Anything else → 422 on `color`.
-// - PUT takes the full setting (`type` and `color` required, as in the contract). `type` may not
-//   change (422 on `type`). Read-only fields in the body (`id`, timestamps) and unknown fields are
-//   ignored.
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { envOf } from '../../http/auth.js';
-import { invalidField, notFound, BLANK } from '../../errors.js';
-import { shortId } from '../../domain/ids.js';
-import { type ConfigStore, type Dataset, type Environment, type StoredObject } from '../../stores/config/types.js';
+import { notFound } from '../../errors.js';
+import { type ConfigStore, type Environment, type StoredObject } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
-import { listMarkerSettings, type StoredMarkerSetting } from '../../domain/markers.js';
+import {
+  duplicateMarkerSetting,
+  listMarkerSettings,
+  MARKER_SETTING_TYPE_MAX,
+  markerSettingAnswer,
+  markerSettingBody,
+  newMarkerSetting,
+  type StoredMarkerSetting,
+} from '../../domain/markers.js';
 import { datasetOrAll } from '../../domain/datasets.js';
 import { sendCreated, findOwned, orConflict } from '../resource.js';
 import { SlugParams, itemParams } from './schemas.js';
@@ -35,10 +30,6 @@ import { MARKER_SETTING_KIND } from '../../domain/kinds.js';
 const tags = ['Marker Settings'];
 const security = [{ configuration_key: [] }];
 const auth = { kind: 'team', permission: 'manage_markers' } as const;
-
-export const MARKER_SETTING_TYPE_MAX = 255;
-/** `#RRGGBB` or `#RGB`, either case. */
-export const HEX_COLOR = /^#(?:[0-9A-Fa-f]{3}|[0-9A-Fa-f]{6})$/;
 
 export const MarkerSetting = Type.Object({
   id: Type.String(),
@@ -52,20 +43,8 @@ const MarkerSettingInput = Type.Object({
   type: Type.String({ minLength: 1, maxLength: MARKER_SETTING_TYPE_MAX, description: 'Unique per dataset (or environment); immutable after creation.' }),
   color: Type.String({ description: 'Hexadecimal RGB: `#RRGGBB` (for example `#F96E11`) or `#RGB`.' }),
 });
-type MarkerSettingInput = Static<typeof MarkerSettingInput>;
 
 const ItemParams = itemParams('markerSettingId');
-
-export function markerSettingResponse(o: StoredObject<StoredMarkerSetting>): Static<typeof MarkerSetting> {
-  return { id: o.id, type: o.body.type, color: o.body.color, created_at: o.createdAt, updated_at: o.updatedAt };
-}
-
-function checkInput(input: MarkerSettingInput): void {
-  if (input.type.trim() === '') throw invalidField('type', BLANK, 'missing');
-  if (!HEX_COLOR.test(input.color)) throw invalidField('color', 'must be a hexadecimal RGB colour such as #F96E11 (or #F61)');
-}
-
-const duplicate = (type: string) => invalidField('type', `a marker setting of type ${JSON.stringify(type)} already exists here`, 'already_exists');
 
 /** The setting `id` of the dataset (or `__all__`) named by the path segment, in the environment; 404 otherwise. */
 export async function getMarkerSetting(
@@ -94,7 +73,7 @@ export function registerMarkerSettings(app: App, { store }: ApiContext): void {
     async (request) => {
       const env = envOf(request);
       const dataset = await datasetOrAll(store, env, request.params.datasetSlug);
-      return (await listMarkerSettings(store, env, dataset)).map(markerSettingResponse);
+      return (await listMarkerSettings(store, env, dataset)).map(markerSettingAnswer);
     },
   );
 
@@ -114,23 +93,9 @@ export function registerMarkerSettings(app: App, { store }: ApiContext): void {
     async (request, reply) => {
       const env = envOf(request);
       const dataset = await datasetOrAll(store, env, request.params.datasetSlug);
-      const { type, color } = request.body;
-      checkInput({ type, color });
-      const created = await orConflict(
-        store.createObject<StoredMarkerSetting>({
-          id: shortId(),
-          kind: MARKER_SETTING_KIND,
-          teamId: env.teamId,
-          environmentId: env.id,
-          datasetId: dataset?.id ?? null,
-          // Dataset ids (hcxds_…) and environment ids (hcxen_…) never collide.
-          scope: dataset?.id ?? env.id,
-          uniqueKey: type,
-          body: { type, color },
-        }),
-        () => duplicate(type),
-      );
-      return sendCreated(reply, markerSettingResponse(created));
+      const body = markerSettingBody(request.body);
+      const created = await orConflict(store.createObject(newMarkerSetting(env, dataset, body)), () => duplicateMarkerSetting(body.type));
+      return sendCreated(reply, markerSettingAnswer(created));
     },
   );
 
@@ -151,12 +116,10 @@ export function registerMarkerSettings(app: App, { store }: ApiContext): void {
       const env = envOf(request);
       const { datasetSlug, markerSettingId: id } = request.params;
       const current = await getMarkerSetting(store, env, datasetSlug, id);
-      const { type, color } = request.body;
-      if (type !== current.body.type) throw invalidField('type', 'may not be changed after creation');
-      checkInput({ type, color });
-      const updated = await store.updateObject<StoredMarkerSetting>(MARKER_SETTING_KIND, id, { body: { type, color } });
+      const body = markerSettingBody(request.body, current.body);
+      const updated = await store.updateObject<StoredMarkerSetting>(MARKER_SETTING_KIND, id, { body });
       if (!updated) throw notFound('marker setting');
-      return markerSettingResponse(updated);
+      return markerSettingAnswer(updated);
     },
   );
 
@@ -177,7 +140,7 @@ export function registerMarkerSettings(app: App, { store }: ApiContext): void {
       const { datasetSlug, markerSettingId: id } = request.params;
       const current = await getMarkerSetting(store, env, datasetSlug, id);
       if (!(await store.deleteObject(MARKER_SETTING_KIND, id))) throw notFound('marker setting');
-      return markerSettingResponse(current);
+      return markerSettingAnswer(current);
     },
   );
 }

@@ -2,34 +2,30 @@
 // with the deleted marker in the body, as Honeycomb answers). A marker is a point in time (or,
 // with `end_time`, a range) shown on graphs: deploys, outages. `__all__` holds the environment's
 // markers. Every route needs the configuration-key permission Manage Markers (`manage_markers`).
+// What a marker may say, its `color` and how it is answered (the decisions): src/domain/markers.ts.
 //
-// Decisions:
-// - `start_time` and `end_time` are integer Unix seconds in 0 ..= 253402300799 (9999-12-31, so a
-//   millisecond timestamp sent by mistake is refused rather than stored 1000× in the future).
-//   An omitted `start_time` is the request's arrival time by the app clock. `end_time` is
-//   optional (`null` counts as omitted) and must be ≥ `start_time` (equal is allowed); otherwise
-//   422 on `end_time`.
-// - `message` at most 4096 characters, `type` at most 255 (the marker-setting limit), `url` at
-//   most 2048; all optional, any content (an empty string is kept as sent; `url` is not checked
-//   to be a URL). Omitted fields are absent from responses, not empty strings.
-// - `color` is read-only (ignored in bodies) and filled on every response (list, create, update,
-//   delete) from the marker settings of the marker's `type` (exact, case-sensitive match): for a
-//   dataset's marker the dataset's setting wins, else the environment's (`__all__`) setting;
-//   environment markers use the environment's setting only. No setting → no `color` member.
 // - A marker belongs to one dataset, or to the environment with `__all__`. It is listed, updated
 //   and deleted only under that path: listing a dataset does not include the environment markers
 //   (Honeycomb lists "all Markers for a dataset", and each listed marker must be one that the
 //   same path can update and delete); list `__all__` for those. Another dataset's, the
 //   environment's (under a dataset path), or another environment's marker → 404.
-// - PUT replaces the marker: omitted `end_time`, `message`, `type` and `url` are erased, as the
-//   contract says. An omitted `start_time` keeps the current one (erasing it has no meaning, and
-//   moving the marker to "now" would be a surprise). Read-only fields (`id`, `created_at`,
-//   `updated_at`, `color`) and unknown fields in the body are ignored.
 // - The list is in creation order.
-import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
+import { Type, type TUnsafe } from '@sinclair/typebox';
 import { envOf } from '../../http/auth.js';
-import { invalidField, notFound } from '../../errors.js';
-import { createMarker, MARKER_MESSAGE_MAX, MARKER_TIME_MAX, MARKER_TYPE_MAX, MARKER_URL_MAX, type StoredMarker, markerColors } from '../../domain/markers.js';
+import { notFound } from '../../errors.js';
+import {
+  createMarker,
+  listMarkers,
+  markerAnswer,
+  markerBody,
+  markerColors,
+  MARKER_MESSAGE_MAX,
+  MARKER_TIME_MAX,
+  MARKER_TYPE_MAX,
+  MARKER_URL_MAX,
+  type MarkerInput as MarkerBody,
+  type StoredMarker,
+} from '../../domain/markers.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
 import { datasetOrAll } from '../../domain/datasets.js';
@@ -37,7 +33,6 @@ import { sendCreated, findOwned } from '../resource.js';
 import { SlugParams, itemParams } from './schemas.js';
 import { MARKER_KIND } from '../../domain/kinds.js';
 
-export { MARKER_KIND, MARKER_MESSAGE_MAX, MARKER_TIME_MAX, MARKER_TYPE_MAX, MARKER_URL_MAX, type StoredMarker };
 const tags = ['Markers'];
 const security = [{ configuration_key: [] }];
 const auth = { kind: 'team', permission: 'manage_markers' } as const;
@@ -53,7 +48,6 @@ export const Marker = Type.Object({
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
 });
-type MarkerResponse = Static<typeof Marker>;
 
 const OptionalEnd: TUnsafe<number | null> = Type.Unsafe<number | null>({
   type: ['integer', 'null'],
@@ -71,43 +65,8 @@ const MarkerInput = Type.Object({
   type: Type.Optional(Type.String({ maxLength: MARKER_TYPE_MAX })),
   url: Type.Optional(Type.String({ maxLength: MARKER_URL_MAX })),
 });
-type MarkerInput = Static<typeof MarkerInput>;
 
 const ItemParams = itemParams('markerId');
-
-export function markerResponse(o: StoredObject<StoredMarker>, colors: Map<string, string>): MarkerResponse {
-  const b = o.body;
-  const color = b.type === undefined ? undefined : colors.get(b.type);
-  return {
-    id: o.id,
-    start_time: b.start_time,
-    ...(b.end_time !== undefined ? { end_time: b.end_time } : {}),
-    ...(b.message !== undefined ? { message: b.message } : {}),
-    ...(b.type !== undefined ? { type: b.type } : {}),
-    ...(b.url !== undefined ? { url: b.url } : {}),
-    ...(color !== undefined ? { color } : {}),
-    created_at: o.createdAt,
-    updated_at: o.updatedAt,
-  };
-}
-
-/** The stored marker for a request body; `startTime` is used when the body has none. */
-function markerBody(input: MarkerInput, startTime: number): StoredMarker {
-  const start = input.start_time ?? startTime;
-  const end = input.end_time ?? undefined;
-  if (end !== undefined && end < start) throw invalidField('end_time', `must not be before start_time (${start})`);
-  const body: StoredMarker = { start_time: start };
-  if (end !== undefined) body.end_time = end;
-  if (input.message !== undefined) body.message = input.message;
-  if (input.type !== undefined) body.type = input.type;
-  if (input.url !== undefined) body.url = input.url;
-  return body;
-}
-
-/** Markers of one dataset, or of the environment (`dataset` null), in creation order. */
-export function listMarkers(store: ConfigStore, env: Environment, dataset: Dataset | null): Promise<StoredObject<StoredMarker>[]> {
-  return store.listObjects<StoredMarker>(MARKER_KIND, { environmentId: env.id, datasetId: dataset?.id ?? null });
-}
 
 /** The marker `id` of `dataset` (null: the environment's) in the environment; 404 otherwise. */
 async function getMarker(store: ConfigStore, env: Environment, dataset: Dataset | null, id: string): Promise<StoredObject<StoredMarker>> {
@@ -131,7 +90,7 @@ export function registerMarkers(app: App, { store, now }: ApiContext): void {
       const env = envOf(request);
       const dataset = await datasetOrAll(store, env, request.params.datasetSlug);
       const colors = await markerColors(store, env, dataset);
-      return (await listMarkers(store, env, dataset)).map((m) => markerResponse(m, colors));
+      return (await listMarkers(store, env, dataset)).map((m) => markerAnswer(m, colors));
     },
   );
 
@@ -152,9 +111,9 @@ export function registerMarkers(app: App, { store, now }: ApiContext): void {
       const arrival = Math.floor(now().getTime() / 1000);
       const env = envOf(request);
       const dataset = await datasetOrAll(store, env, request.params.datasetSlug);
-      const body = markerBody(request.body as MarkerInput, arrival);
+      const body = markerBody(request.body as MarkerBody, arrival);
       const created = await createMarker(store, { teamId: env.teamId, environmentId: env.id, datasetId: dataset?.id ?? null }, body);
-      return sendCreated(reply, markerResponse(created, await markerColors(store, env, dataset)));
+      return sendCreated(reply, markerAnswer(created, await markerColors(store, env, dataset)));
     },
   );
 
@@ -176,10 +135,10 @@ export function registerMarkers(app: App, { store, now }: ApiContext): void {
       const { datasetSlug, markerId: id } = request.params;
       const dataset = await datasetOrAll(store, env, datasetSlug);
       const current = await getMarker(store, env, dataset, id);
-      const body = markerBody(request.body as MarkerInput, current.body.start_time);
+      const body = markerBody(request.body as MarkerBody, current.body.start_time);
       const updated = await store.updateObject<StoredMarker>(MARKER_KIND, id, { body });
       if (!updated) throw notFound('marker');
-      return markerResponse(updated, await markerColors(store, env, dataset));
+      return markerAnswer(updated, await markerColors(store, env, dataset));
     },
   );
 
@@ -202,7 +161,7 @@ export function registerMarkers(app: App, { store, now }: ApiContext): void {
       const current = await getMarker(store, env, dataset, id);
       const colors = await markerColors(store, env, dataset);
       if (!(await store.deleteObject(MARKER_KIND, id))) throw notFound('marker');
-      return markerResponse(current, colors);
+      return markerAnswer(current, colors);
     },
   );
 }

@@ -20,7 +20,7 @@ import { datasetOrAll } from '../../domain/datasets.js';
 import { findOwned, sendCreated } from '../resource.js';
 import { SlugParams, itemParams, QuerySchema } from './schemas.js';
 import { QUERY_RESULT_KIND } from '../../domain/kinds.js';
-import { checkLimit, failureText, newResult, usesRelationalFields, type ResultBody } from '../../domain/query-results.js';
+import { checkLimit, failureText, newResult, newResultObject, resultAnswer, usesRelationalFields, type ResultBody } from '../../domain/query-results.js';
 
 /**
  * A GET of a pending result waits up to this long for it to complete before answering
@@ -71,18 +71,11 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
   const limiter = new RateLimiter(() => now().getTime(), () => ctx.leadership.liveNodes());
   const running = new Map<string, Running>();
 
-    const respond = (request: FastifyRequest, env: Environment, body: ResultBody): Static<typeof QueryResult> => {
+  const respond = (request: FastifyRequest, env: Environment, body: ResultBody): Static<typeof QueryResult> => {
     // Honeycomb's UI address of the result: /<team>/environments/<env>/datasets/<dataset>/result/<id>.
     const team = encodeURIComponent(request.auth?.team.slug ?? '');
-    const query_url = `${request.publicBase}/${team}/environments/${encodeURIComponent(env.slug)}/datasets/${encodeURIComponent(body.datasetSlug)}/result/${body.id}`;
-    return {
-      id: body.id,
-      complete: body.complete,
-      query: body.query,
-      links: { query_url, graph_image_url: `${query_url}/snapshot` },
-      ...(body.complete && body.data ? { data: body.data } : {}),
-      ...(body.error ? { error: body.error } : {}),
-    };
+    const queryUrl = `${request.publicBase}/${team}/environments/${encodeURIComponent(env.slug)}/datasets/${encodeURIComponent(body.datasetSlug)}/result/${body.id}`;
+    return resultAnswer(body, queryUrl);
   };
 
   /**
@@ -187,16 +180,7 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
       const nowSeconds = Math.ceil(now().getTime() / 1000);
       const id = shortId();
       const body = newResult(id, datasetSlug, query, b, nowSeconds);
-      const obj = await store.createObject<ResultBody>({
-        id,
-        kind: QUERY_RESULT_KIND,
-        teamId: env.teamId,
-        environmentId: env.id,
-        datasetId: queryObj.datasetId,
-        scope: env.id,
-        uniqueKey: null,
-        body,
-      });
+      const obj = await store.createObject(newResultObject(env, queryObj.datasetId, body));
       void start(env, obj);
       return sendCreated(reply, respond(request, env, body), `${request.publicBase}/1/query_results/${encodeURIComponent(datasetSlug)}/${id}`);
     },

@@ -4,11 +4,9 @@
 // Maps (`read_service_maps`). The rules (the decisions), the stored request and its pages are
 // src/domain/service-maps.ts's; src/jobs/service-map.ts computes the dependencies.
 import { runClaimed } from '../../cluster/leadership.js';
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { envOf } from '../../http/auth.js';
-import { invalidField } from '../../errors.js';
-import { shortId } from '../../domain/ids.js';
 import { timeWindow } from '../../query/spec.js';
 import { computeDependencies } from '../../jobs/service-map.js';
 import { QueryTimeout } from '../../stores/events/types.js';
@@ -16,7 +14,7 @@ import type { Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
 import { findOwned } from '../resource.js';
 import { MAP_REQUEST_KIND } from '../../domain/kinds.js';
-import { MAX_MAP_FILTERS, MAX_SECONDS, checkWindow, cursor, readLimit, readPage, type RequestBody } from '../../domain/service-maps.js';
+import { MAX_MAP_FILTERS, MAX_SECONDS, checkWindow, mapRequestAnswer, newMapRequest, readLimit, readPage, type RequestBody } from '../../domain/service-maps.js';
 
 const tags = ['Service Maps'];
 const security = [{ configuration_key: [] }];
@@ -142,25 +140,8 @@ export function registerServiceMaps(app: App, ctx: ApiContext): void {
       const b = request.body;
       checkWindow(b);
       const window = timeWindow({ start_time: b.start_time, end_time: b.end_time, time_range: b.time_range }, Math.floor(now().getTime() / 1000));
-      const id = shortId();
-      const body: RequestBody = {
-        id,
-        start: window.start,
-        end: window.end,
-        limit,
-        services: [...new Set((b.filters ?? []).map((f) => f.name))],
-        status: 'pending',
-      };
-      const obj = await store.createObject<RequestBody>({
-        id,
-        kind: MAP_REQUEST_KIND,
-        teamId: env.teamId,
-        environmentId: env.id,
-        datasetId: null,
-        scope: env.id,
-        uniqueKey: null,
-        body,
-      });
+      const obj = await store.createObject(newMapRequest(env, window, limit, b.filters));
+      const { id, body } = obj;
       const job = start(env, obj);
       // Wait a little (settings.serviceMapWaitMs) so that small maps answer 200 ready at once.
       let settled: RequestBody | undefined;
@@ -205,28 +186,7 @@ export function registerServiceMaps(app: App, ctx: ApiContext): void {
       if (body.status === 'pending' && !running.has(obj.id)) void start(env, obj);
       reply.header('last-modified', lastModified(obj, body));
       reply.header('cache-control', body.status === 'ready' ? 'private, max-age=86400' : 'no-store');
-      let dependencies: Static<typeof GetResponse>['dependencies'] = null;
-      let next: string | null = null;
-      if (body.status === 'ready') {
-        const edges = body.edges ?? [];
-        if (page.offset > edges.length) throw invalidField('page[after]', 'is past the end of the results');
-        const end = Math.min(edges.length, page.offset + page.size);
-        dependencies = edges.slice(page.offset, end).map(([parent, child, calls, errors]) => ({
-          parent_node: { name: parent, type: 'service' as const },
-          child_node: { name: child, type: 'service' as const },
-          call_count: calls,
-          // (requests computed before error counts have none)
-          ...(errors !== undefined ? { error_count: errors } : {}),
-        }));
-        if (end < edges.length) next = `${BASE_PATH}/${obj.id}?page[after]=${cursor(obj.id, end)}&page[size]=${page.size}`;
-      }
-      return {
-        request_id: obj.id,
-        status: body.status,
-        dependencies,
-        links: { next },
-        ...(body.error ? { error: body.error } : {}),
-      };
+      return mapRequestAnswer(obj, page, BASE_PATH);
     },
   );
 }

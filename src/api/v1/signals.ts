@@ -17,10 +17,9 @@ import { Type } from '@sinclair/typebox';
 import { envOf } from '../../http/auth.js';
 import { notFound } from '../../errors.js';
 import { findDataset } from '../../domain/datasets.js';
-import { shortId } from '../../domain/ids.js';
 import { type ConfigStore, type Dataset, type Environment } from '../../stores/config/types.js';
 import { closeAnomaly } from '../../jobs/signals.js';
-import { WINDOW_SECONDS, getState, initialState, listAnomalies, stateId, type SignalState, type StoredAnomaly, type StoredSignal, type SignalInput, anomalyResponse, duplicate, parseSignal, signalAnswer, uniqueKey } from '../../domain/signals.js';
+import { WINDOW_SECONDS, getState, listAnomalies, listSignals, newSignal, newSignalState, stateId, type StoredAnomaly, type StoredSignal, type SignalInput, anomalyResponse, duplicate, parseSignal, signalAnswer } from '../../domain/signals.js';
 import type { ApiContext, App } from '../context.js';
 import { sendCreated, sendDeleted, findOwned, orConflict } from '../resource.js';
 import { SlugParams, itemParams } from './schemas.js';
@@ -56,7 +55,7 @@ export function registerSignals(app: App, ctx: ApiContext): void {
     async (request) => {
       const env = envOf(request);
       const dataset = await findDataset(store, env, request.params.datasetSlug);
-      const list = await store.listObjects<StoredSignal>(SIGNAL_KIND, { environmentId: env.id, datasetId: dataset.id });
+      const list = await listSignals(store, env, dataset);
       return Promise.all(list.map((o) => signalAnswer(store, o, dataset)));
     },
   );
@@ -79,31 +78,9 @@ export function registerSignals(app: App, ctx: ApiContext): void {
       const env = envOf(request);
       const dataset = await findDataset(store, env, request.params.datasetSlug);
       const body = await parseSignal(store, env.teamId, request.body as SignalInput);
-      const id = shortId();
-      const created = await orConflict(
-        store.createObject<StoredSignal>({
-          id,
-          kind: SIGNAL_KIND,
-          teamId: env.teamId,
-          environmentId: env.id,
-          datasetId: dataset.id,
-          scope: dataset.id,
-          uniqueKey: uniqueKey(body.kind, body.service_name),
-          body,
-        }),
-        duplicate,
-      );
-      await store.createObject<SignalState>({
-        id: stateId(id),
-        kind: SIGNAL_STATE_KIND,
-        teamId: env.teamId,
-        environmentId: env.id,
-        datasetId: dataset.id,
-        scope: id,
-        uniqueKey: null,
-        body: initialState(body.enabled),
-      });
-      return sendCreated(reply, await signalAnswer(store, created, dataset), `/1/signals/${encodeURIComponent(dataset.slug)}/${id}`);
+      const created = await orConflict(store.createObject(newSignal(env, dataset, body)), duplicate);
+      await store.createObject(newSignalState(created));
+      return sendCreated(reply, await signalAnswer(store, created, dataset), `/1/signals/${encodeURIComponent(dataset.slug)}/${created.id}`);
     },
   );
 

@@ -8,16 +8,13 @@ import type { FastifyRequest } from 'fastify';
 import { envOf } from '../../http/auth.js';
 import { ApiError, notFound, validationError } from '../../errors.js';
 import { datasetSlug } from '../../domain/datasets.js';
-import { shortId } from '../../domain/ids.js';
-import type { ConfigStore, StoredObject } from '../../stores/config/types.js';
-import { checkPeriodOfAlerts, deleteBurnAlert, sloStatus, type BurnAlertBody } from '../../domain/burn-alerts.js';
-import type { SloEvaluator } from '../../jobs/slo.js';
+import { checkPeriodOfAlerts, deleteSlo, sloStatus } from '../../domain/burn-alerts.js';
 import type { ApiContext, App } from '../context.js';
-import { LIMITS, SLO_STATUSES, checkDatasetSlugs, checkSli, sloDraft, sloFields, getSloObject, listSloObjects, sloResponse, sloScope, slugsById, type SloBody, type SloObject } from '../../domain/slos.js';
+import { LIMITS, SLO_STATUSES, checkDatasetSlugs, checkSli, sloDraft, sloFields, getSloObject, listSloObjects, newSlo, sloResponse, sloScope, slugsById, type SloBody, type SloObject } from '../../domain/slos.js';
 import { sendCreated, sendDeleted } from '../resource.js';
 import { NOT_BLANK, Problems } from '../../validation.js';
 import { SlugParams, TagsInput, itemParams, orNull, tagsOutput } from './schemas.js';
-import { BURN_ALERT_KIND, SLO_KIND } from '../../domain/kinds.js';
+import { SLO_KIND } from '../../domain/kinds.js';
 
 const tags = ['SLOs'];
 const security = [{ configuration_key: [] }];
@@ -66,13 +63,6 @@ function parseDetailed(v: string | undefined): boolean {
   if (v === undefined || v === 'false') return false;
   if (v === '' || v === 'true') return true;
   throw validationError([{ field: 'query.detailed', code: 'invalid', description: 'must be true or false' }]);
-}
-
-export async function deleteSlo(store: ConfigStore, evaluator: SloEvaluator, slo: StoredObject<unknown>): Promise<void> {
-  const alerts = await store.listObjects<BurnAlertBody>(BURN_ALERT_KIND, { teamId: slo.teamId });
-  for (const a of alerts) if (a.body?.slo_id === slo.id) await deleteBurnAlert(store, a.id);
-  await store.deleteObject(SLO_KIND, slo.id);
-  await evaluator.forget(slo.id);
 }
 
 export function registerSlos(app: App, ctx: ApiContext): void {
@@ -127,16 +117,7 @@ export function registerSlos(app: App, ctx: ApiContext): void {
       const datasets = scope.dataset ? [scope.dataset] : await checkDatasetSlugs(p, store, scope.env, input.dataset_slugs);
       if (draft.alias && datasets.length > 0) await checkSli(p, datasets, draft.alias, (ds) => evaluator.resolveSli(scope.env, ds, draft.alias, () => '?'));
       p.throwIfAny();
-      const created = await store.createObject<SloBody>({
-        id: shortId(),
-        kind: SLO_KIND,
-        teamId: scope.env.teamId,
-        environmentId: scope.env.id,
-        datasetId: scope.dataset?.id ?? null,
-        scope: scope.env.id,
-        uniqueKey: null,
-        body: { ...sloFields(draft), dataset_ids: datasets.map((d) => d.id), reset_at: null },
-      });
+      const created = await store.createObject(newSlo(scope, { ...sloFields(draft), dataset_ids: datasets.map((d) => d.id), reset_at: null }));
       return sendCreated(reply, sloResponse(created, await slugsById(store, scope.env)));
     },
   );
@@ -214,7 +195,8 @@ export function registerSlos(app: App, ctx: ApiContext): void {
     async (request, reply) => {
       const scope = await sloScope(store, envOf(request), request.params.datasetSlug);
       const slo = await getSloObject(store, scope, request.params.sloId);
-      await deleteSlo(store, evaluator, slo);
+      await deleteSlo(store, slo);
+      await evaluator.forget(slo.id);
       return sendDeleted(reply);
     },
   );

@@ -9,15 +9,16 @@
 // (a trace's services often write to datasets of their own).
 //
 // `start_time` / `end_time` (Unix seconds) narrow the search; by default it covers everything
-// kept (WAGGLE_RETENTION_DAYS). Permissions as query results; another environment's dataset → 404.
+// kept (WAGGLE_RETENTION_DAYS; traceWindow, src/domain/queries.ts). Permissions as query results; another environment's dataset → 404.
 import { Type } from '@sinclair/typebox';
 import { envOf } from '../../http/auth.js';
-import { ApiError, invalidField } from '../../errors.js';
+import { ApiError } from '../../errors.js';
 import { MAX_TRACE_SPANS, traceSpans } from '../../query/events.js';
 import { querySources } from '../../query/sources.js';
 import { QueryTimeout } from '../../stores/events/types.js';
 import type { ApiContext, App } from '../context.js';
 import { datasetOrAll } from '../../domain/datasets.js';
+import { traceWindow } from '../../domain/queries.js';
 
 const Value = Type.Union([Type.String(), Type.Number(), Type.Boolean()]);
 const nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Number>>(t: T) => Type.Union([t, Type.Null()]);
@@ -56,11 +57,7 @@ export function registerTraces(app: App, ctx: ApiContext): void {
     async (request) => {
       const env = envOf(request);
       const dataset = await datasetOrAll(store, env, request.params.datasetSlug);
-      const nowS = Math.floor(now().getTime() / 1000);
-      const kept = settings.retentionDays > 0 ? nowS - settings.retentionDays * 86_400 : 0;
-      const start = request.query.start_time === undefined ? kept : Number(request.query.start_time);
-      const end = request.query.end_time === undefined ? nowS + 86_400 : Number(request.query.end_time);
-      if (end <= start) throw invalidField('querystring.end_time', 'must be after start_time');
+      const { start, end } = traceWindow(request.query, Math.floor(now().getTime() / 1000), settings.retentionDays);
       const sources = await querySources(store, env, dataset);
       try {
         const { spans, truncated } = await traceSpans(events, sources, request.params.traceId, {

@@ -1,12 +1,15 @@
 // /2/teams/{team}/api-keys: ingest and configuration keys of the team's environments.
 // The secret is in the create response only. Disabling or deleting a key takes effect on the
-// next request: keys are read from the store on every request, never cached.
+// next request: keys are read from the store on every request, never cached. What a body may say
+// and how a key is answered (the decisions): src/domain/api-keys.ts.
 import { Type } from '@sinclair/typebox';
-import { invalidField, notFound, validationError } from '../../errors.js';
-import { CONFIGURATION_PERMISSIONS, INGEST_PERMISSIONS, normalisePermissions } from '../../domain/keys.js';
+import { notFound } from '../../errors.js';
+import { CONFIGURATION_PERMISSIONS } from '../../domain/keys.js';
+import { apiKeyAnswer, apiKeyChange, checkPermissionNames, findTeamKey, keyTimeToLive } from '../../domain/api-keys.js';
 import { createKey } from '../../domain/tenancy.js';
-import type { ApiKey, ConfigStore, KeyType, Team } from '../../stores/config/types.js';
+import type { KeyType } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
+import { sendCreated } from '../resource.js';
 import { checkBodyId, PageQuery, PaginationLinks, pageOut, readPage, TeamIdParams, TeamParams, teamOf } from './jsonapi.js';
 
 const Permissions = Type.Object(
@@ -66,41 +69,6 @@ const ListQuery = Type.Intersect([
   Type.Object({ 'filter[type]': Type.Optional(Type.Union([Type.Literal('ingest'), Type.Literal('configuration')])) }),
 ]);
 
-function keyResource(teamSlug: string, key: ApiKey, secret?: string) {
-  return {
-    id: key.id,
-    type: 'api-keys' as const,
-    attributes: {
-      key_type: key.keyType as 'ingest' | 'configuration',
-      name: key.name,
-      disabled: key.disabled,
-      permissions: key.permissions,
-      ...(key.timeToLive ? { time_to_live: key.timeToLive } : {}),
-      ...(secret ? { secret } : {}),
-      timestamps: { created: key.createdAt, updated: key.updatedAt },
-    },
-    relationships: { environment: { data: { id: key.environmentId!, type: 'environments' as const } } },
-    links: { self: `/2/teams/${teamSlug}/api-keys/${key.id}` },
-  };
-}
-
-/** Permission names a key type does not have are an error, not silently dropped. */
-function checkPermissionNames(keyType: KeyType, permissions: Record<string, unknown> | undefined, field: string) {
-  const allowed: readonly string[] = keyType === 'ingest' ? INGEST_PERMISSIONS : CONFIGURATION_PERMISSIONS;
-  const wrong = Object.keys(permissions ?? {}).filter((p) => !allowed.includes(p));
-  if (wrong.length) {
-    throw validationError(
-      wrong.map((p) => ({ field: `${field}.${p}`, code: 'invalid', description: `not a permission of ${keyType} keys` })),
-    );
-  }
-}
-
-async function findTeamKey(store: ConfigStore, team: Team, id: string): Promise<ApiKey> {
-  const key = await store.getApiKey(id);
-  if (!key || key.teamId !== team.id || key.keyType === 'management') throw notFound('API key');
-  return key;
-}
-
 const tags = ['API Keys'];
 const read = { auth: { kind: 'management', scope: 'api-keys:read' } } as const;
 const write = { auth: { kind: 'management', scope: 'api-keys:write' } } as const;
@@ -124,7 +92,7 @@ export function registerApiKeys(app: App, { store, now }: ApiContext): void {
       const rows = await store.listApiKeys(team.id, { keyTypes }, { after: page.after, limit: page.size + 1 });
       const extra = filterType ? `filter[type]=${filterType}&` : '';
       const { items, links } = pageOut(rows, page, `/2/teams/${team.slug}/api-keys`, extra);
-      return { data: items.map((k) => keyResource(team.slug, k)), links };
+      return { data: items.map((k) => apiKeyAnswer(team.slug, k)), links };
     },
   );
 
@@ -143,14 +111,7 @@ export function registerApiKeys(app: App, { store, now }: ApiContext): void {
       const environment = await store.getEnvironment(team.id, relationships.environment.data.id);
       if (!environment) throw notFound('environment');
       checkPermissionNames(attributes.key_type, attributes.permissions, 'data.attributes.permissions');
-      if (attributes.time_to_live !== undefined) {
-        if (attributes.key_type !== 'ingest') {
-          throw invalidField('data.attributes.time_to_live', 'only ingest keys can expire');
-        }
-        if (Date.parse(attributes.time_to_live) <= now().getTime()) {
-          throw invalidField('data.attributes.time_to_live', 'must be in the future');
-        }
-      }
+      const timeToLive = keyTimeToLive(attributes.key_type, attributes.time_to_live, now().getTime(), 'data.attributes.time_to_live');
       const { key, secret } = await createKey(store, {
         team,
         environment,
@@ -158,9 +119,9 @@ export function registerApiKeys(app: App, { store, now }: ApiContext): void {
         name: attributes.name,
         permissions: attributes.permissions,
         disabled: attributes.disabled,
-        timeToLive: attributes.time_to_live ? new Date(attributes.time_to_live).toISOString() : null,
+        timeToLive,
       });
-      return reply.code(201).send({ data: keyResource(team.slug, key, secret) });
+      return sendCreated(reply, { data: apiKeyAnswer(team.slug, key, secret) });
     },
   );
 
@@ -175,7 +136,7 @@ export function registerApiKeys(app: App, { store, now }: ApiContext): void {
     },
     async (request) => {
       const team = teamOf(request, request.params.teamSlug);
-      return { data: keyResource(team.slug, await findTeamKey(store, team, request.params.ID)) };
+      return { data: apiKeyAnswer(team.slug, await findTeamKey(store, team, request.params.ID)) };
     },
   );
 
@@ -192,18 +153,8 @@ export function registerApiKeys(app: App, { store, now }: ApiContext): void {
       const team = teamOf(request, request.params.teamSlug);
       const key = await findTeamKey(store, team, request.params.ID);
       checkBodyId(request.body.data.id, key.id);
-      const { name, disabled, permissions } = request.body.data.attributes;
-      if (permissions && key.keyType === 'ingest') {
-        throw invalidField('data.attributes.permissions', 'the permissions of an ingest key cannot be changed');
-      }
-      checkPermissionNames(key.keyType, permissions, 'data.attributes.permissions');
-      const updated = await store.updateApiKey(key.id, {
-        name,
-        disabled,
-        // Omitted permission values stay as they were.
-        permissions: permissions ? normalisePermissions(key.keyType, { ...key.permissions, ...permissions }) : undefined,
-      });
-      return { data: keyResource(team.slug, updated!) };
+      const updated = await store.updateApiKey(key.id, apiKeyChange(key, request.body.data.attributes, 'data.attributes.permissions'));
+      return { data: apiKeyAnswer(team.slug, updated!) };
     },
   );
 

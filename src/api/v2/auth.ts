@@ -1,5 +1,6 @@
 // GET /2/auth: the management key making the request, with its team.
 import { Type } from '@sinclair/typebox';
+import { managementAuthAnswer } from '../../domain/keys.js';
 import type { ApiContext, App } from '../context.js';
 
 const AuthV2Response = Type.Object({
@@ -31,21 +32,7 @@ export function registerAuthV2(app: App, _ctx: ApiContext): void {
     },
     async (request) => {
       const { key, team } = request.auth!;
-      return {
-        data: {
-          id: key.id,
-          type: 'api-keys' as const,
-          attributes: {
-            name: key.name,
-            key_type: 'management' as const,
-            disabled: key.disabled,
-            scopes: key.scopes,
-            timestamps: { created: key.createdAt, updated: key.updatedAt },
-          },
-          relationships: { team: { data: { id: team.id, type: 'teams' as const } } },
-        },
-        included: [{ id: team.id, type: 'teams', attributes: { name: team.name, slug: team.slug } }],
-      };
+      return managementAuthAnswer(key, team);
     },
   );
 }

@@ -1,13 +1,10 @@
-// /2/teams/{team}/environments: list (cursor pages), create, get, PATCH, DELETE.
-// The Terraform provider always sends `name` and `slug` (empty when it has nothing to say), so:
-// create accepts a `slug` that is empty or the one the name gives (the slug is always derived);
-// PATCH accepts a `name` and `slug` that are empty or the current ones, and refuses a real
-// change of either with a 422 (an environment is never renamed).
+// /2/teams/{team}/environments: list (cursor pages), create, get, PATCH, DELETE. What a body may
+// say (the name and slug a client echoes), delete protection and how an environment is answered
+// (the decisions): src/domain/environments.ts.
 import { Type } from '@sinclair/typebox';
-import { invalidField, notFound } from '../../errors.js';
-import { createEnvironment, deleteEnvironment, ENVIRONMENT_COLORS } from '../../domain/environments.js';
-import type { Environment as EnvRecord } from '../../stores/config/types.js';
+import { createEnvironment, deleteEnvironment, environmentAnswer, environmentChange, ENVIRONMENT_COLORS, findEnvironment } from '../../domain/environments.js';
 import type { ApiContext, App } from '../context.js';
+import { sendCreated } from '../resource.js';
 import { checkBodyId, PageQuery, PaginationLinks, pageOut, readPage, TeamIdParams, TeamParams, teamOf } from './jsonapi.js';
 
 const Color = Type.Union(ENVIRONMENT_COLORS.map((c) => Type.Literal(c)));
@@ -56,21 +53,6 @@ const UpdateEnvironmentRequest = Type.Object({
   }),
 });
 
-function environmentResource(teamSlug: string, env: EnvRecord) {
-  return {
-    id: env.id,
-    type: 'environments' as const,
-    links: { self: `/2/teams/${teamSlug}/environments/${env.id}` },
-    attributes: {
-      name: env.name,
-      description: env.description,
-      color: env.color,
-      slug: env.slug,
-      settings: { delete_protected: env.deleteProtected },
-    },
-  };
-}
-
 const tags = ['Environments'];
 const read = { auth: { kind: 'management', scope: 'environments:read' } } as const;
 const write = { auth: { kind: 'management', scope: 'environments:write' } } as const;
@@ -90,7 +72,7 @@ export function registerEnvironments(app: App, { store }: ApiContext): void {
       const page = readPage(request.query);
       const rows = await store.listEnvironments(team.id, { after: page.after, limit: page.size + 1 });
       const { items, links } = pageOut(rows, page, `/2/teams/${team.slug}/environments`);
-      return { data: items.map((e) => environmentResource(team.slug, e)), links };
+      return { data: items.map((e) => environmentAnswer(team.slug, e)), links };
     },
   );
 
@@ -106,7 +88,7 @@ export function registerEnvironments(app: App, { store }: ApiContext): void {
     async (request, reply) => {
       const team = teamOf(request, request.params.teamSlug);
       const env = await createEnvironment(store, team, request.body.data.attributes);
-      return reply.code(201).send({ data: environmentResource(team.slug, env) });
+      return sendCreated(reply, { data: environmentAnswer(team.slug, env) });
     },
   );
 
@@ -121,9 +103,7 @@ export function registerEnvironments(app: App, { store }: ApiContext): void {
     },
     async (request) => {
       const team = teamOf(request, request.params.teamSlug);
-      const env = await store.getEnvironment(team.id, request.params.ID);
-      if (!env) throw notFound('environment');
-      return { data: environmentResource(team.slug, env) };
+      return { data: environmentAnswer(team.slug, await findEnvironment(store, team, request.params.ID)) };
     },
   );
 
@@ -138,22 +118,10 @@ export function registerEnvironments(app: App, { store }: ApiContext): void {
     },
     async (request) => {
       const team = teamOf(request, request.params.teamSlug);
-      const env = await store.getEnvironment(team.id, request.params.ID);
-      if (!env) throw notFound('environment');
+      const env = await findEnvironment(store, team, request.params.ID);
       checkBodyId(request.body.data.id, env.id);
-      const { name, slug, description, color, settings } = request.body.data.attributes;
-      if (name !== undefined && name !== '' && name !== env.name) {
-        throw invalidField('data.attributes.name', `cannot be changed (the environment is named ${JSON.stringify(env.name)}); create another environment`);
-      }
-      if (slug !== undefined && slug !== '' && slug !== env.slug) {
-        throw invalidField('data.attributes.slug', `cannot be changed (it is ${JSON.stringify(env.slug)}); it is derived from the name`);
-      }
-      const updated = await store.updateEnvironment(team.id, env.id, {
-        description,
-        color,
-        deleteProtected: settings?.delete_protected,
-      });
-      return { data: environmentResource(team.slug, updated!) };
+      const updated = await store.updateEnvironment(team.id, env.id, environmentChange(env, request.body.data.attributes));
+      return { data: environmentAnswer(team.slug, updated!) };
     },
   );
 
