@@ -1,4 +1,4 @@
-// Query specification rules: what the Query schema (src/api/v1/schemas.ts, QueryInput; Fastify's
+// Query specification rules: what the Query schema (src/api/v1/shapes/query.ts, QueryInput; Fastify's
 // ajv checks it on every route that takes a query: /1/queries, triggers, BubbleUp, the event
 // browser) cannot say, checked over a spec it has passed, so that every caller gets the same
 // answer for the same input and every problem names its field the way a reader finds it in the
