@@ -3,7 +3,7 @@
 // Both routes need the configuration-key permission Manage Queries and Columns (`manage_columns`).
 //
 // Decisions:
-// - The body is validated by its schema (QueryInput, src/api/v1/schemas.ts) and then by the rules
+// - The body is validated by its schema (QueryInput, src/api/v1/shapes/query.ts) and then by the rules
 //   it cannot say (checkQuerySpec, src/query/validate.ts), so every problem is one 422 naming
 //   fields like `calculations.1.column`. The response is the spec as sent (known fields, the
 //   client's order, no defaults added) plus `id`.
