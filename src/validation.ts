@@ -29,7 +29,7 @@ export class Problems {
     this.list.push({ field, code, description: message });
     return false;
   }
-  /** Adds problems found elsewhere (e.g. by checkTags), one by one: never spread into a call. */
+  /** Adds problems found elsewhere (e.g. by duplicateTagKeys), one by one: never spread into a call. */
   addAll(details: readonly TypeDetail[]): void {
     for (const d of details) this.list.push(d);
   }

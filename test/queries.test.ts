@@ -496,6 +496,21 @@ describe('/1/queries', () => {
       await accepted({ calculated_fields: [{ name: 'f', expression: '$a' }, { name: 'F', expression: '$b' }] });
     });
 
+    it('the Query schema validates: nulls are not set, a member an op refuses, one problem per wrong type, 404 first', async () => {
+      const out = await accepted({ calculations: [{ op: 'COUNT', column: null }], filters: null, limit: null, orders: [{ op: 'COUNT', column: null, order: null }] });
+      expect(out.calculations).toEqual([{ op: 'COUNT', column: null }]);
+      expect(out.orders).toEqual([{ op: 'COUNT' }]);
+      expect('filters' in out || 'limit' in out).toBe(false);
+      const refusedValue = await refused({ filters: [{ column: 'a', op: 'exists', value: 'x' }] }, 'filters.0.value');
+      expect(refusedValue.type_detail).toEqual([{ field: 'filters.0.value', code: 'invalid', description: 'must not be given here' }]);
+      const typed = await refused({ calculations: [{ op: 5 }], compare_time_offset_seconds: '86400' }, 'calculations.0.op', 'incorrect_type');
+      expect(typed.type_detail.map((d: { field: string; code: string }) => `${d.field} ${d.code}`).sort()).toEqual([
+        'calculations.0.op incorrect_type',
+        'compare_time_offset_seconds incorrect_type',
+      ]);
+      expectDatasetNotFound(await post({ limit: 'x' }, 'no-such-dataset'));
+    });
+
     it('calculated_fields: expressions must parse (422 with the position)', async () => {
       await accepted({ calculated_fields: [{ name: 'ok', expression: 'IF(GT($a, 1), "big", "small")' }] });
       for (const expression of ['1 +', 'FOO(', ')', 'x', '$a $b', 'NO_SUCH_FUNCTION($a)', 'IF()']) {

@@ -508,5 +508,22 @@ describe('/1/triggers', () => {
       const extra = await created({ ...valid(), colour: 'red' });
       expect(extra.colour).toBeUndefined();
     });
+
+    it('the schema validates: null members are not set; a wrong type is one problem; a path 404 before a 422', async () => {
+      const nulls = { description: null, tags: null, query_id: null, frequency: null, alert_type: null, disabled: null, auto_investigate: null, recipients: null, evaluation_schedule_type: null, evaluation_schedule: null };
+      const trig = await created(valid({ ...nulls, threshold: { op: '>', value: 1, exceeded_limit: null } }));
+      expect(trig).toMatchObject({ description: '', frequency: 900, alert_type: 'on_change', disabled: false, recipients: [], evaluation_schedule_type: 'frequency', threshold: { exceeded_limit: 1 } });
+      // A string where an enumeration's integer belongs: its type, not also the enumeration.
+      const typed = json(await create(valid({ frequency: 900.5, baseline_details: { offset_minutes: '60', type: 'value' }, threshold: { op: '>=', value: 1 } })));
+      expect(typed.type_detail.map((d: { field: string; code: string }) => `${d.field} ${d.code}`).sort()).toEqual(['baseline_details.offset_minutes incorrect_type', 'frequency incorrect_type']);
+      // A trigger query's forbidden members, with the body's other problems.
+      const res = await create(valid({ name: 12, query: { orders: [{ op: 'COUNT' }], start_time: 1, calculations: [{ op: 'HEATMAP', column: 'd' }] } }));
+      const body = expectValidation(res, 'query.orders');
+      expect(body.type_detail.find((d: { field: string }) => d.field === 'query.orders').description).toBe('must not be given here');
+      expect(body.type_detail.map((d: { field: string }) => d.field).sort()).toEqual(['name', 'query.calculations.0.op', 'query.orders', 'query.start_time']);
+      // A PUT of an unknown trigger is a 404 whatever its body.
+      expect((await update('nope', { name: 5 })).statusCode).toBe(404);
+      expect((await create({ name: 5 }, 'no-such-dataset')).statusCode).toBe(404);
+    });
   });
 });

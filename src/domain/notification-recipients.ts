@@ -38,15 +38,16 @@ export interface NotificationRecipient {
 
 export const NotificationRecipientSchema = Type.Object({
   id: Type.Optional(Type.String({ description: 'Always in answers. On input optional for an email recipient given by address (`type` email, `target` the address) and a marker recipient (triggers).' })),
-  type: Type.Optional(Type.Unsafe<NotificationRecipientType>({ type: 'string', enum: [...RECIPIENT_TYPES, MARKER_RECIPIENT] })),
+  // "" is as if omitted: the Terraform provider sends it with a recipient given by id.
+  type: Type.Optional(Type.Unsafe<NotificationRecipientType | ''>({ type: 'string', enum: [...RECIPIENT_TYPES, MARKER_RECIPIENT, ''], description: '"" is as if omitted.' })),
   target: Type.Optional(Type.String()),
   details: Type.Optional(
     Type.Object({
       // No `default`: ajv (useDefaults) would write it into every recipient's details, and a
       // severity is refused on recipients that are not PagerDuty's. validateNotificationRecipients defaults it.
-      pagerduty_severity: Type.Optional(
-        Type.Unsafe<PagerDutySeverity>({ type: 'string', enum: [...PAGERDUTY_SEVERITIES], description: 'PagerDuty recipients only; `critical` when omitted.' }),
-      ),
+      // A string: which values (and that only PagerDuty recipients take one) validateNotificationRecipients
+      // says with the recipient's type, so a bad severity is reported with the body's other recipient problems.
+      pagerduty_severity: Type.Optional(Type.String({ description: `PagerDuty recipients only: ${PAGERDUTY_SEVERITIES.join(', ')}; \`critical\` when omitted.` })),
       variables: Type.Optional(
         Type.Array(
           Type.Object({

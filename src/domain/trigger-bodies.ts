@@ -1,13 +1,15 @@
-// Trigger bodies: what a create or full-replacement body may say (validateTrigger: every problem
-// in one 422 naming its field) and how a stored trigger is answered (triggerResponse, in
-// Honeycomb's TriggerResponse's key order). The HTTP face is src/api/v1/triggers.ts; the stored
-// shapes and evaluation rules are ./triggers.ts.
+// Trigger bodies: what a create or full-replacement body may say and how a stored trigger is
+// answered (triggerResponse, in Honeycomb's TriggerResponse's key order). The body's schema
+// (src/api/v1/shapes/triggers.ts, TriggerRequest) checks types, lengths, enumerations and the inline
+// query's subset; validateTrigger only what it cannot say (cross-field rules, what `query_id` and
+// `recipients` refer to), every problem in one 422 naming its field. The HTTP face is
+// src/api/v1/triggers.ts; the stored shapes and evaluation rules are ./triggers.ts.
 //
 // Decisions (also in docs/triggers.md):
 // - A trigger belongs to its dataset, or to the environment for `__all__`, and is listed, read and
 //   changed only under that path segment (like queries and markers); elsewhere it is a 404.
 // - `query` (inline) or `query_id`: exactly one. An inline query is validated like any query
-//   (src/query/validate.ts; problems are named `query.<field>`), then saved as a query of the
+//   (its schema, then src/query/validate.ts; problems are named `query.<field>`), then saved as a query of the
 //   trigger's dataset (saveQuery) unless it equals the trigger's current query (PUT). `query_id`
 //   must name a query of this environment and of the same dataset (or `__all__`); an unknown one,
 //   another environment's, or another dataset's → 422 on `query_id` (the body is understood but
@@ -50,20 +52,40 @@
 //   in bodies are ignored. Every problem is reported in one 422 naming its field.
 // - DELETE also deletes the evaluation state; a trigger deleted while triggered sends its
 //   recipients a `resolved` notification, so incidents it opened do not stay open forever.
-import { ApiError, type TypeDetail } from '../errors.js';
 import type { QuerySpec, StoredQuery } from '../query/spec.js';
-import { validateQuerySpec } from '../query/validate.js';
+import { checkQuerySpec, type QueryInput } from '../query/validate.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../stores/config/types.js';
-import { Problems, bodyObject, isObject, textLength, type Json } from '../validation.js';
+import { ApiError } from '../errors.js';
+import { Problems, isObject } from '../validation.js';
 import { ALL_DATASETS } from './datasets.js';
 import { QUERY_KIND, TRIGGER_STATE_KIND } from './kinds.js';
 import { saveQuery } from './queries.js';
 import { refreshNotificationRecipients, saveNotificationRecipients, validateNotificationRecipients } from './notification-recipients.js';
 import { belongsTo } from './scope.js';
-import { checkTags, tagsMember } from './tags.js';
-import { ALERT_TYPES, BASELINE_OFFSETS, BASELINE_TYPES, DAYS_OF_WEEK, LIMITS, SCHEDULE_TYPES, THRESHOLD_OPS, TIME_OF_DAY, TRIGGER_FORBIDDEN_OPS, stateIdOf, triggerDuration, type BaselineDetails, type DayOfWeek, type ScheduleWindow, type StoredTrigger, type Threshold, type TriggerState } from './triggers.js';
+import { duplicateTagKeys, storedTags, tagsMember, type Tag } from './tags.js';
+import { LIMITS, TRIGGER_FORBIDDEN_OPS, stateIdOf, triggerDuration, type BaselineDetails, type ScheduleWindow, type StoredTrigger, type Threshold, type TriggerState } from './triggers.js';
 
-const has = (o: Json, k: string) => o[k] !== undefined && o[k] !== null;
+/**
+ * A create or full-replacement body as its schema (src/api/v1/shapes/triggers.ts, TriggerRequest)
+ * has checked it: every member of its type; `null` is not set, except that a null
+ * `baseline_details` clears the baseline.
+ */
+export interface TriggerInput {
+  name: string;
+  description?: string | null;
+  tags?: Tag[] | null;
+  query?: QueryInput | null;
+  query_id?: string | null;
+  threshold: { op: Threshold['op']; value: number; exceeded_limit?: number | null };
+  frequency?: number | null;
+  alert_type?: StoredTrigger['alert_type'] | null;
+  disabled?: boolean | null;
+  auto_investigate?: boolean | null;
+  recipients?: unknown[] | null;
+  evaluation_schedule_type?: StoredTrigger['evaluation_schedule_type'] | null;
+  evaluation_schedule?: { window: ScheduleWindow } | null;
+  baseline_details?: Partial<BaselineDetails> | null;
+}
 
 /** JSON with object keys sorted: two specs are the same query when these are equal. */
 function canonical(v: unknown): string {
@@ -85,113 +107,42 @@ const specOf = (q: StoredQuery): QuerySpec => {
 const withTimeRange = (spec: QuerySpec, frequency: number): QuerySpec =>
   spec.time_range === undefined && spec.start_time === undefined && spec.end_time === undefined ? { ...spec, time_range: frequency } : spec;
 
-/** Problems of a 422 thrown by another validator, renamed under `prefix`. */
-function problemsOf(err: unknown, prefix?: string): TypeDetail[] {
-  if (!(err instanceof ApiError) || err.status !== 422 || !err.extra.typeDetail) throw err;
-  if (!prefix) return err.extra.typeDetail;
-  return err.extra.typeDetail.map((d) => ({ ...d, field: d.field === 'body' ? prefix : `${prefix}.${d.field}` }));
-}
-
-/** The trigger query subset (see the header); `at` names the field problems are reported on. */
-function checkTriggerQuery(p: Problems, spec: QuerySpec, at: (field: string) => string): void {
-  const calcs = spec.calculations?.length ? spec.calculations : [{ op: 'COUNT' as const }];
-  if (calcs.length !== 1) p.add(at('calculations'), 'invalid', `a trigger query must have exactly one calculation, not ${calcs.length}`);
-  calcs.forEach((c, i) => {
-    if (TRIGGER_FORBIDDEN_OPS.includes(c.op)) p.add(at(`calculations.${i}.op`), 'invalid', `${c.op} cannot be used in a trigger query`);
-  });
-  if (spec.orders !== undefined) p.add(at('orders'), 'invalid', 'a trigger query cannot have orders');
-  if (spec.limit !== undefined) p.add(at('limit'), 'invalid', 'a trigger query cannot have a limit');
-  if (spec.start_time !== undefined) p.add(at('start_time'), 'invalid', 'a trigger query uses time_range only, not start_time');
-  if (spec.end_time !== undefined) p.add(at('end_time'), 'invalid', 'a trigger query uses time_range only, not end_time');
+/** The trigger query subset's counts (see the header): exactly one calculation, at most one having. */
+function checkTriggerQueryCounts(p: Problems, spec: QuerySpec, at: (field: string) => string): void {
+  const calculations = spec.calculations?.length || 1;
+  if (calculations !== 1) p.add(at('calculations'), 'invalid', `a trigger query must have exactly one calculation, not ${calculations}`);
   if ((spec.havings?.length ?? 0) > LIMITS.maxHavings) p.add(at('havings'), 'invalid', `a trigger query can have at most ${LIMITS.maxHavings} having`);
 }
 
-function checkThreshold(p: Problems, v: unknown): Threshold | undefined {
-  if (v === undefined || v === null) return void p.missing('threshold');
-  if (!isObject(v)) return void p.type('threshold', 'an object', v);
-  let ok = true;
-  if (v.op === undefined || v.op === null) ok = p.missing('threshold.op');
-  else ok = p.enumOf('threshold.op', v.op, THRESHOLD_OPS) && ok;
-  if (v.value === undefined || v.value === null) ok = p.missing('threshold.value');
-  else if (typeof v.value !== 'number' || !Number.isFinite(v.value)) ok = p.type('threshold.value', 'a number', v.value);
-  let exceeded = 1;
-  if (has(v, 'exceeded_limit')) {
-    const e = v.exceeded_limit;
-    if (typeof e !== 'number' || !Number.isSafeInteger(e)) ok = p.type('threshold.exceeded_limit', 'an integer', e);
-    else if (e < LIMITS.minExceededLimit || e > LIMITS.maxExceededLimit) {
-      ok = p.add('threshold.exceeded_limit', 'invalid', `must be from ${LIMITS.minExceededLimit} to ${LIMITS.maxExceededLimit}, not ${e}`);
-    } else exceeded = e;
-  }
-  return ok ? { op: v.op as Threshold['op'], value: v.value as number, exceeded_limit: exceeded } : undefined;
+/**
+ * The trigger query subset (see the header) of a query_id's stored query, reported on `query_id`;
+ * an inline query's is its schema's (TriggerQueryInput) but for the counts.
+ */
+function checkStoredTriggerQuery(p: Problems, spec: QuerySpec): void {
+  const problem = (message: string) => p.add('query_id', 'invalid', message);
+  checkTriggerQueryCounts(p, spec, () => 'query_id');
+  for (const c of spec.calculations ?? []) if (TRIGGER_FORBIDDEN_OPS.includes(c.op)) problem(`${c.op} cannot be used in a trigger query`);
+  if (spec.orders !== undefined) problem('a trigger query cannot have orders');
+  if (spec.limit !== undefined) problem('a trigger query cannot have a limit');
+  if (spec.start_time !== undefined || spec.end_time !== undefined) problem('a trigger query uses time_range only, not start_time or end_time');
 }
 
-function checkFrequency(p: Problems, v: unknown): number | undefined {
-  if (v === undefined || v === null) return LIMITS.defaultFrequency;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v)) return void p.type('frequency', 'an integer', v);
-  if (v < LIMITS.minFrequency || v > LIMITS.maxFrequency) {
-    return void p.add('frequency', 'invalid', `must be from ${LIMITS.minFrequency} to ${LIMITS.maxFrequency} seconds, not ${v}`);
-  }
-  if (v % LIMITS.frequencyStep !== 0) return void p.add('frequency', 'invalid', `must be a multiple of ${LIMITS.frequencyStep} seconds, not ${v}`);
-  return v;
-}
-
-function checkSchedule(p: Problems, body: Json): Pick<StoredTrigger, 'evaluation_schedule_type' | 'evaluation_schedule'> | undefined {
-  const type = body.evaluation_schedule_type;
-  const schedule = body.evaluation_schedule;
-  let scheduleType: StoredTrigger['evaluation_schedule_type'] = has(body, 'evaluation_schedule') ? 'window' : 'frequency';
-  if (type !== undefined && type !== null) {
-    if (!p.enumOf('evaluation_schedule_type', type, SCHEDULE_TYPES)) return undefined;
-    scheduleType = type;
-  }
-  if (scheduleType === 'frequency') {
-    if (has(body, 'evaluation_schedule')) {
-      return void p.add('evaluation_schedule', 'invalid', 'is only for evaluation_schedule_type "window"');
-    }
+/** The schedule: the type against the schedule, and distinct days (what the schema cannot say). */
+function scheduleOf(p: Problems, input: TriggerInput): Pick<StoredTrigger, 'evaluation_schedule_type' | 'evaluation_schedule'> | undefined {
+  const schedule = input.evaluation_schedule ?? undefined;
+  const type = input.evaluation_schedule_type ?? (schedule ? 'window' : 'frequency');
+  if (type === 'frequency') {
+    if (schedule) return void p.add('evaluation_schedule', 'invalid', 'is only for evaluation_schedule_type "window"');
     return { evaluation_schedule_type: 'frequency' };
   }
-  if (schedule === undefined || schedule === null) return void p.add('evaluation_schedule', 'missing', 'is required with evaluation_schedule_type "window"');
-  if (!isObject(schedule)) return void p.type('evaluation_schedule', 'an object', schedule);
-  const w = schedule.window;
-  if (w === undefined || w === null) return void p.missing('evaluation_schedule.window');
-  if (!isObject(w)) return void p.type('evaluation_schedule.window', 'an object', w);
-  const at = (f: string) => `evaluation_schedule.window.${f}`;
-  let ok = true;
-  const days = w.days_of_week;
-  if (days === undefined || days === null) ok = p.missing(at('days_of_week'));
-  else if (!p.array(at('days_of_week'), days, DAYS_OF_WEEK.length)) ok = false;
-  else if (days.length < 1) ok = p.add(at('days_of_week'), 'invalid', 'must have at least 1 day');
-  else {
-    const seen = new Set<unknown>();
-    days.forEach((d, i) => {
-      if (!p.enumOf(`${at('days_of_week')}.${i}`, d, DAYS_OF_WEEK)) ok = false;
-      else if (seen.has(d)) ok = p.add(`${at('days_of_week')}.${i}`, 'invalid', `duplicates ${JSON.stringify(d)}`);
-      seen.add(d);
-    });
-  }
-  for (const f of ['start_time', 'end_time'] as const) {
-    const t = w[f];
-    if (t === undefined || t === null) ok = p.missing(at(f));
-    else if (typeof t !== 'string') ok = p.type(at(f), 'a string', t);
-    else if (!TIME_OF_DAY.test(t)) ok = p.add(at(f), 'invalid', 'must be a UTC time as HH:mm (00:00 to 23:59)');
-  }
-  if (!ok) return undefined;
-  const window: ScheduleWindow = { days_of_week: days as DayOfWeek[], start_time: w.start_time as string, end_time: w.end_time as string };
-  return { evaluation_schedule_type: 'window', evaluation_schedule: { window } };
-}
-
-function checkBaseline(p: Problems, v: unknown): { ok: boolean; baseline?: BaselineDetails } {
-  if (v === undefined || v === null) return { ok: true };
-  if (!isObject(v)) return { ok: p.type('baseline_details', 'an object', v) };
-  if (Object.keys(v).length === 0) return { ok: true };
-  let ok = true;
-  if (v.offset_minutes === undefined || v.offset_minutes === null) ok = p.missing('baseline_details.offset_minutes');
-  else if (typeof v.offset_minutes !== 'number' || !Number.isSafeInteger(v.offset_minutes)) ok = p.type('baseline_details.offset_minutes', 'an integer', v.offset_minutes);
-  else if (!(BASELINE_OFFSETS as readonly number[]).includes(v.offset_minutes)) {
-    ok = p.add('baseline_details.offset_minutes', 'invalid', `must be one of ${BASELINE_OFFSETS.join(', ')}`);
-  }
-  if (v.type === undefined || v.type === null) ok = p.missing('baseline_details.type');
-  else ok = p.enumOf('baseline_details.type', v.type, BASELINE_TYPES) && ok;
-  return ok ? { ok, baseline: { offset_minutes: v.offset_minutes as BaselineDetails['offset_minutes'], type: v.type as BaselineDetails['type'] } } : { ok };
+  if (!schedule) return void p.add('evaluation_schedule', 'missing', 'is required with evaluation_schedule_type "window"');
+  const { days_of_week, start_time, end_time } = schedule.window;
+  const before = p.count;
+  days_of_week.forEach((d, i) => {
+    if (days_of_week.indexOf(d) < i) p.add(`evaluation_schedule.window.days_of_week.${i}`, 'invalid', `duplicates ${JSON.stringify(d)}`);
+  });
+  if (p.count > before) return undefined;
+  return { evaluation_schedule_type: 'window', evaluation_schedule: { window: { days_of_week, start_time, end_time } } };
 }
 
 /**
@@ -203,18 +154,15 @@ async function resolveQuery(
   env: Environment,
   dataset: Dataset | null,
   p: Problems,
-  body: Json,
+  input: TriggerInput,
   frequency: number,
   current?: StoredTrigger,
-): Promise<{ spec: QuerySpec; queryId?: string; field: (f: string) => string } | undefined> {
-  const inline = has(body, 'query');
-  const byId = has(body, 'query_id');
-  if (!inline && !byId) return void p.add('query', 'missing', 'one of query and query_id is required');
+): Promise<{ spec: QuerySpec; queryId?: string } | undefined> {
+  const id = input.query_id ?? undefined;
+  if (!input.query && id === undefined) return void p.add('query', 'missing', 'one of query and query_id is required');
 
   let stored: StoredQuery | undefined;
-  if (byId) {
-    const id = body.query_id;
-    if (typeof id !== 'string') return void p.type('query_id', 'a string', id);
+  if (id !== undefined) {
     const obj = id === '' ? undefined : await store.getObject<StoredQuery>(QUERY_KIND, id);
     if (!belongsTo(obj, env)) return void p.add('query_id', 'invalid', 'is not a query of this environment');
     if (obj.datasetId !== (dataset?.id ?? null)) {
@@ -224,78 +172,57 @@ async function resolveQuery(
     stored = obj.body;
   }
   let spec: QuerySpec | undefined;
-  if (inline) {
-    try {
-      spec = withTimeRange(validateQuerySpec(body.query), frequency);
-    } catch (err) {
-      p.addAll(problemsOf(err, 'query'));
-      return undefined;
-    }
+  if (input.query) {
+    const before = p.count;
+    spec = withTimeRange(checkQuerySpec(p, input.query, (f) => `query.${f}`), frequency);
+    if (p.count === before) checkTriggerQueryCounts(p, spec, (f) => `query.${f}`);
+    if (p.count > before) return undefined;
   }
   const storedSpec = stored && withTimeRange(specOf(stored), frequency);
-  if (stored && spec) {
-    if (canonical(spec) !== canonical(storedSpec)) {
-      return void p.add('query', 'invalid', 'send either query or query_id (both only when query is that query as it is)');
-    }
-    return { spec, queryId: stored.id, field: () => 'query_id' };
+  if (stored && spec && canonical(spec) !== canonical(storedSpec)) {
+    return void p.add('query', 'invalid', 'send either query or query_id (both only when query is that query as it is)');
   }
-  if (stored) return { spec: storedSpec!, queryId: stored.id, field: () => 'query_id' };
+  if (stored) {
+    checkStoredTriggerQuery(p, storedSpec!);
+    return { spec: spec ?? storedSpec!, queryId: stored.id };
+  }
   // Inline: keep the current query when it is the same, so a GET → PUT round trip makes no new query.
   const same = current && canonical(spec) === canonical(current.query);
-  return { spec: spec!, queryId: same ? current.query_id : undefined, field: (f) => `query.${f}` };
+  return { spec: spec!, queryId: same ? current.query_id : undefined };
 }
 
 /**
- * Validates a trigger body (create or full replacement) and returns what to store, saving an
- * inline query as a query of the dataset first. Throws one 422 naming every problem.
+ * Checks what a trigger body's schema cannot say and returns what to store, saving an inline
+ * query as a query of the dataset first. Throws one 422 naming every problem.
  */
 export async function validateTrigger(
   store: ConfigStore,
   env: Environment,
   dataset: Dataset | null,
-  input: unknown,
+  input: TriggerInput,
   current?: StoredTrigger,
 ): Promise<StoredTrigger> {
-  const body = bodyObject(input);
   const p = new Problems();
+  p.addAll(duplicateTagKeys(input.tags));
+  const threshold: Threshold = { op: input.threshold.op, value: input.threshold.value, exceeded_limit: input.threshold.exceeded_limit ?? 1 };
+  const frequency = input.frequency ?? LIMITS.defaultFrequency;
+  const schedule = scheduleOf(p, input);
+  // Omitted on PUT: the stored baseline stays (null or {} clears it; the schema says a non-empty one has both members).
+  const sent = input.baseline_details;
+  const baseline = sent === undefined ? current?.baseline_details : sent?.offset_minutes !== undefined ? (sent as BaselineDetails) : undefined;
 
-  p.string('name', body.name, { max: LIMITS.name, notBlank: true });
-  let description = '';
-  if (has(body, 'description')) {
-    if (typeof body.description !== 'string') p.type('description', 'a string', body.description);
-    else if (textLength(body.description) > LIMITS.description) p.add('description', 'invalid', `must be at most ${LIMITS.description} characters`);
-    else description = body.description;
-  }
-  const { tags: tagList, problems: tagProblems } = checkTags(body.tags);
-  p.addAll(tagProblems);
-  const threshold = checkThreshold(p, body.threshold);
-  const frequency = checkFrequency(p, body.frequency);
-  let alertType: StoredTrigger['alert_type'] = 'on_change';
-  if (has(body, 'alert_type') && p.enumOf('alert_type', body.alert_type, ALERT_TYPES)) alertType = body.alert_type;
-  let disabled = false;
-  if (has(body, 'disabled') && p.bool('disabled', body.disabled)) disabled = body.disabled;
-  // Omitted: false on a dataset's trigger, unset on an environment-wide one (see the header).
-  let autoInvestigate: boolean | undefined = dataset ? false : undefined;
-  if (has(body, 'auto_investigate') && p.bool('auto_investigate', body.auto_investigate)) autoInvestigate = body.auto_investigate;
-  const schedule = checkSchedule(p, body);
-  // Omitted on PUT: the stored baseline stays (null or {} clears it).
-  const { baseline } = body.baseline_details === undefined ? { baseline: current?.baseline_details } : checkBaseline(p, body.baseline_details);
-
-  const query = await resolveQuery(store, env, dataset, p, body, frequency ?? LIMITS.defaultFrequency, current);
+  const query = await resolveQuery(store, env, dataset, p, input, frequency, current);
   if (query) {
-    checkTriggerQuery(p, query.spec, query.field);
-    if (frequency !== undefined) {
-      const duration = triggerDuration(query.spec, frequency);
-      if (duration < frequency || duration > LIMITS.durationPerFrequency * frequency) {
-        p.add(
-          'frequency',
-          'invalid',
-          `the query's time range (${duration} s) must be from the frequency (${frequency} s) to ${LIMITS.durationPerFrequency} times the frequency`,
-        );
-      }
+    const duration = triggerDuration(query.spec, frequency);
+    if (duration < frequency || duration > LIMITS.durationPerFrequency * frequency) {
+      p.add(
+        'frequency',
+        'invalid',
+        `the query's time range (${duration} s) must be from the frequency (${frequency} s) to ${LIMITS.durationPerFrequency} times the frequency`,
+      );
     }
   }
-  if (baseline && threshold) {
+  if (baseline) {
     const { op, value } = threshold;
     if (op !== '>=' && op !== '<=') p.add('threshold.op', 'invalid', 'must be >= or <= for a trigger with baseline_details');
     else if (op === '>=' && value < 0) p.add('threshold.value', 'invalid', 'must be at least 0 with >= and baseline_details');
@@ -303,29 +230,32 @@ export async function validateTrigger(
   }
   let recipients: StoredTrigger['recipients'] = [];
   try {
-    recipients = await validateNotificationRecipients(store, env.teamId, body.recipients, { allowMarker: true, current: current?.recipients });
+    recipients = await validateNotificationRecipients(store, env.teamId, input.recipients, { allowMarker: true, current: current?.recipients });
   } catch (err) {
-    p.addAll(problemsOf(err));
+    if (!(err instanceof ApiError) || err.status !== 422 || !err.extra.typeDetail) throw err;
+    p.addAll(err.extra.typeDetail);
   }
   p.throwIfAny();
   recipients = await saveNotificationRecipients(store, env.teamId, recipients);
 
   const queryId = query!.queryId ?? (await saveQuery(store, env, dataset, query!.spec)).id;
   const out: StoredTrigger = {
-    name: body.name as string,
-    description,
-    tags: tagList,
+    name: input.name,
+    description: input.description ?? '',
+    tags: storedTags(input.tags),
     query_id: queryId,
     query: query!.spec,
-    threshold: threshold!,
-    frequency: frequency!,
-    alert_type: alertType,
-    disabled,
+    threshold,
+    frequency,
+    alert_type: input.alert_type ?? 'on_change',
+    disabled: input.disabled ?? false,
     recipients,
     ...schedule!,
   };
+  // Omitted: false on a dataset's trigger, unset on an environment-wide one (see the header).
+  const autoInvestigate = input.auto_investigate ?? (dataset ? false : undefined);
   if (autoInvestigate !== undefined) out.auto_investigate = autoInvestigate;
-  if (baseline) out.baseline_details = baseline;
+  if (baseline) out.baseline_details = { offset_minutes: baseline.offset_minutes, type: baseline.type };
   return out;
 }
 

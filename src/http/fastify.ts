@@ -265,8 +265,18 @@ function toApiError(err: FastifyError | ApiError, request: FastifyRequest, setti
   if (fe.validation && fe.validationContext === 'body' && request.body === undefined) return unparseable();
   if (fe.validation) {
     const where = fe.validationContext === 'body' ? '' : `${fe.validationContext}.`;
+    // A value of the wrong type is one problem, its type: the value's other keywords (an enum, a
+    // multipleOf, an `if`'s `then` typing it again) would only say it again.
+    const mistyped = new Set(fe.validation.filter((v) => v.keyword === 'type').map((v) => v.instancePath));
+    const typed = new Set<string>();
+    const errors = fe.validation.filter((v) => {
+      if (!mistyped.has(v.instancePath)) return true;
+      if (v.keyword !== 'type' || typed.has(v.instancePath)) return false;
+      typed.add(v.instancePath);
+      return true;
+    });
     // An `if` that failed says only "must match then": its `then`'s own problems are reported too.
-    const details: TypeDetail[] = fe.validation.filter((v) => v.keyword !== 'if').map((v) => {
+    const details: TypeDetail[] = errors.filter((v) => v.keyword !== 'if').map((v) => {
       const path = v.instancePath.replace(/^\//, '').replace(/\//g, '.');
       // The field of a missing or unknown property is that property, not its parent object.
       const missing = v.keyword === 'required' ? String((v.params as { missingProperty?: string }).missingProperty)
@@ -280,8 +290,9 @@ function toApiError(err: FastifyError | ApiError, request: FastifyRequest, setti
       const message = blank ? BLANK : v.keyword === 'additionalProperties'
         ? 'is not a known field'
         : v.keyword === 'maxLength' ? `must be at most ${(v.params as { limit: number }).limit} characters`
-        // A `false` schema: a field that must not be there (e.g. a board view filter's value on `exists`).
-        : v.keyword === 'false schema' ? 'must not be given here'
+        // A `false` schema: a field that must not be there (e.g. a board view filter's value on `exists`);
+        // a `not` one: a field that may only be absent or null (e.g. a value on a query filter's `exists`).
+        : v.keyword === 'false schema' || v.keyword === 'not' ? 'must not be given here'
         : v.keyword === 'const' ? `must be ${JSON.stringify((v.params as { allowedValue: unknown }).allowedValue)}`
         : v.message ?? 'is invalid';
       return { field, code, description: message };

@@ -16,6 +16,13 @@ export type FilterOp = (typeof FILTER_OPS)[number];
 export const HAVING_OPS = ['=', '!=', '>', '>=', '<', '<='] as const;
 export type HavingOp = (typeof HAVING_OPS)[number];
 
+/** The ops that take no column (absent or null); every other op needs one. */
+export const NO_COLUMN_OPS = ['COUNT', 'CONCURRENCY'] as const satisfies readonly QueryOp[];
+/** The filter ops that take no value (absent or null). */
+export const NO_VALUE_FILTER_OPS = ['exists', 'does-not-exist'] as const satisfies readonly FilterOp[];
+/** The filter ops whose value is a non-empty list of strings; every other op takes one string, number or boolean. */
+export const LIST_FILTER_OPS = ['in', 'not-in'] as const satisfies readonly FilterOp[];
+
 export const COMPARE_TIME_OFFSETS = [1800, 3600, 7200, 28800, 86400, 604800, 2419200, 15724800] as const;
 
 export type FilterValue = string | number | boolean | string[] | null;

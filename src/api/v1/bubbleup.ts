@@ -8,18 +8,20 @@
 // time range inside that window, and optionally a range of one field's values (a heatmap region).
 // Same permissions as query results (Manage Queries and Columns, Run Queries). Another
 // environment's dataset → 404. A comparison longer than the query timeout → 503; an event engine without BubbleUp → 501.
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
 import { envOf } from '../../http/auth.js';
 import { ApiError } from '../../errors.js';
-import { bodyObject, isObject, Problems } from '../../validation.js';
+import { Problems } from '../../validation.js';
 import { bubbleUp, MAX_COLUMNS } from '../../query/bubbleup.js';
 import { querySources } from '../../query/sources.js';
-import { validateNestedQuerySpec } from '../../query/validate.js';
+import { checkQuerySpec } from '../../query/validate.js';
 import { QueryTimeout } from '../../stores/events/types.js';
 import type { ApiContext, App } from '../context.js';
 import { resultWindow } from '../../domain/queries.js';
 import { datasetOrAll } from '../../domain/datasets.js';
-import { SlugParams, QuerySchema } from './schemas.js';
+import { SlugParams, orNull } from './schemas.js';
+import { QueryInput } from './shapes/query.js';
 
 const DEFAULT_LIMIT = 50;
 
@@ -44,16 +46,19 @@ const Answer = Type.Object({
     }),
   ),
 });
+// The body's schema validates it (ajv); the handler checks what it cannot say: the query's own
+// rules (checkQuerySpec), the selection's times and bounds against each other and the query's
+// window, and that its column is one of the dataset's.
 const Body = Type.Object({
-  query: Type.Optional(QuerySchema),
+  query: Type.Optional(orNull(QueryInput, 'Omitted or null: the empty query (the last 2 hours).')),
   selection: Type.Object({
-    start_time: Type.Integer({ description: 'Unix seconds' }),
-    end_time: Type.Integer({ description: 'Unix seconds, after start_time' }),
-    column: Type.Optional(Type.String({ description: 'A field whose values bound the selection (a heatmap’s column)' })),
-    lower: Type.Optional(Type.Number()),
-    upper: Type.Optional(Type.Number()),
+    start_time: Type.Integer({ minimum: 0, description: 'Unix seconds' }),
+    end_time: Type.Integer({ minimum: 0, description: 'Unix seconds, after start_time' }),
+    column: Type.Optional(orNull(Type.String({ minLength: 1, maxLength: 255 }), 'A field whose values bound the selection (a heatmap’s column)')),
+    lower: Type.Optional(orNull(Type.Number(), 'Needs column.')),
+    upper: Type.Optional(orNull(Type.Number(), 'Needs column; not below lower.')),
   }),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_COLUMNS, default: DEFAULT_LIMIT })),
+  limit: Type.Optional(orNull(Type.Integer({ minimum: 1, maximum: MAX_COLUMNS }), `Omitted or null: ${DEFAULT_LIMIT}.`)),
 });
 
 export function registerBubbleUp(app: App, ctx: ApiContext): void {
@@ -71,43 +76,32 @@ export function registerBubbleUp(app: App, ctx: ApiContext): void {
           'answers the columns that differ most, with both distributions.',
         response: { 200: Answer },
       },
-      validatorCompiler: () => () => true,
+      // A path's 404 (its dataset) comes before a body's 422.
+      preValidation: async (request: FastifyRequest) => void (await datasetOrAll(store, envOf(request), (request.params as { datasetSlug: string }).datasetSlug)),
       config: { auth: { kind: 'team', permission: ['manage_columns', 'run_queries'] } },
     },
     async (request) => {
       const env = envOf(request);
       const dataset = await datasetOrAll(store, env, request.params.datasetSlug);
-      const input = bodyObject(request.body);
+      const input = request.body as Static<typeof Body>;
       const p = new Problems();
-      const spec = validateNestedQuerySpec(input.query, 'query', p);
+      const spec = input.query ? checkQuerySpec(p, input.query, (f) => `query.${f}`) : {};
       const sel = input.selection;
-      let selection: { start: number; end: number; column?: string; lower?: number; upper?: number } | undefined;
-      if (sel === undefined || sel === null) p.missing('selection');
-      else if (!isObject(sel)) p.type('selection', 'an object', sel);
-      else {
-        const okStart = p.integer('selection.start_time', sel.start_time, 0);
-        const okEnd = p.integer('selection.end_time', sel.end_time, 0);
-        if (okStart && okEnd && (sel.end_time as number) <= (sel.start_time as number)) p.add('selection.end_time', 'invalid', 'must be after selection.start_time');
-        const column = sel.column === undefined || sel.column === null ? undefined : sel.column;
-        if (column !== undefined) p.string('selection.column', column, { max: 255 });
-        const bound = (k: 'lower' | 'upper') => {
-          const v = sel[k];
-          if (v === undefined || v === null) return undefined;
-          if (typeof v !== 'number' || !Number.isFinite(v)) return void p.type(`selection.${k}`, 'a number', v);
-          if (column === undefined) return void p.add(`selection.${k}`, 'invalid', 'needs selection.column');
-          return v;
-        };
-        const lower = bound('lower');
-        const upper = bound('upper');
-        if (lower !== undefined && upper !== undefined && upper < lower) p.add('selection.upper', 'invalid', 'must not be below selection.lower');
-        selection = { start: sel.start_time as number, end: sel.end_time as number, column: column as string | undefined, lower, upper };
-      }
-      const limit = input.limit === undefined || input.limit === null ? DEFAULT_LIMIT : input.limit;
-      p.integer('limit', limit, 1, MAX_COLUMNS);
+      const column = sel.column ?? undefined;
+      if (sel.end_time <= sel.start_time) p.add('selection.end_time', 'invalid', 'must be after selection.start_time');
+      const bound = (k: 'lower' | 'upper') => {
+        const v = sel[k] ?? undefined;
+        if (v !== undefined && column === undefined) return void p.add(`selection.${k}`, 'invalid', 'needs selection.column');
+        return v;
+      };
+      const lower = bound('lower');
+      const upper = bound('upper');
+      if (lower !== undefined && upper !== undefined && upper < lower) p.add('selection.upper', 'invalid', 'must not be below selection.lower');
+      const limit = input.limit ?? DEFAULT_LIMIT;
       p.throwIfAny();
 
       const window = resultWindow({ id: '', ...spec }, Math.floor(now().getTime() / 1000));
-      const s = selection!;
+      const s = { start: sel.start_time, end: sel.end_time, column, lower, upper };
       const start = Math.max(s.start, window.start);
       const end = Math.min(s.end, window.end);
       if (end <= start) p.add('selection', 'invalid', "must overlap the query's time range");
@@ -123,7 +117,7 @@ export function registerBubbleUp(app: App, ctx: ApiContext): void {
           start: window.start,
           end: window.end,
           selection: { ...s, start, end },
-          limit: limit as number,
+          limit,
           timeoutMs: settings.queryTimeoutMs,
         });
       } catch (err) {

@@ -6,21 +6,29 @@
 // filters and calculated fields are used), its window truncated as query results truncate
 // theirs; `limit` 1…1000, default 100. Permissions as query results; another environment's
 // dataset → 404.
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
 import { envOf } from '../../http/auth.js';
 import { ApiError } from '../../errors.js';
-import { bodyObject, Problems } from '../../validation.js';
+import { Problems } from '../../validation.js';
 import { latestEvents } from '../../query/events.js';
 import { querySources } from '../../query/sources.js';
-import { validateNestedQuerySpec } from '../../query/validate.js';
+import { checkQuerySpec } from '../../query/validate.js';
 import { QueryTimeout } from '../../stores/events/types.js';
 import type { ApiContext, App } from '../context.js';
 import { resultWindow } from '../../domain/queries.js';
 import { datasetOrAll } from '../../domain/datasets.js';
-import { SlugParams, QuerySchema } from './schemas.js';
+import { SlugParams, orNull } from './schemas.js';
+import { QueryInput } from './shapes/query.js';
 
 const MAX_LIMIT = 1000;
 const DEFAULT_LIMIT = 100;
+// A JSON body, read whole (not an ingest body, which may be gzip or msgpack): its schema validates
+// it (ajv); the query's own rules are checkQuerySpec's.
+const Body = Type.Object({
+  query: Type.Optional(orNull(QueryInput, 'Omitted or null: the empty query (the last 2 hours).')),
+  limit: Type.Optional(orNull(Type.Integer({ minimum: 1, maximum: MAX_LIMIT }), `Omitted or null: ${DEFAULT_LIMIT}.`)),
+});
 
 export function registerRawEvents(app: App, ctx: ApiContext): void {
   const { store, events, settings, now } = ctx;
@@ -31,10 +39,7 @@ export function registerRawEvents(app: App, ctx: ApiContext): void {
         tags: ['Events browser (Waggle extension)'],
         security: [{ configuration_key: [] }],
         params: SlugParams,
-        body: Type.Object({
-          query: Type.Optional(QuerySchema),
-          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT })),
-        }),
+        body: Body,
         description: "The newest events of a query's time range that pass its filters, with every field.",
         response: {
           200: Type.Object({
@@ -42,22 +47,22 @@ export function registerRawEvents(app: App, ctx: ApiContext): void {
           }),
         },
       },
-      validatorCompiler: () => () => true,
+      // A path's 404 (its dataset) comes before a body's 422.
+      preValidation: async (request: FastifyRequest) => void (await datasetOrAll(store, envOf(request), (request.params as { datasetSlug: string }).datasetSlug)),
       config: { auth: { kind: 'team', permission: ['manage_columns', 'run_queries'] } },
     },
     async (request) => {
       const env = envOf(request);
       const dataset = await datasetOrAll(store, env, request.params.datasetSlug);
-      const input = bodyObject(request.body);
+      const input = request.body as Static<typeof Body>;
       const p = new Problems();
-      const spec = validateNestedQuerySpec(input.query, 'query', p);
-      const limit = input.limit === undefined || input.limit === null ? DEFAULT_LIMIT : input.limit;
-      p.integer('limit', limit, 1, MAX_LIMIT);
+      const spec = input.query ? checkQuerySpec(p, input.query, (f) => `query.${f}`) : {};
+      const limit = input.limit ?? DEFAULT_LIMIT;
       p.throwIfAny();
       const window = resultWindow({ id: '', ...spec }, Math.floor(now().getTime() / 1000));
       const sources = await querySources(store, env, dataset);
       try {
-        return { events: await latestEvents(events, sources, spec, { ...window, limit: limit as number, timeoutMs: settings.queryTimeoutMs }) };
+        return { events: await latestEvents(events, sources, spec, { ...window, limit, timeoutMs: settings.queryTimeoutMs }) };
       } catch (err) {
         if (err instanceof QueryTimeout) throw new ApiError(503, `reading events exceeded the ${settings.queryTimeoutMs / 1000} s run time`);
         throw err;

@@ -55,14 +55,20 @@ export const itemParams = <K extends string>(id: K) =>
  * "null"]`): a wrong value gets one problem, where a union would get one per branch.
  */
 export const orNull = <T extends TSchema>(schema: T & { type: string }, description?: string): TUnsafe<Static<T> | null> =>
-  Type.Unsafe<Static<T> | null>({ ...schema, type: [schema.type, 'null'], ...(description === undefined ? {} : { description }) });
+  Type.Unsafe<Static<T> | null>({
+    ...schema,
+    type: [schema.type, 'null'],
+    // An enumeration lists null too, or the type list's null would still be refused.
+    ...(Array.isArray(schema.enum) ? { enum: [...(schema.enum as unknown[]), null] } : {}),
+    ...(description === undefined ? {} : { description }),
+  });
 
 /**
  * Honeycomb's Tag (`{key, value}`), the one schema of the labels boards, SLOs and triggers carry;
  * its rules are src/domain/tags.ts's.
  */
 export const TagSchema = Type.Object({
-  // No minLength: the patterns refuse "" (one problem, `invalid`, as checkTags answers it; a
+  // No minLength: the patterns refuse "" (one problem, `invalid`; a
   // minLength 1 would add a `missing` one).
   key: Type.String({ maxLength: TAG_KEY_MAX_LENGTH, pattern: TAG_KEY_PATTERN.source, description: 'Lowercase letters only.' }),
   value: Type.String({
@@ -79,11 +85,12 @@ export const tagsOutput = (what: string) => Type.Optional(Type.Array(TagSchema, 
 /** The path of one board (and of its views). */
 export const BoardParams = Type.Object({ boardId: Type.String() });
 
-const enumOf = <T extends string | number>(values: readonly T[]): TUnsafe<T> =>
-  Type.Unsafe<T>({ type: typeof values[0] === 'number' ? 'integer' : 'string', enum: [...values] });
+/** A JSON Schema enumeration of strings or integers (one type, so a wrong one is one problem). */
+export const enumOf = <T extends string | number>(values: readonly T[]) =>
+  Type.Unsafe<T>({ type: typeof values[0] === 'number' ? 'integer' : 'string', enum: [...values] }) as TUnsafe<T> & { type: string };
 const nullable = (s: TSchema) => Type.Union([s, Type.Null()]);
 
-/** Honeycomb's Query object, for the OpenAPI document (validation is validateQuerySpec's). */
+/** Honeycomb's Query object as answered (a request's is ./shapes/query.ts's QueryInput). */
 export const QuerySchema = Type.Object(
   {
     id: Type.Optional(Type.String({ readOnly: true })),

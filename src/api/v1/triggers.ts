@@ -2,21 +2,22 @@
 // PUT and DELETE (204), following Honeycomb's Trigger objects (CreateTriggerRequest /
 // TriggerResponse). Every route needs the configuration-key permission Manage Triggers
 // (`manage_triggers`): 403 without it; another environment's trigger answers 404 like a missing one.
-// What a body may say and how a trigger is answered: src/domain/trigger-bodies.ts (its header
-// lists the decisions); src/jobs/triggers.ts evaluates triggers.
+// A body is validated by its schema (TriggerRequest, ./shapes/triggers.ts), then by what it cannot
+// say and how a trigger is answered: src/domain/trigger-bodies.ts (its header lists the
+// decisions); src/jobs/triggers.ts evaluates triggers.
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { envOf } from '../../http/auth.js';
 import { notFound } from '../../errors.js';
 import { ALL_DATASETS, datasetOrAll } from '../../domain/datasets.js';
 import { shortId } from '../../domain/ids.js';
-import { MAX_NOTIFICATION_RECIPIENTS, NotificationRecipientSchema } from '../../domain/notification-recipients.js';
-import { ALERT_TYPES, BASELINE_OFFSETS, BASELINE_TYPES, DAYS_OF_WEEK, LIMITS, SCHEDULE_TYPES, THRESHOLD_OPS, TIME_OF_DAY, stateIdOf, type StoredTrigger, type TriggerState } from '../../domain/triggers.js';
+import { stateIdOf, type StoredTrigger, type TriggerState } from '../../domain/triggers.js';
 import { resolveOnDelete } from '../../jobs/triggers.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
-import { triggerResponse, triggerResponses, validateTrigger } from '../../domain/trigger-bodies.js';
-import { SlugParams, TagsInput, itemParams, QuerySchema, tagsOutput } from './schemas.js';
+import { triggerResponse, triggerResponses, validateTrigger, type TriggerInput } from '../../domain/trigger-bodies.js';
+import { SlugParams, itemParams } from './schemas.js';
+import { TriggerRequest, TriggerResponseSchema } from './shapes/triggers.js';
 import { sendCreated, sendDeleted, findOwned } from '../resource.js';
 import { TRIGGER_KIND, TRIGGER_STATE_KIND } from '../../domain/kinds.js';
 
@@ -24,72 +25,6 @@ const tags = ['Triggers'];
 const security = [{ configuration_key: [] }];
 const auth = { kind: 'team', permission: 'manage_triggers' } as const;
 
-// ---- schemas (OpenAPI document; validation is validateTrigger's) ------------------------------
-
-const enumOf = <T extends string | number>(values: readonly T[], extra: Record<string, unknown> = {}) =>
-  Type.Unsafe<T>({ type: typeof values[0] === 'number' ? 'integer' : 'string', enum: [...values], ...extra });
-const ThresholdSchema = Type.Object({
-  op: enumOf(THRESHOLD_OPS),
-  value: Type.Number(),
-  exceeded_limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 5, default: 1, description: 'Consecutive breaching evaluations before it fires.' })),
-});
-const ScheduleSchema = Type.Object({
-  window: Type.Object({
-    days_of_week: Type.Array(enumOf(DAYS_OF_WEEK), { minItems: 1, maxItems: 7 }),
-    start_time: Type.String({ pattern: TIME_OF_DAY.source, description: 'UTC, HH:mm' }),
-    end_time: Type.String({ pattern: TIME_OF_DAY.source, description: 'UTC, HH:mm; ≤ start_time means the next day' }),
-  }),
-});
-const BaselineSchema = Type.Object({ offset_minutes: Type.Optional(enumOf(BASELINE_OFFSETS)), type: Type.Optional(enumOf(BASELINE_TYPES)) }, {
-  description: '`{}` (or null) clears the baseline.',
-});
-const triggerFields = {
-  name: Type.String({ minLength: 1, maxLength: LIMITS.name }),
-  description: Type.Optional(Type.String({ maxLength: LIMITS.description })),
-  tags: TagsInput,
-  query: Type.Optional(QuerySchema),
-  query_id: Type.Optional(Type.String()),
-  threshold: ThresholdSchema,
-  frequency: Type.Optional(Type.Integer({ minimum: LIMITS.minFrequency, maximum: LIMITS.maxFrequency, multipleOf: 60, default: LIMITS.defaultFrequency })),
-  alert_type: Type.Optional(enumOf(ALERT_TYPES, { default: 'on_change' })),
-  disabled: Type.Optional(Type.Boolean({ default: false })),
-  auto_investigate: Type.Optional(Type.Boolean({ default: false, description: 'Stored and echoed; Waggle runs no automatic investigation.' })),
-  recipients: Type.Optional(Type.Array(NotificationRecipientSchema, { maxItems: MAX_NOTIFICATION_RECIPIENTS })),
-  evaluation_schedule_type: Type.Optional(enumOf(SCHEDULE_TYPES)),
-  evaluation_schedule: Type.Optional(ScheduleSchema),
-  baseline_details: Type.Optional(BaselineSchema),
-};
-const TriggerRequest = Type.Object(triggerFields, { description: 'Exactly one of `query` and `query_id`.' });
-export const TriggerResponseSchema = Type.Object({
-  id: Type.String(),
-  dataset_slug: Type.String({ description: '`__all__` for environment-wide triggers' }),
-  ...triggerFields,
-  description: Type.String(),
-  tags: tagsOutput('trigger'),
-  query: QuerySchema,
-  query_id: Type.String(),
-  frequency: Type.Integer(),
-  alert_type: enumOf(ALERT_TYPES),
-  disabled: Type.Boolean(),
-  auto_investigate: Type.Optional(Type.Boolean({ description: 'Absent from an environment-wide trigger created without it.' })),
-  triggered: Type.Boolean({ description: 'Whether it has crossed its threshold without resolving.' }),
-  last_evaluation: Type.Optional(
-    Type.Union([
-      Type.Object({
-        at: Type.String({ format: 'date-time', description: 'The evaluation slot' }),
-        value: Type.Optional(Type.Number({ description: 'The most extreme value in the threshold’s direction' })),
-        breaching: Type.Boolean(),
-        no_data: Type.Boolean(),
-        error: Type.Optional(Type.String()),
-      }),
-      Type.Null(),
-    ], { description: 'Waggle extension: the outcome of the last evaluation; null before the first.' }),
-  ),
-  recipients: Type.Array(NotificationRecipientSchema),
-  evaluation_schedule_type: enumOf(SCHEDULE_TYPES),
-  created_at: Type.String({ format: 'date-time' }),
-  updated_at: Type.String({ format: 'date-time' }),
-});
 const ItemParams = itemParams('triggerId');
 
 // ---- routes ----------------------------------------------------------------------------------------
@@ -110,9 +45,14 @@ const wholeSecond = (d: Date) => new Date(Math.floor(d.getTime() / 1000) * 1000)
 
 export function registerTriggers(app: App, ctx: ApiContext): void {
   const { store } = ctx;
-  const noSchemaValidation = () => () => true;
   const respond = async (o: StoredObject<StoredTrigger>, dataset: Dataset | null) => (await triggerResponses(store, [o]))[0] ?? triggerResponse(o, slugOfPath(dataset));
   const datasetOf = (request: FastifyRequest) => datasetOrAll(store, envOf(request), (request.params as { datasetSlug: string }).datasetSlug);
+  // A path's 404 (its dataset, the trigger) comes before a body's 422, as the handler's lookups would make it.
+  const pathFirst = async (request: FastifyRequest) => {
+    const dataset = await datasetOf(request);
+    const { triggerId } = request.params as { triggerId?: string };
+    if (triggerId !== undefined) await getTriggerObject(store, envOf(request), dataset, triggerId);
+  };
 
   app.get(
     '/1/triggers/:datasetSlug',
@@ -145,13 +85,13 @@ export function registerTriggers(app: App, ctx: ApiContext): void {
         description: 'Creates a trigger; 201 with a relative `Location`. Exactly one of `query` (saved as a query) and `query_id`.',
         response: { 201: TriggerResponseSchema },
       },
-      validatorCompiler: noSchemaValidation,
+      preValidation: pathFirst,
       config: { auth },
     },
     async (request, reply) => {
       const env = envOf(request);
       const dataset = await datasetOf(request);
-      const body = await validateTrigger(store, env, dataset, request.body);
+      const body = await validateTrigger(store, env, dataset, request.body as TriggerInput);
       const id = shortId();
       const created = await store.createObject<StoredTrigger>({
         id,
@@ -201,7 +141,7 @@ export function registerTriggers(app: App, ctx: ApiContext): void {
         description: 'Full replacement (omitted fields take their defaults). The evaluation schedule and state carry on.',
         response: { 200: TriggerResponseSchema },
       },
-      validatorCompiler: noSchemaValidation,
+      preValidation: pathFirst,
       config: { auth },
     },
     async (request) => {
@@ -209,7 +149,7 @@ export function registerTriggers(app: App, ctx: ApiContext): void {
       const dataset = await datasetOf(request);
       const { triggerId } = request.params as Static<typeof ItemParams>;
       const current = await getTriggerObject(store, env, dataset, triggerId);
-      const body = await validateTrigger(store, env, dataset, request.body, current.body);
+      const body = await validateTrigger(store, env, dataset, request.body as TriggerInput, current.body);
       const updated = await store.updateObject<StoredTrigger>(TRIGGER_KIND, triggerId, { body });
       if (!updated) throw notFound('trigger');
       return respond(updated, dataset);
