@@ -1,12 +1,16 @@
 // The layer rules of src/ (.dependency-cruiser.cjs), checked on the build in dist/: the modules
 // built from today's src/ (a moved file's old output stays in dist/ and is left out). Run by
-// `npm test` after its build; `npm run check:deps` builds and checks alone.
+// `npm test` after its build; `npm run check:deps` builds and checks alone. First, on src/ itself,
+// the modules' size and seam targets (check-modules.mjs).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { checkModules } from './check-modules.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+const findings = checkModules(root);
+for (const f of findings) console.error(`check-modules: ${f}`);
 const sources = (dir) =>
   readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
     e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') && !e.name.endsWith('.d.ts') ? [join(dir, e.name)] : [],
@@ -22,4 +26,4 @@ const r = spawnSync(process.execPath, [cli, '--config', join(root, '.dependency-
   cwd: join(root, 'dist'),
   stdio: 'inherit',
 });
-process.exit(r.status ?? 1);
+process.exit(findings.length > 0 ? 1 : (r.status ?? 1));

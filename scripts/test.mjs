@@ -3,7 +3,8 @@
 // is skipped with a clear notice, except in CI (CI=true), where it must run. The web UI's
 // browser tests likewise need Chromium (/usr/bin/chromium, or WAGGLE_CHROMIUM), and the ClickHouse
 // event-store tests Debian's clickhouse-server (started by the tests themselves, test/clickhouse.ts).
-// First, the layer rules of src/ (.dependency-cruiser.cjs) on the build pretest just made.
+// First, the layer rules of src/ (.dependency-cruiser.cjs) on the build pretest just made, and the
+// modules' size and seam targets (scripts/check-modules.mjs).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +14,7 @@ import { clickhouseBinary } from './clickhouse-servers.mjs';
 
 const layers = spawnSync(process.execPath, ['scripts/check-deps.mjs'], { stdio: 'inherit' });
 if (layers.status !== 0) {
-  console.error('\nThe layer rules of src/ are broken (.dependency-cruiser.cjs, docs/code-layout.md): see above.');
+  console.error('\nThe layer rules or the module targets of src/ are broken (.dependency-cruiser.cjs, scripts/check-modules.mjs, docs/code-layout.md): see above.');
   process.exit(1);
 }
 

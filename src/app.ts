@@ -172,7 +172,7 @@ function startBackground(app: App, ctx: ApiContext & { scheduler: Scheduler }) {
   bookkeeping.unref();
   retention.unref();
   app.addHook('onReady', async () => {
-    // Before any request or evaluation: the two stores' columns agree (ingest/writer.ts).
+    // Before any request or evaluation: the two stores' columns agree (ingest/column-registry.ts, reconcile.ts).
     await ctx.writer.reconcileAll();
     ctx.leadership.start();
     await ctx.leadership.ready();

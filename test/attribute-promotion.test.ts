@@ -1,5 +1,5 @@
 // Promotion: an attribute that turns out to be frequent gets a table column of its own
-// (src/stores/events/placement.ts, src/ingest/writer.ts), while ingest goes on, losing no value:
+// (src/stores/events/placement.ts, src/ingest/attribute-promotion.ts), while ingest goes on, losing no value:
 // its older values move from the bucket into the column, and reads then take the column alone. A
 // move interrupted by a restart goes on at the next start. On DuckDB and ClickHouse.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -2,7 +2,7 @@
 // layout): a typed column of its own while the table has room within the event store's hot-column
 // budget, else an attribute in the bucket with the fewest expected values per event, so that a
 // lookup in any bucket reads about as many values as in any other. A quarter of the budget is
-// kept for fields that turn out to be frequent later (promotion, in the writer); the densest of a
+// kept for fields that turn out to be frequent later (promotion: attribute-promotion.ts); the densest of a
 // group's new fields take the free columns first. Densities (the share of a group's events that
 // have the field) are this process's estimates: after a restart the fields already placed count
 // as average.

@@ -26,7 +26,7 @@ export interface CalculatedSource {
 /**
  * The SQL that reads each column as its API type (a value that does not convert is null): the
  * dialect's readColumn, which knows what a cast costs on its engine and how it may rely on the
- * registry's stored type (the registry may lag the table for a moment: ingest/writer.ts widens
+ * registry's stored type (the registry may lag the table for a moment: ingest/column-registry.ts widens
  * the table first).
  */
 export function columnSources(d: SqlDialect, columns: readonly Column[]): ColumnLookup {
