@@ -19,6 +19,9 @@
 //   fields (`root.`, `parent.`, `any.`, `none.` prefixes; also read by its inline calculated
 //   fields) counts against a 1/min bucket. Their 429
 //   has no Retry-After, as documented. Waggle reads relational names as ordinary column names.
+// - Each result gets an unguessable image token at creation: `links.graph_image_url` is
+//   `<query_url>/snapshot/<token>`, a PNG of its chart that needs no key or session
+//   (docs/queries.md, "graph_image_url").
 // - `limit` (≤ 10,000) is honoured only with `disable_series: true`; otherwise the query's own
 //   `limit` (default 1000) caps the result groups. `disable_total_by_aggregate` and
 //   `disable_other_by_aggregate` default to true.
@@ -29,6 +32,7 @@ import type { QueryData } from '../query/run.js';
 import type { StoredQuery } from '../query/spec.js';
 import { QueryTimeout } from '../stores/events/types.js';
 import { resultWindow } from './queries.js';
+import { newImageToken } from './ui-links.js';
 
 const DEFAULT_LIMIT = 1000;
 const RELATIONAL = /^(root|parent|any\d?|none)\./;
@@ -48,6 +52,14 @@ export interface ResultBody {
   data?: QueryData;
   error?: string;
   completedAt?: string;
+  /**
+   * The token of `links.graph_image_url` (src/domain/ui-links.ts): whoever holds the URL may see
+   * the chart without a session. Absent from results stored before graph images existed (their
+   * image URL answers 404).
+   */
+  imageToken?: string;
+  /** What made it when not a person: the trigger whose firing stored it (its title and threshold in the image). */
+  trigger?: { id: string; name: string; threshold: { op: string; value: number } };
 }
 
 /** What a create body may set besides the query. */
@@ -80,6 +92,7 @@ export function newResult(id: string, datasetSlug: string, query: StoredQuery, b
     disableTotalByAggregate: b.disable_total_by_aggregate ?? true,
     disableOtherByAggregate: b.disable_other_by_aggregate ?? true,
     complete: false,
+    imageToken: newImageToken(),
   };
 }
 

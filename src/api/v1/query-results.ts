@@ -2,6 +2,7 @@
 // `Location`), then poll (GET) until `complete: true` with `data`. Both routes need the
 // configuration-key permissions Manage Queries and Columns and Run Queries. The rules (the
 // decisions) and the stored result are src/domain/query-results.ts's.
+import { timingSafeEqual } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { envOf } from '../../http/auth.js';
@@ -20,6 +21,8 @@ import { datasetOrAll } from '../../domain/datasets.js';
 import { findOwned, sendCreated } from '../resource.js';
 import { SlugParams, itemParams, QuerySchema } from './schemas.js';
 import { QUERY_RESULT_KIND } from '../../domain/kinds.js';
+import { chartPng, describeSpec } from '../../render/chart-image.js';
+import { graphImagePath, IMAGE_TOKEN, resultPagePath } from '../../domain/ui-links.js';
 import { checkLimit, failureText, newResult, usesRelationalFields, type ResultBody } from '../../domain/query-results.js';
 
 /**
@@ -60,6 +63,8 @@ const QueryResult = Type.Object({
   error: Type.Optional(Type.String({ description: 'Why a complete result has no data (run time exceeded, failure).' })),
 });
 
+const sameToken = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+
 /** A result being computed: its answer, then its write to the store. */
 interface Running {
   answer: Promise<ResultBody | undefined>;
@@ -71,15 +76,17 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
   const limiter = new RateLimiter(() => now().getTime(), () => ctx.leadership.liveNodes());
   const running = new Map<string, Running>();
 
-    const respond = (request: FastifyRequest, env: Environment, body: ResultBody): Static<typeof QueryResult> => {
+  const respond = (request: FastifyRequest, env: Environment, body: ResultBody): Static<typeof QueryResult> => {
     // Honeycomb's UI address of the result: /<team>/environments/<env>/datasets/<dataset>/result/<id>.
-    const team = encodeURIComponent(request.auth?.team.slug ?? '');
-    const query_url = `${request.publicBase}/${team}/environments/${encodeURIComponent(env.slug)}/datasets/${encodeURIComponent(body.datasetSlug)}/result/${body.id}`;
+    const team = request.auth?.team.slug ?? '';
+    const query_url = request.publicBase + resultPagePath(team, env.slug, body.datasetSlug, body.id);
+    // Results stored before graph images existed have no token: their image URL stays a 404.
+    const graph_image_url = body.imageToken ? request.publicBase + graphImagePath(team, env.slug, body.datasetSlug, body.id, body.imageToken) : `${query_url}/snapshot`;
     return {
       id: body.id,
       complete: body.complete,
       query: body.query,
-      links: { query_url, graph_image_url: `${query_url}/snapshot` },
+      links: { query_url, graph_image_url },
       ...(body.complete && body.data ? { data: body.data } : {}),
       ...(body.error ? { error: body.error } : {}),
     };
@@ -234,6 +241,54 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
         reply.header('cache-control', 'no-store');
       }
       return respond(request, env, obj.body);
+    },
+  );
+
+  // The result's chart as a PNG (`links.graph_image_url`; src/render/chart-image.ts draws it). No
+  // key and no session: the unguessable token in the path is the authorisation (a Slack message
+  // shows the image by its URL). Anything that does not match the stored result exactly — an
+  // unknown result, another team, environment or dataset in the path, a wrong token, a result
+  // without one — is the same 404, and nothing else is read.
+  app.get(
+    '/:team/environments/:env/datasets/:dataset/result/:resultId/snapshot/:token',
+    {
+      schema: {
+        tags,
+        params: Type.Object({ team: Type.String(), env: Type.String(), dataset: Type.String(), resultId: Type.String(), token: Type.String() }),
+        description: "The result's chart as a PNG (`links.graph_image_url`); needs no key: the token in the path is the authorisation (Waggle: docs/queries.md).",
+        response: { 200: Type.Unsafe<Buffer>({ description: 'image/png' }) },
+      },
+      config: { auth: { kind: 'none' } },
+    },
+    async (request, reply) => {
+      const p = request.params;
+      const none = () => new ApiError(404, 'graph image not found');
+      if (!IMAGE_TOKEN.test(p.token)) throw none();
+      const obj = await store.getObject<ResultBody>(QUERY_RESULT_KIND, p.resultId);
+      const token = obj?.body.imageToken;
+      if (!obj || !token || !sameToken(token, p.token) || obj.body.datasetSlug !== p.dataset || !obj.environmentId) throw none();
+      const env = await store.getEnvironmentById(obj.environmentId);
+      const team = env ? await store.getTeam(env.teamId) : undefined;
+      if (!env || !team || env.slug !== p.env || team.slug !== p.team || obj.teamId !== team.id) throw none();
+      let body = obj.body;
+      if (!body.complete) {
+        // A result nobody has read yet (a trigger's): run it now, within the query run time.
+        body = (await start(env, obj).answer) ?? body;
+      }
+      const png = chartPng({
+        title: body.trigger?.name ?? describeSpec(body.query),
+        subtitle: [body.datasetSlug === '__all__' ? 'all datasets' : body.datasetSlug, env.name, ...(body.trigger ? [describeSpec(body.query)] : [])].join(' · '),
+        query: body.query,
+        start: body.start,
+        end: body.end,
+        data: body.complete ? body.data : undefined,
+        error: body.complete ? body.error : 'The result is still running',
+        threshold: body.trigger?.threshold,
+      });
+      reply.header('cache-control', body.complete ? 'private, max-age=86400' : 'no-store');
+      reply.header('x-content-type-options', 'nosniff');
+      reply.header('referrer-policy', 'no-referrer');
+      return reply.type('image/png').send(png);
     },
   );
 }
