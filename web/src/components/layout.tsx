@@ -18,7 +18,7 @@ export function Shell({ route, scope, children }: { route: Route; scope: Scope; 
     { label: 'Query', route: { page: 'query', dataset: '__all__', ...scope }, match: ['query', 'events', 'trace'] },
     { label: 'Boards', route: { page: 'boards', ...scope }, match: ['boards', 'board'] },
     { label: 'SLOs', route: { page: 'slos', ...scope }, match: ['slos', 'slo'] },
-    { label: 'Triggers & markers', route: { page: 'triggers', ...scope }, match: ['triggers'] },
+    { label: 'Triggers & markers', route: { page: 'triggers', ...scope }, match: ['triggers', 'trigger'] },
     { label: 'Recipients', route: { page: 'recipients', ...scope }, match: ['recipients'] },
   ];
   return (
