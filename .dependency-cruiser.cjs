@@ -14,7 +14,7 @@ const LAYERS = [
   ['validation'], // request-body checks (Problems)
   ['stores'], // the only place that speaks to a database engine
   ['query', 'native-addon'], // the query language and planner, engine-neutral; the optional native readers
-  ['domain'], // rules without HTTP or SQL: keys, tenancy, datasets, boards, recipients, kinds
+  ['domain', 'render'], // rules without HTTP or SQL: keys, tenancy, datasets, boards, recipients, kinds; a result's chart as an image
   ['cluster', 'settings', 'ops'], // several nodes on one store; every setting; metrics, disk, logs
   ['ingest', 'notify'], // the ingest path and writer; notification delivery
   ['jobs'], // background evaluation: triggers, SLOs and burn alerts, signals, service maps

@@ -2,11 +2,14 @@
 // /1/burn_alerts), events ingested over HTTP, evaluation driven by the app's controllable clock
 // (scheduler.tick(), as test/triggers-eval.test.ts and test/burn-alerts.test.ts do), and a real
 // HTTP server (node:http) standing in for the webhook receiver and PagerDuty checks what arrived
-// over the network. Also the per-alert `details` of trigger recipients (webhook `variables`,
+// over the network, with links that lead to the web UI (the trigger's page, the page and chart of
+// the result stored for the evaluation, the SLO's page) and the trigger's state history (Waggle
+// extension). Also the per-alert `details` of trigger recipients (webhook `variables`,
 // `pagerduty_severity`) validated through /1/triggers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, json, type TestApp } from './helpers.js';
 import { HttpReceiver } from './receivers.js';
+import { pollResult } from './query-helpers.js';
 
 const receiver = new HttpReceiver();
 // PagerDuty's Events API answers 202 with a JSON body.
@@ -51,8 +54,11 @@ describe('trigger → webhook (template with per-alert variables) and PagerDuty 
   const T0 = Math.floor(Date.now() / 60_000) * 60_000 - 2 * 3_600_000;
   const iso = (s: number) => new Date(T0 + s * 1000).toISOString();
 
+  let scope: string;
+
   beforeAll(async () => {
     t = await makeApp({ settings: deliverySettings() });
+    scope = `/${t.init.team.slug}/environments/${t.init.environment.slug}`;
   });
   afterAll(() => t?.close());
 
@@ -127,10 +133,26 @@ describe('trigger → webhook (template with per-alert variables) and PagerDuty 
       dedup_key: `trigger:${trigger.id}`,
       payload: { severity: 'warning', source: 'waggle/checkout', class: 'trigger', timestamp: iso(0), custom_details: { value: 12, threshold: { op: '>', value: 5 } } },
       client: 'Waggle',
-      // Links start with WAGGLE_PUBLIC_URL.
-      client_url: `https://waggle.example.com/1/triggers/checkout/${trigger.id}`,
+      // Links start with WAGGLE_PUBLIC_URL and lead to the web UI: the trigger's page …
+      client_url: `https://waggle.example.com${scope}/datasets/checkout/triggers/${trigger.id}`,
     });
     expect(JSON.parse(events[0].body).payload.summary).toContain('Checkout busy');
+    // … and the page of the query result stored for the evaluation that fired, with its chart.
+    const fired = JSON.parse(events[0].body);
+    const resultUrl = new RegExp(`^https://waggle\\.example\\.com${scope}/datasets/checkout/result/([A-Za-z0-9]{11})$`);
+    expect(fired.links).toEqual([
+      { href: fired.client_url, text: 'Checkout busy' },
+      { href: expect.stringMatching(resultUrl), text: 'The result' },
+    ]);
+    const resultId = resultUrl.exec(fired.links[1].href)![1];
+    expect(fired.images).toEqual([{ src: `${fired.links[1].href}/snapshot/${fired.images[0].src.split('/').pop()}`, href: fired.links[1].href, alt: 'The result’s chart' }]);
+    // That result is the trigger's query over the evaluated window, [T0−60, T0): the 12 events.
+    const stored = await pollResult(t, `https://waggle.example.com/1/query_results/checkout/${resultId}`);
+    expect(stored.query).toMatchObject({ calculations: [{ op: 'COUNT' }], start_time: T0 / 1000 - 60, end_time: T0 / 1000 });
+    expect(stored.data.results).toEqual([{ data: { COUNT: 12 } }]);
+    expect(stored.links.graph_image_url).toBe(fired.images[0].src);
+    const png = await t.app.inject({ method: 'GET', url: new URL(fired.images[0].src).pathname });
+    expect([png.statusCode, png.headers['content-type']]).toEqual([200, 'image/png']);
 
     // Still breaching a minute later would not notify again (on_change); here the next window is empty: resolved.
     t.clock.ms = T0 + 60_000;
@@ -140,6 +162,20 @@ describe('trigger → webhook (template with per-alert variables) and PagerDuty 
     expect(JSON.parse(receiver.at(hookPath)[1].body)).toMatchObject({ status: 'OK', summary: 'Resolved: Checkout busy', value: 0, priority: 'P1', dedup: `trigger:${trigger.id}` });
     expect(receiver.at('/pd/v2/enqueue')).toHaveLength(2);
     expect(JSON.parse(receiver.at('/pd/v2/enqueue')[1].body)).toEqual({ routing_key: PD_KEY, event_action: 'resolve', dedup_key: `trigger:${trigger.id}` });
+
+    // The trigger's history (Waggle extension, its UI page's): both changes with their results, and the four deliveries.
+    const history = await t.app.inject({ method: 'GET', url: `/1/triggers/checkout/${trigger.id}/history`, headers: t.config });
+    expect(history.statusCode, history.body).toBe(200);
+    const h = json(history);
+    expect(h).toMatchObject({ triggered: false });
+    expect(h.state_changes).toEqual([
+      { at: iso(60), status: 'resolved', value: 0, threshold: { op: '>', value: 5 }, result_id: expect.any(String), result_url: expect.stringContaining(`${scope}/datasets/checkout/result/`) },
+      { at: iso(0), status: 'triggered', value: 12, threshold: { op: '>', value: 5 }, result_id: resultId, result_url: fired.links[1].href },
+    ]);
+    expect(h.deliveries.map((d: { status: string; recipient: { type: string }; state: string }) => `${d.status} ${d.recipient.type} ${d.state}`).sort()).toEqual([
+      'resolved pagerduty delivered', 'resolved webhook delivered', 'triggered pagerduty delivered', 'triggered webhook delivered',
+    ]);
+    expect(h.deliveries[0]).toMatchObject({ attempt_count: 1, http_status: expect.any(Number), finished_at: expect.any(String) });
 
     // Quiet afterwards.
     t.clock.ms = T0 + 120_000;
@@ -277,6 +313,9 @@ describe('burn alert (exhaustion_time) → webhook, over the network', () => {
       is_test: false,
       timestamp: new Date(T0).toISOString(),
       slo: { id: slo.id, name: 'Checkout SLO' },
+      // The link leads to the SLO's page in the web UI.
+      trigger_url: `https://waggle.example.com/${t.init.team.slug}/environments/${t.init.environment.slug}/datasets/burn/slo/${slo.id}`,
+      result_url: '',
     });
     // Figures worked out in test/burn-alerts.test.ts: 84.5 failures of budget left, 59 in the last hour.
     expect(payload.slo.exhaustion_minutes).toBeCloseTo((84.5 * 60) / 59, 9);

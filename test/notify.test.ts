@@ -367,6 +367,25 @@ describe('Slack, MS Teams, PagerDuty', () => {
     expect(await logOf(m)).toMatchObject({ state: 'failed', attemptCount: 1, error: 'Slack error: channel_not_found' });
   });
 
+  it('Slack: the result’s page is a link and its chart the attachment’s image; paths get the public base URL', async () => {
+    http.fallback.set('/slack/api/chat.postMessage', () => ({ status: 200, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' }));
+    const r = await createRecipient(t, 'slack', { slack_channel: `#links-${uniq()}` });
+    const page = '/my-team/environments/prod/datasets/api/result/R1';
+    const n = notification(r, {
+      alert: { ...notification(r).alert, url: '/my-team/environments/prod/datasets/api/triggers/trg-1' },
+      result: { ...notification(r).result, url: page, imageUrl: `${page}/snapshot/tok` },
+    });
+    await deliver(n);
+    const msg = JSON.parse(http.at('/slack/api/chat.postMessage').find((q) => JSON.parse(q.body).channel === r.details.slack_channel)!.body);
+    // (the server's address: no WAGGLE_PUBLIC_URL here)
+    const base = /^(http:\/\/[^/]+)\//.exec(msg.attachments[0].title_link)![1];
+    expect(msg.attachments[0]).toMatchObject({
+      title_link: `${base}/my-team/environments/prod/datasets/api/triggers/trg-1`,
+      image_url: `${base}${page}/snapshot/tok`,
+    });
+    expect(msg.attachments[0].text).toContain(`<${base}${page}|View the result>`);
+  });
+
   it('MS Teams: a MessageCard for msteams, an Adaptive Card in the Workflows envelope for msteams_workflow', async () => {
     const p1 = `/teams/${uniq()}`;
     const p2 = `/flow/${uniq()}`;

@@ -330,7 +330,7 @@ describe('trigger evaluation', () => {
     expect(json(got).triggered).toBe(true);
   });
 
-  it('marker recipients: each firing makes a marker (type trigger, the trigger URL) on the dataset; nothing is delivered to them', async () => {
+  it('marker recipients: each firing makes a marker (type trigger, the trigger’s page) on the dataset; nothing is delivered to them', async () => {
     const ds = dataset();
     await ingest(t, ds, events(30, -60, 180));
     t.clock.ms = T0;
@@ -351,7 +351,8 @@ describe('trigger evaluation', () => {
       message: 'Deploy broke checkout',
       type: 'trigger',
       start_time: T0 / 1000,
-      url: `http://waggle.test/1/triggers/${ds}/${trig.id}`,
+      // The trigger's page in the web UI.
+      url: `http://waggle.test/${t.init.team.slug}/environments/${t.init.environment.slug}/datasets/${ds}/triggers/${trig.id}`,
     });
     // Only the email recipient is notified.
     expect(sentFor(trig.id).map((n) => n.recipient.type)).toEqual(['email']);
@@ -384,7 +385,7 @@ describe('trigger evaluation', () => {
     await at(0);
     const env = json(await t.app.inject({ method: 'GET', url: '/1/markers/__all__', headers: staging.headers }));
     expect(env).toHaveLength(1);
-    expect(env[0]).toMatchObject({ message: 'environment-wide burst', type: 'trigger', url: `http://waggle.test/1/triggers/__all__/${json(res).id}` });
+    expect(env[0]).toMatchObject({ message: 'environment-wide burst', type: 'trigger', url: `http://waggle.test/${t.init.team.slug}/environments/${staging.environment.slug}/datasets/__all__/triggers/${json(res).id}` });
     expect(json(await t.app.inject({ method: 'GET', url: '/1/markers/marked', headers: staging.headers }))).toEqual([]);
   });
   it('missed slots are evaluated once, then the schedule carries on aligned', async () => {

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { normaliseSpec, sameSpec, searchToSpec, specToSearch } from '../web/src/query-url.js';
 import { parseRoute, pathOf, type Route } from '../web/src/routes.js';
+import { resultPagePath, sloPagePath, triggerPagePath } from '../src/domain/ui-links.js';
 import { describeRange, fromLocalInput, spanText, toLocalInput, windowOf, withAbsolute, withPreset } from '../web/src/time.js';
 import { bucketTimes, groupOf, parseCells, shapeResult, sortRows } from '../web/src/results.js';
 import { buildGrid, intensity, selectionOf } from '../web/src/heatmap.js';
@@ -67,6 +68,7 @@ describe('routes', () => {
       ['/my-team/environments/prod/slos', { page: 'slos', team: 'my-team', env: 'prod' }],
       ['/my-team/environments/prod/triggers', { page: 'triggers', team: 'my-team', env: 'prod' }],
       ['/my-team/environments/prod/recipients', { page: 'recipients', team: 'my-team', env: 'prod' }],
+      ['/my-team/environments/prod/datasets/__all__/triggers/T1', { page: 'trigger', team: 'my-team', env: 'prod', dataset: '__all__', triggerId: 'T1' }],
     ];
     for (const [path, route] of cases) {
       expect(parseRoute(path), path).toEqual(route);
@@ -75,6 +77,13 @@ describe('routes', () => {
     for (const bad of ['/x', '/a/b/c', '/t/environments/e/datasets/d/result', '/t/environments/e/nope', '/t/environments/e/datasets/d/trace/x/y']) {
       expect(parseRoute(bad), bad).toEqual({ page: 'notfound' });
     }
+  });
+
+  it('opens the pages the server links to (query_url, notifications’ trigger_url, result_url and SLO links)', () => {
+    const scope = { team: 'my team', env: 'prod' };
+    expect(parseRoute(resultPagePath('my team', 'prod', 'ds', 'R1'))).toEqual({ page: 'query', ...scope, dataset: 'ds', resultId: 'R1' });
+    expect(parseRoute(triggerPagePath('my team', 'prod', '__all__', 'T1'))).toEqual({ page: 'trigger', ...scope, dataset: '__all__', triggerId: 'T1' });
+    expect(parseRoute(sloPagePath('my team', 'prod', 'ds', 'S1'))).toEqual({ page: 'slo', ...scope, dataset: 'ds', sloId: 'S1' });
   });
 });
 

@@ -19,18 +19,23 @@
 //   fields (`root.`, `parent.`, `any.`, `none.` prefixes; also read by its inline calculated
 //   fields) counts against a 1/min bucket. Their 429
 //   has no Retry-After, as documented. Waggle reads relational names as ordinary column names.
+// - Each result gets an unguessable image token at creation: `links.graph_image_url` is
+//   `<query_url>/snapshot/<token>`, a PNG of its chart that needs no key or session
+//   (docs/queries.md, "graph_image_url").
 // - `limit` (≤ 10,000) is honoured only with `disable_series: true`; otherwise the query's own
 //   `limit` (default 1000) caps the result groups. `disable_total_by_aggregate` and
 //   `disable_other_by_aggregate` default to true.
-import { invalidField } from '../errors.js';
+import { timingSafeEqual } from 'node:crypto';
+import { ApiError, invalidField } from '../errors.js';
 import { parseExpression, references } from '../query/expr/index.js';
 import { UnsupportedByEngine } from '../query/plan.js';
 import type { QueryData } from '../query/run.js';
 import type { StoredQuery } from '../query/spec.js';
 import { QueryTimeout } from '../stores/events/types.js';
-import type { Environment, NewObject } from '../stores/config/types.js';
+import type { ConfigStore, Environment, NewObject, StoredObject } from '../stores/config/types.js';
 import { QUERY_RESULT_KIND } from './kinds.js';
 import { resultWindow } from './queries.js';
+import { IMAGE_TOKEN, newImageToken } from './ui-links.js';
 
 const DEFAULT_LIMIT = 1000;
 const RELATIONAL = /^(root|parent|any\d?|none)\./;
@@ -50,6 +55,14 @@ export interface ResultBody {
   data?: QueryData;
   error?: string;
   completedAt?: string;
+  /**
+   * The token of `links.graph_image_url` (src/domain/ui-links.ts): whoever holds the URL may see
+   * the chart without a session. Absent from results stored before graph images existed (their
+   * image URL answers 404).
+   */
+  imageToken?: string;
+  /** What made it when not a person: the trigger whose firing stored it (its title and threshold in the image). */
+  trigger?: { id: string; name: string; threshold: { op: string; value: number } };
 }
 
 /** What a create body may set besides the query. */
@@ -82,6 +95,7 @@ export function newResult(id: string, datasetSlug: string, query: StoredQuery, b
     disableTotalByAggregate: b.disable_total_by_aggregate ?? true,
     disableOtherByAggregate: b.disable_other_by_aggregate ?? true,
     complete: false,
+    imageToken: newImageToken(),
   };
 }
 
@@ -99,13 +113,16 @@ export function newResultObject(env: Environment, queryDatasetId: string | null,
   };
 }
 
-/** A result as the API answers it; `queryUrl` is its `links.query_url` (the web UI's page of the result). */
-export function resultAnswer(body: ResultBody, queryUrl: string) {
+/**
+ * A result as the API answers it; `queryUrl` is its `links.query_url` (the web UI's page of the
+ * result), `imageUrl` its `links.graph_image_url` (a PNG of its chart).
+ */
+export function resultAnswer(body: ResultBody, queryUrl: string, imageUrl: string) {
   return {
     id: body.id,
     complete: body.complete,
     query: body.query,
-    links: { query_url: queryUrl, graph_image_url: `${queryUrl}/snapshot` },
+    links: { query_url: queryUrl, graph_image_url: imageUrl },
     ...(body.complete && body.data ? { data: body.data } : {}),
     ...(body.error ? { error: body.error } : {}),
   };
@@ -141,4 +158,26 @@ export function usesRelationalFields(q: StoredQuery): boolean {
     }),
   ];
   return names.some((n) => typeof n === 'string' && RELATIONAL.test(n));
+}
+
+const sameToken = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+
+/**
+ * The result a graph image URL names, with its environment: the token is the authorisation, so
+ * anything that does not match the stored result exactly (an unknown result, another team,
+ * environment or dataset in the path, a wrong token, a result without one) is the same 404.
+ */
+export async function resultOfImage(
+  store: ConfigStore,
+  p: { team: string; env: string; dataset: string; resultId: string; token: string },
+): Promise<{ obj: StoredObject<ResultBody>; env: Environment }> {
+  const none = () => new ApiError(404, 'graph image not found');
+  if (!IMAGE_TOKEN.test(p.token)) throw none();
+  const obj = await store.getObject<ResultBody>(QUERY_RESULT_KIND, p.resultId);
+  const token = obj?.body.imageToken;
+  if (!obj || !token || !sameToken(token, p.token) || obj.body.datasetSlug !== p.dataset || !obj.environmentId) throw none();
+  const env = await store.getEnvironmentById(obj.environmentId);
+  const team = env ? await store.getTeam(env.teamId) : undefined;
+  if (!env || !team || env.slug !== p.env || team.slug !== p.team || obj.teamId !== team.id) throw none();
+  return { obj, env };
 }

@@ -10,7 +10,10 @@
 // - kind `trigger_state` (id `<trigger id>.state`, unique key = the trigger id): the evaluation
 //   state, written by the engine only (and created with the trigger). Kept apart so that an
 //   evaluation never overwrites a concurrent PUT and never changes the trigger's `updated_at`.
-//   It lives under the same dataset, so deleting the dataset deletes both.
+//   It lives under the same dataset, so deleting the dataset deletes both. It also keeps the
+//   trigger's newest state changes (`history`, at most HISTORY_KEPT): when it fired and when it
+//   resolved, with the value and the stored query result of that evaluation (what
+//   GET /1/triggers/{dataset}/{id}/history answers, a Waggle extension: docs/triggers.md).
 import type { NotificationRecipient } from './notification-recipients.js';
 import type { Tag } from './tags.js';
 import type { QueryOp, QuerySpec } from '../query/spec.js';
@@ -100,6 +103,31 @@ export interface TriggerState {
   triggeredAt?: string;
   /** The last evaluation's outcome, for operators (not part of the API). */
   last?: { value?: number; breaching: boolean; noData: boolean; error?: string };
+  /** The newest state changes, oldest first (at most HISTORY_KEPT). */
+  history?: StateChange[];
+}
+
+/** Most state changes a trigger keeps. */
+export const HISTORY_KEPT = 100;
+
+/** A change of a trigger's state: it fired, or it resolved. */
+export interface StateChange {
+  /** ISO time of the evaluation slot (for a resolve without evaluation: when it happened). */
+  at: string;
+  status: 'triggered' | 'resolved';
+  /** The evaluation's value (the most extreme in the threshold's direction). */
+  value?: number;
+  /** The threshold when it changed. */
+  threshold: { op: ThresholdOp; value: number };
+  /** The stored query result of the evaluation's window (kind `query_result`), when one was stored. */
+  resultId?: string;
+  /** Why, when not an evaluation: `disabled`. */
+  reason?: 'disabled';
+}
+
+/** `history` with `change` added, the oldest dropped past HISTORY_KEPT. */
+export function withChange(history: StateChange[] | undefined, change: StateChange): StateChange[] {
+  return [...(history ?? []), change].slice(-HISTORY_KEPT);
 }
 
 /** `value op threshold`. */

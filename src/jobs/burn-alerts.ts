@@ -14,7 +14,8 @@
 // `triggered` lives in a state object per alert (kind `burn_alert_state`, id `<alert id>_state`)
 // in the config store, apart from the alert, so an evaluation never overwrites a concurrent PUT
 // and the state survives a restart. When it flips, a Notification (`triggered` or `resolved`) is
-// enqueued for each of the alert's recipients.
+// enqueued for each of the alert's recipients; its link (`alert.url`) is the SLO's page in the web
+// UI (`/<team>/environments/<env>/datasets/<dataset or __all__>/slo/<id>`).
 import { randomUUID } from 'node:crypto';
 import type { ConfigStore, Environment } from '../stores/config/types.js';
 import { isDeliverable, refreshNotificationRecipients } from '../domain/notification-recipients.js';
@@ -23,6 +24,7 @@ import type { Job } from './scheduler.js';
 import type { SloEvaluator, SloFigures } from './slo.js';
 import { MINUTES_PER_DAY, isSlo, type SloObject } from '../domain/slos.js';
 import { getAlertState, stateId, type BurnAlertBody, type BurnAlertObject, type BurnAlertState } from '../domain/burn-alerts.js';
+import { sloPagePath } from '../domain/ui-links.js';
 import { BURN_ALERT_KIND, BURN_ALERT_STATE_KIND, SLO_KIND } from '../domain/kinds.js';
 
 
@@ -166,6 +168,8 @@ export async function evaluateSlo(deps: BurnAlertJobDeps, env: Environment, slo:
     const recipients = await refreshNotificationRecipients(store, alert.teamId, alert.body.recipients ?? []);
     const text = summary(alert.body, slo, figures, verdict, verdict.triggered);
     const dataset = slo.datasetId === null ? '__all__' : (await store.listDatasets(env.id)).find((d) => d.id === slo.datasetId)?.slug ?? '__all__';
+    // The link: the SLO's page in the web UI (the notifier puts the public base URL in front).
+    const team = await store.getTeam(env.teamId);
     for (const recipient of recipients.filter(isDeliverable)) {
       const n: Notification = {
         id: randomUUID(),
@@ -181,7 +185,7 @@ export async function evaluateSlo(deps: BurnAlertJobDeps, env: Environment, slo:
           dedupKey: `waggle-burn-alert-${alert.id}`,
           // Explicit: a resolve has no exhaustion figure, and inferring the kind from the figures made it `budget_rate`.
           alertType: alert.body.alert_type,
-          url: `/1/burn_alerts/${encodeURIComponent(dataset)}/${encodeURIComponent(alert.id)}`,
+          ...(team ? { url: sloPagePath(team.slug, env.slug, dataset, slo.id) } : {}),
           ...(dataset === '__all__' ? {} : { datasetSlug: dataset }),
         },
         result: {

@@ -34,13 +34,22 @@
 //   its message, type `trigger`, the trigger's URL and the slot as start_time, on the trigger's
 //   dataset (the environment for `__all__` triggers). Its id is derived from the trigger, slot and
 //   recipient, so a repeated evaluation makes no second marker.
+// - Links (docs/triggers.md, "Links in notifications"). A notification's `alert.url` is the
+//   trigger's page in the web UI (`/<team>/environments/<env>/datasets/<dataset>/triggers/<id>`),
+//   and each evaluation that notifies stores a query result of its window (the trigger's query
+//   over [slot − range, slot), kind `query_result`, pending: it runs when first read) whose UI page
+//   is `result.url` and whose chart is `result.imageUrl` (`graph_image_url`). Paths: the notifier
+//   puts the public base URL in front. The state changes (fired, resolved) are kept in the state
+//   with that result's id (`history`, the trigger page's).
 // - Notifications go to `ctx.notifier` (never the network from here), one per recipient, with a
 //   deterministic id (trigger, slot, status, recipient) so a retried evaluation deduplicates, and
 //   dedupKey `trigger:<id>` shared by a trigger and its resolve. Recipients are notified before
 //   the state is saved: a crash in between repeats a notification rather than losing it.
 import type { Job } from './scheduler.js';
-import { ZERO_WHEN_EMPTY_OPS, breaches, inScheduleWindow, stateIdOf, triggerDuration, type StoredTrigger, type TriggerState } from '../domain/triggers.js';
-import { derivedId } from '../domain/ids.js';
+import { ZERO_WHEN_EMPTY_OPS, breaches, inScheduleWindow, stateIdOf, triggerDuration, withChange, type StoredTrigger, type TriggerState } from '../domain/triggers.js';
+import { derivedId, shortId } from '../domain/ids.js';
+import { newResult, type ResultBody } from '../domain/query-results.js';
+import { graphImagePath, resultPagePath, triggerPagePath } from '../domain/ui-links.js';
 import { createMarker } from '../domain/markers.js';
 import { isDeliverable, MARKER_RECIPIENT } from '../domain/notification-recipients.js';
 import type { Notification, Notifier } from '../notify/types.js';
@@ -50,7 +59,7 @@ import { querySources } from '../query/sources.js';
 import { calculationKey, type Calculation, type QuerySpec } from '../query/spec.js';
 import type { ConfigStore, StoredObject } from '../stores/config/types.js';
 import type { EventStore } from '../stores/events/types.js';
-import { TRIGGER_KIND, TRIGGER_STATE_KIND } from '../domain/kinds.js';
+import { QUERY_RESULT_KIND, TRIGGER_KIND, TRIGGER_STATE_KIND } from '../domain/kinds.js';
 
 /** What evaluation needs of the app. */
 export interface TriggerJobContext {
@@ -128,10 +137,13 @@ async function step(ctx: TriggerJobContext, t: StoredObject<StoredTrigger>, stat
     if (!state.triggered) return;
     state.triggered = false;
     state.consecutive = 0;
-    await notifyAll(ctx, t, await slugOf(ctx, t), 'resolved', now, now, {
+    const threshold = { op: trigger.threshold.op, value: trigger.threshold.value };
+    state.history = withChange(state.history, { at: now.toISOString(), status: 'resolved', threshold, reason: 'disabled' });
+    const slug = await slugOf(ctx, t);
+    await notifyAll(ctx, t, slug, 'resolved', now, now, {
       summary: `${trigger.name}: resolved because the trigger was disabled`,
-      threshold: { op: trigger.threshold.op, value: trigger.threshold.value },
-    });
+      threshold,
+    }, await linksOf(ctx, t, slug));
     await saveState(ctx, t, !!stateObj, state);
     return;
   }
@@ -172,26 +184,84 @@ async function step(ctx: TriggerJobContext, t: StoredObject<StoredTrigger>, stat
   if (breaching && state.consecutive >= trigger.threshold.exceeded_limit) {
     const starts = !state.triggered;
     if (starts || trigger.alert_type === 'on_true') {
+      const links = await linksOf(ctx, t, slug, slot / 1000);
       await notifyAll(ctx, t, slug, 'triggered', new Date(slot), now, {
         summary: summarise(trigger, result, 'triggered'),
         value: result.value,
         threshold,
         groups: result.breaching,
-      });
-      await makeMarkers(ctx, t, slug, slot / 1000);
+        ...links.result,
+      }, links);
+      await makeMarkers(ctx, t, slot / 1000, links.trigger);
+      if (starts) state.history = withChange(state.history, { at: new Date(slot).toISOString(), status: 'triggered', threshold, ...valueOf(result), ...(links.resultId ? { resultId: links.resultId } : {}) });
     }
     if (starts) state.triggeredAt = now.toISOString();
     state.triggered = true;
   } else if (!breaching && state.triggered) {
     state.triggered = false;
+    const links = await linksOf(ctx, t, slug, slot / 1000);
     await notifyAll(ctx, t, slug, 'resolved', new Date(slot), now, {
       summary: summarise(trigger, result, 'resolved'),
       value: result.value,
       threshold,
       groups: result.groups,
-    });
+      ...links.result,
+    }, links);
+    state.history = withChange(state.history, { at: new Date(slot).toISOString(), status: 'resolved', threshold, ...valueOf(result), ...(links.resultId ? { resultId: links.resultId } : {}) });
   }
   await saveState(ctx, t, !!stateObj, state);
+}
+
+const valueOf = (r: Evaluation) => (r.value !== undefined && Number.isFinite(r.value) ? { value: r.value } : {});
+
+/** The links of a notification: paths (the notifier makes them absolute). */
+interface Links {
+  /** The trigger's page in the web UI. */
+  trigger?: string;
+  /** The stored result's page and its chart (`result.url`, `result.imageUrl` of the notification). */
+  result?: { url: string; imageUrl: string };
+  resultId?: string;
+}
+
+/**
+ * The trigger's UI page, and, for an evaluation (`slot`, Unix seconds), a stored query result of
+ * its window: pending, so it runs only when someone opens it (its page or its image).
+ */
+async function linksOf(ctx: TriggerJobContext, t: StoredObject<StoredTrigger>, slug: string, slot?: number): Promise<Links> {
+  const env = t.environmentId ? await ctx.store.getEnvironmentById(t.environmentId) : undefined;
+  const team = env ? await ctx.store.getTeam(env.teamId) : undefined;
+  if (!env || !team) return {};
+  const links: Links = { trigger: triggerPagePath(team.slug, env.slug, slug, t.id) };
+  if (slot === undefined) return links;
+  try {
+    const id = shortId();
+    const range = triggerDuration(t.body.query, t.body.frequency);
+    // The evaluation's window: the trigger's query over [slot − range, slot).
+    const { time_range: _range, ...spec } = t.body.query;
+    const query = { ...spec, id: t.body.query_id, start_time: slot - range, end_time: slot };
+    const body: ResultBody = {
+      ...newResult(id, slug, query, {}, slot),
+      trigger: { id: t.id, name: t.body.name, threshold: { op: t.body.threshold.op, value: t.body.threshold.value } },
+    };
+    await ctx.store.createObject<ResultBody>({
+      id,
+      kind: QUERY_RESULT_KIND,
+      teamId: t.teamId,
+      environmentId: env.id,
+      datasetId: t.datasetId,
+      scope: env.id,
+      uniqueKey: null,
+      body,
+    });
+    links.resultId = id;
+    links.result = {
+      url: resultPagePath(team.slug, env.slug, slug, id),
+      imageUrl: graphImagePath(team.slug, env.slug, slug, id, body.imageToken!),
+    };
+  } catch {
+    // (a notification without a result link rather than none)
+  }
+  return links;
 }
 
 async function slugOf(ctx: TriggerJobContext, t: StoredObject<unknown>): Promise<string> {
@@ -296,6 +366,7 @@ async function notifyAll(
   slot: Date,
   now: Date,
   result: Notification['result'],
+  links: Links = {},
 ): Promise<void> {
   for (const recipient of (t.body.recipients ?? []).filter(isDeliverable)) {
     ctx.notifier.enqueue({
@@ -311,7 +382,7 @@ async function notifyAll(
         description: t.body.description,
         dedupKey: `trigger:${t.id}`,
         alertType: t.body.alert_type,
-        url: triggerPath(t, datasetSlug),
+        ...(links.trigger ? { url: links.trigger } : {}),
         datasetSlug,
       },
       result,
@@ -320,17 +391,15 @@ async function notifyAll(
   }
 }
 
-const triggerPath = (t: StoredObject<unknown>, datasetSlug: string) => `/1/triggers/${encodeURIComponent(datasetSlug)}/${t.id}`;
-
 /** The markers of the trigger's marker recipients, for the slot (Unix seconds) it fired in. */
-async function makeMarkers(ctx: TriggerJobContext, t: StoredObject<StoredTrigger>, datasetSlug: string, slot: number): Promise<void> {
+async function makeMarkers(ctx: TriggerJobContext, t: StoredObject<StoredTrigger>, slot: number, page: string | undefined): Promise<void> {
   if (!t.environmentId) return;
   for (const recipient of t.body.recipients ?? []) {
     if (recipient.type !== MARKER_RECIPIENT) continue;
     await createMarker(
       ctx.store,
       { teamId: t.teamId, environmentId: t.environmentId, datasetId: t.datasetId },
-      { start_time: slot, message: recipient.target, type: 'trigger', url: backgroundBaseUrl(ctx.settings) + triggerPath(t, datasetSlug) },
+      { start_time: slot, message: recipient.target, type: 'trigger', url: page ? backgroundBaseUrl(ctx.settings) + page : '' },
       derivedId(`trigger marker\u0000${t.id}\u0000${slot}\u0000${recipient.id}`),
     );
   }

@@ -53,7 +53,7 @@ export function defaultWebhookPayload(n: Notification, deliveryId: string): Reco
     operator: n.result.threshold ? (OPERATORS[n.result.threshold.op] ?? n.result.threshold.op) : null,
     threshold: n.result.threshold?.value ?? null,
     result_value: n.result.value ?? null,
-    result_url: '',
+    result_url: n.result.url ?? '',
     result_groups: hcGroups(n.result.groups ?? []),
     result_groups_triggered: hcGroups(groupsTriggered(n)),
     trigger_url: n.alert.url ?? '',
@@ -98,7 +98,8 @@ export function templateData(n: Notification, vars: Map<string, string>, deliver
     Operator: n.result.threshold ? (OPERATORS[n.result.threshold.op] ?? n.result.threshold.op) : '',
     Threshold: n.result.threshold?.value ?? null,
     Result: {
-      URL: '',
+      URL: n.result.url ?? '',
+      ImageURL: n.result.imageUrl ?? '',
       Value: n.result.value ?? null,
       Summary: n.result.summary,
       Groups: groups(n.result.groups ?? []),
@@ -189,8 +190,9 @@ export function slackMessage(n: Notification, channel: string): Record<string, u
         color: n.status === 'triggered' ? 'danger' : 'good',
         title: title(n),
         ...(n.alert.url ? { title_link: n.alert.url } : {}),
-        text: esc([n.result.summary, n.alert.description].filter(Boolean).join('\n')),
+        text: [esc([n.result.summary, n.alert.description].filter(Boolean).join('\n')), ...(n.result.url ? [`<${n.result.url}|View the result>`] : [])].join('\n'),
         fields: facts(n).map((f) => ({ title: f.name, value: esc(f.value), short: !f.value.includes('\n') })),
+        ...(n.result.imageUrl ? { image_url: n.result.imageUrl } : {}),
         footer: 'Waggle',
         ts: Math.floor(Date.parse(n.timestamp) / 1000) || undefined,
       },
@@ -210,7 +212,14 @@ export function teamsMessageCard(n: Notification): Record<string, unknown> {
     title: title(n),
     text: [n.result.summary, n.alert.description].filter(Boolean).join('\n\n'),
     sections: [{ facts: facts(n).map((f) => ({ name: f.name, value: f.value })) }],
-    ...(n.alert.url ? { potentialAction: [{ '@type': 'OpenUri', name: 'Open', targets: [{ os: 'default', uri: n.alert.url }] }] } : {}),
+    ...(n.alert.url || n.result.url
+      ? {
+          potentialAction: [
+            ...(n.alert.url ? [{ '@type': 'OpenUri', name: 'Open', targets: [{ os: 'default', uri: n.alert.url }] }] : []),
+            ...(n.result.url ? [{ '@type': 'OpenUri', name: 'Open the result', targets: [{ os: 'default', uri: n.result.url }] }] : []),
+          ],
+        }
+      : {}),
   };
 }
 
@@ -231,8 +240,16 @@ export function teamsWorkflowMessage(n: Notification): Record<string, unknown> {
             { type: 'TextBlock', text: n.result.summary, wrap: true },
             ...(n.alert.description ? [{ type: 'TextBlock', text: n.alert.description, wrap: true, isSubtle: true }] : []),
             { type: 'FactSet', facts: facts(n).map((f) => ({ title: f.name, value: f.value })) },
+            ...(n.result.imageUrl ? [{ type: 'Image', url: n.result.imageUrl, altText: 'The result’s chart', size: 'Stretch' }] : []),
           ],
-          ...(n.alert.url ? { actions: [{ type: 'Action.OpenUrl', title: 'Open', url: n.alert.url }] } : {}),
+          ...(n.alert.url || n.result.url
+            ? {
+                actions: [
+                  ...(n.alert.url ? [{ type: 'Action.OpenUrl', title: 'Open', url: n.alert.url }] : []),
+                  ...(n.result.url ? [{ type: 'Action.OpenUrl', title: 'Open the result', url: n.result.url }] : []),
+                ],
+              }
+            : {}),
         },
       },
     ],
@@ -274,7 +291,11 @@ export function pagerDutyEvent(n: Notification, integrationKey: string): Record<
       custom_details: custom,
     },
     client: 'Waggle',
-    ...(n.alert.url ? { client_url: n.alert.url, links: [{ href: n.alert.url, text: n.alert.name }] } : {}),
+    ...(n.alert.url ? { client_url: n.alert.url } : {}),
+    ...(n.alert.url || n.result.url
+      ? { links: [...(n.alert.url ? [{ href: n.alert.url, text: n.alert.name }] : []), ...(n.result.url ? [{ href: n.result.url, text: 'The result' }] : [])] }
+      : {}),
+    ...(n.result.imageUrl ? { images: [{ src: n.result.imageUrl, ...(n.result.url ? { href: n.result.url } : {}), alt: 'The result’s chart' }] } : {}),
   };
 }
 
@@ -293,6 +314,7 @@ export function emailMessage(n: Notification): { subject: string; text: string; 
     '',
     ...f.map((x) => `${x.name}: ${x.value.includes('\n') ? `\n  ${x.value.split('\n').join('\n  ')}` : x.value}`),
     ...(n.alert.url ? ['', n.alert.url] : []),
+    ...(n.result.url ? ['', `The result: ${n.result.url}`] : []),
     '',
     '-- ',
     'Sent by Waggle',
@@ -306,6 +328,8 @@ export function emailMessage(n: Notification): { subject: string; text: string; 
     ...f.map((x) => `<tr><th align="left" valign="top">${html(x.name)}</th><td>${html(x.value).replace(/\n/g, '<br>')}</td></tr>`),
     '</table>',
     ...(n.alert.url ? [`<p><a href="${html(n.alert.url)}">${html(n.alert.url)}</a></p>`] : []),
+    ...(n.result.url ? [`<p><a href="${html(n.result.url)}">The result</a></p>`] : []),
+    ...(n.result.imageUrl ? [`<p><img src="${html(n.result.imageUrl)}" width="800" height="400" alt="The result’s chart"></p>`] : []),
     '<p style="color:#888">Sent by Waggle</p>',
   ].join('\n');
   return { subject, text, html: `<!doctype html><html><body>${body}</body></html>` };

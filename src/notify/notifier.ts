@@ -82,6 +82,17 @@ export interface DeliveryNotifierDeps {
 
 const SENT_KEPT = 1000;
 
+/** The notification with its links (`alert.url`, `result.url`, `result.imageUrl`) absolute: a path gets `base` in front. */
+export function absoluteLinks(n: Notification, base: string | undefined): Notification {
+  if (!base) return n;
+  const abs = (u: string | undefined) => (u?.startsWith('/') ? base + u : u);
+  const alert = n.alert.url?.startsWith('/') ? { ...n.alert, url: abs(n.alert.url) } : n.alert;
+  const result = n.result.url?.startsWith('/') || n.result.imageUrl?.startsWith('/')
+    ? { ...n.result, ...(n.result.url ? { url: abs(n.result.url) } : {}), ...(n.result.imageUrl ? { imageUrl: abs(n.result.imageUrl) } : {}) }
+    : n.result;
+  return alert === n.alert && result === n.result ? n : { ...n, alert, result };
+}
+
 interface Delivery {
   id: string;
   key: string;
@@ -166,7 +177,7 @@ export class DeliveryNotifier implements Notifier {
 
   enqueue(n: Notification): void {
     try {
-      if (n.alert.url?.startsWith('/') && this.opts.linkBase) n = { ...n, alert: { ...n.alert, url: this.opts.linkBase + n.alert.url } };
+      n = absoluteLinks(n, this.opts.linkBase);
       this.sent.push(n);
       if (this.sent.length > SENT_KEPT) this.sent.splice(0, this.sent.length - SENT_KEPT);
       this.accept(n);

@@ -22,7 +22,10 @@ export interface Notification {
     description: string;
     /** Stable key for deduplication at the receiver (PagerDuty dedup_key): same for a trigger and its resolve. */
     dedupKey: string;
-    /** Link a human can follow: the API URL of the object; a path is made absolute with the server's public base URL. */
+    /**
+     * Link a human can follow: the object's page in the web UI (a trigger's page, an SLO's page);
+     * a path is made absolute with the server's public base URL.
+     */
     url?: string;
     datasetSlug?: string;
     /**
@@ -40,6 +43,10 @@ export interface Notification {
     value?: number;
     threshold?: { op: string; value: number };
     groups?: { group: Record<string, unknown>; value: number }[];
+    /** The web UI page of the stored query result the evaluation measured (a path is made absolute like `alert.url`). */
+    url?: string;
+    /** That result's chart as a PNG (its `graph_image_url`; a path is made absolute like `alert.url`). */
+    imageUrl?: string;
     /** Burn alerts: SLO figures. */
     slo?: { id: string; name: string; budgetRemaining?: number; exhaustionMinutes?: number; burnRate?: number };
   };

@@ -18,6 +18,7 @@ import { SloPage } from './pages/slo.js';
 import { SlosPage } from './pages/slos.js';
 import { TracePage } from './pages/trace.js';
 import { TriggersPage } from './pages/triggers.js';
+import { TriggerPage } from './pages/trigger.js';
 import { navigate, useLocation } from './router.js';
 import { parseRoute, pathOf, type Route, type Scope } from './routes.js';
 import { SessionContext } from './session.js';
@@ -126,6 +127,8 @@ function Page({ route, home }: { route: Route; home: Scope }) {
       return <SloPage scope={home} dataset={route.dataset} sloId={route.sloId} />;
     case 'triggers':
       return <TriggersPage scope={home} />;
+    case 'trigger':
+      return <TriggerPage key={route.triggerId} scope={home} dataset={route.dataset} triggerId={route.triggerId} />;
     case 'recipients':
       return <RecipientsPage scope={home} />;
     case 'service-map':

@@ -1,7 +1,8 @@
 // The UI's addresses, parsed and built in one place. They follow Honeycomb's, so the links
 // Waggle's API hands out open here: `links.query_url` is
 // `/<team>/environments/<env>/datasets/<dataset>/result/<id>` and `links.board_url`
-// `/<team>/environments/<env>/board/<id>`.
+// `/<team>/environments/<env>/board/<id>`; notifications link to a trigger's page,
+// `/<team>/environments/<env>/datasets/<dataset>/triggers/<id>`.
 export interface Scope {
   team: string;
   env: string;
@@ -20,6 +21,7 @@ export type Route =
   | ({ page: 'slos' } & Scope)
   | ({ page: 'slo'; dataset: string; sloId: string } & Scope)
   | ({ page: 'triggers' } & Scope)
+  | ({ page: 'trigger'; dataset: string; triggerId: string } & Scope)
   | ({ page: 'recipients' } & Scope)
   | ({ page: 'service-map' } & Scope)
   | { page: 'notfound' };
@@ -50,6 +52,7 @@ export function parseRoute(pathname: string): Route {
     if (c === 'result' && x !== undefined && rest.length === 4) return { page: 'query', dataset: b, resultId: x, ...scope };
     if (c === 'trace' && x !== undefined && rest.length === 4) return { page: 'trace', dataset: b, traceId: x, ...scope };
     if (c === 'slo' && x !== undefined && rest.length === 4) return { page: 'slo', dataset: b, sloId: x, ...scope };
+    if (c === 'triggers' && x !== undefined && rest.length === 4) return { page: 'trigger', dataset: b, triggerId: x, ...scope };
     if (c === 'events' && rest.length === 3) return { page: 'events', dataset: b, ...scope };
     if (c === 'settings' && rest.length === 3) return { page: 'dataset-settings', dataset: b, ...scope };
   }
@@ -82,5 +85,7 @@ export function pathOf(r: Route): string {
       return `${s}/datasets/${e(r.dataset)}/settings`;
     case 'slo':
       return `${s}/datasets/${e(r.dataset)}/slo/${e(r.sloId)}`;
+    case 'trigger':
+      return `${s}/datasets/${e(r.dataset)}/triggers/${e(r.triggerId)}`;
   }
 }

@@ -26,6 +26,7 @@ import { registerBubbleUp } from './bubbleup.js';
 import { registerTraces } from './traces.js';
 import { registerRawEvents } from './raw-events.js';
 import { registerDeliveries } from './deliveries.js';
+import { registerTriggerHistory } from './trigger-history.js';
 
 export async function registerV1(app: App, ctx: ApiContext): Promise<void> {
   registerAuth(app, ctx);
@@ -54,6 +55,7 @@ export async function registerV1(app: App, ctx: ApiContext): Promise<void> {
   registerTraces(app, ctx);
   registerRawEvents(app, ctx);
   registerDeliveries(app, ctx);
+  registerTriggerHistory(app, ctx);
   // Its own scope: ingest routes read raw bodies with their own content-type parser.
   await app.register(async (ingest) => {
     registerEvents(ingest as App, ctx);

@@ -9,7 +9,6 @@ import { ApiError } from '../../errors.js';
 import { runClaimed } from '../../cluster/leadership.js';
 import { RateLimiter } from '../../http/rate-limit.js';
 import { shortId } from '../../domain/ids.js';
-import { type StoredQuery } from '../../query/spec.js';
 import { runQuery } from '../../query/run.js';
 import { querySources } from '../../query/sources.js';
 import { QueryTimeout } from '../../stores/events/types.js';
@@ -18,9 +17,12 @@ import type { ApiContext, App } from '../context.js';
 import { getQueryObject } from '../../domain/queries.js';
 import { datasetOrAll } from '../../domain/datasets.js';
 import { findOwned, sendCreated } from '../resource.js';
-import { SlugParams, itemParams, QuerySchema } from './schemas.js';
+import { SlugParams, itemParams } from './schemas.js';
+import { CreateResultBody as CreateBody, QueryResult } from './shapes/query-results.js';
 import { QUERY_RESULT_KIND } from '../../domain/kinds.js';
-import { checkLimit, failureText, newResult, newResultObject, resultAnswer, usesRelationalFields, type ResultBody } from '../../domain/query-results.js';
+import { resultChartPng } from '../../render/chart-image.js';
+import { graphImagePath, resultPagePath } from '../../domain/ui-links.js';
+import { checkLimit, failureText, newResult, newResultObject, resultAnswer, resultOfImage, usesRelationalFields, type ResultBody } from '../../domain/query-results.js';
 
 /**
  * A GET of a pending result waits up to this long for it to complete before answering
@@ -31,34 +33,6 @@ const PENDING_WAIT_MS = 1000;
 const tags = ['Query Data'];
 const security = [{ configuration_key: [] }];
 const auth = { kind: 'team', permission: ['manage_columns', 'run_queries'] } as const;
-
-const CreateBody = Type.Object({
-  query_id: Type.String({ minLength: 1 }),
-  disable_series: Type.Optional(Type.Boolean()),
-  disable_total_by_aggregate: Type.Optional(Type.Boolean({ default: true })),
-  disable_other_by_aggregate: Type.Optional(Type.Boolean({ default: true })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10000, description: 'Only honoured with disable_series: true.' })),
-});
-
-const Data = Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]));
-const Row = Type.Object({ data: Data });
-const SeriesRow = Type.Object({ time: Type.String(), data: Data });
-const QueryResult = Type.Object({
-  id: Type.String(),
-  complete: Type.Boolean(),
-  query: Type.Unsafe<StoredQuery>(QuerySchema),
-  links: Type.Object({ query_url: Type.String(), graph_image_url: Type.String() }),
-  data: Type.Optional(
-    Type.Object({
-      series: Type.Array(SeriesRow),
-      results: Type.Array(Row),
-      total_by_aggregate: Type.Optional(Row),
-      total_by_aggregate_series: Type.Optional(Type.Array(SeriesRow)),
-      other_by_aggregate: Type.Optional(Row),
-    }),
-  ),
-  error: Type.Optional(Type.String({ description: 'Why a complete result has no data (run time exceeded, failure).' })),
-});
 
 /** A result being computed: its answer, then its write to the store. */
 interface Running {
@@ -73,9 +47,11 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
 
   const respond = (request: FastifyRequest, env: Environment, body: ResultBody): Static<typeof QueryResult> => {
     // Honeycomb's UI address of the result: /<team>/environments/<env>/datasets/<dataset>/result/<id>.
-    const team = encodeURIComponent(request.auth?.team.slug ?? '');
-    const queryUrl = `${request.publicBase}/${team}/environments/${encodeURIComponent(env.slug)}/datasets/${encodeURIComponent(body.datasetSlug)}/result/${body.id}`;
-    return resultAnswer(body, queryUrl);
+    const team = request.auth?.team.slug ?? '';
+    const queryUrl = request.publicBase + resultPagePath(team, env.slug, body.datasetSlug, body.id);
+    // Results stored before graph images existed have no token: their image URL stays a 404.
+    const imageUrl = body.imageToken ? request.publicBase + graphImagePath(team, env.slug, body.datasetSlug, body.id, body.imageToken) : `${queryUrl}/snapshot`;
+    return resultAnswer(body, queryUrl, imageUrl);
   };
 
   /**
@@ -218,6 +194,37 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
         reply.header('cache-control', 'no-store');
       }
       return respond(request, env, obj.body);
+    },
+  );
+
+  // The result's chart as a PNG (`links.graph_image_url`; src/render/chart-image.ts draws it). No
+  // key and no session: the unguessable token in the path is the authorisation (a Slack message
+  // shows the image by its URL). Anything that does not match the stored result exactly — an
+  // unknown result, another team, environment or dataset in the path, a wrong token, a result
+  // without one — is the same 404, and nothing else is read.
+  app.get(
+    '/:team/environments/:env/datasets/:dataset/result/:resultId/snapshot/:token',
+    {
+      schema: {
+        tags,
+        params: Type.Object({ team: Type.String(), env: Type.String(), dataset: Type.String(), resultId: Type.String(), token: Type.String() }),
+        description: "The result's chart as a PNG (`links.graph_image_url`); needs no key: the token in the path is the authorisation (Waggle: docs/queries.md).",
+        response: { 200: Type.Unsafe<Buffer>({ description: 'image/png' }) },
+      },
+      config: { auth: { kind: 'none' } },
+    },
+    async (request, reply) => {
+      const { obj, env } = await resultOfImage(store, request.params);
+      let body = obj.body;
+      if (!body.complete) {
+        // A result nobody has read yet (a trigger's): run it now, within the query run time.
+        body = (await start(env, obj).answer) ?? body;
+      }
+      const png = resultChartPng(body, env.name);
+      reply.header('cache-control', body.complete ? 'private, max-age=86400' : 'no-store');
+      reply.header('x-content-type-options', 'nosniff');
+      reply.header('referrer-policy', 'no-referrer');
+      return reply.type('image/png').send(png);
     },
   );
 }

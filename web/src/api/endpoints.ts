@@ -2,7 +2,7 @@
 import { get, post, request } from './client.js';
 import type {
   Board, BoardView, BubbleUpAnswer, BubbleUpSelection, BurnAlert, CalculatedField, Column, Dataset, DatasetDetail, Delivery, Marker,
-  QueryAnnotation, QueryResult, QuerySpec, RawEvent, Recipient, SignedIn, Slo, SloHistoryPoint, Trace, Trigger,
+  QueryAnnotation, QueryResult, QuerySpec, RawEvent, Recipient, SignedIn, Slo, SloHistoryPoint, Trace, Trigger, TriggerHistory,
 } from './types.js';
 
 const seg = encodeURIComponent;
@@ -75,6 +75,9 @@ export const sloHistory = (ids: string[], start: number, end: number) =>
   post<Record<string, SloHistoryPoint[]>>('/1/reporting/slos/historical', { ids, start_time: start, end_time: end });
 
 export const listTriggers = (ds: string) => get<Trigger[]>(`/1/triggers/${seg(ds)}`);
+export const getTrigger = (ds: string, id: string) => get<Trigger>(`/1/triggers/${seg(ds)}/${seg(id)}`);
+/** A trigger's state changes and deliveries (Waggle extension, docs/triggers.md). */
+export const triggerHistory = (ds: string, id: string) => get<TriggerHistory>(`/1/triggers/${seg(ds)}/${seg(id)}/history`);
 export const listRecipients = () => get<Recipient[]>('/1/recipients');
 export const listDeliveries = (limit = 100, alertId?: string) =>
   get<Delivery[]>(`/1/deliveries?limit=${limit}${alertId ? `&alert_id=${seg(alertId)}` : ''}`);

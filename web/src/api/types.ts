@@ -152,7 +152,35 @@ export interface Trigger {
   disabled: boolean;
   triggered: boolean;
   last_evaluation?: { at: string; value?: number; breaching: boolean; no_data: boolean; error?: string } | null;
+  baseline_details?: { offset_minutes?: number; type?: string };
+  evaluation_schedule_type?: string;
   recipients: RecipientRef[];
+}
+export interface TriggerStateChange {
+  at: string;
+  status: 'triggered' | 'resolved';
+  value?: number;
+  threshold: { op: string; value: number };
+  reason?: string;
+  result_id?: string;
+  result_url?: string;
+}
+export interface TriggerDelivery {
+  id: string;
+  created_at: string;
+  status: 'triggered' | 'resolved';
+  recipient: { id: string; type: string; target: string };
+  state: string;
+  attempt_count: number;
+  http_status?: number;
+  finished_at?: string;
+  error?: string;
+}
+export interface TriggerHistory {
+  triggered: boolean;
+  triggered_at?: string;
+  state_changes: TriggerStateChange[];
+  deliveries: TriggerDelivery[];
 }
 export interface Recipient {
   id: string;

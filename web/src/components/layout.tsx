@@ -19,7 +19,7 @@ export function Shell({ route, scope, children }: { route: Route; scope: Scope; 
     { label: 'Boards', route: { page: 'boards', ...scope }, match: ['boards', 'board'] },
     { label: 'SLOs', route: { page: 'slos', ...scope }, match: ['slos', 'slo'] },
     { label: 'Service map', route: { page: 'service-map', ...scope }, match: ['service-map'] },
-    { label: 'Triggers & markers', route: { page: 'triggers', ...scope }, match: ['triggers'] },
+    { label: 'Triggers & markers', route: { page: 'triggers', ...scope }, match: ['triggers', 'trigger'] },
     { label: 'Recipients', route: { page: 'recipients', ...scope }, match: ['recipients'] },
   ];
   return (

@@ -72,7 +72,9 @@ function TriggerTable({ list, scope }: { list: (Trigger & { __dataset: string })
           {list.map((t) => (
             <tr key={t.id}>
               <td>
-                <strong>{t.name}</strong>
+                <Link href={pathOf({ page: 'trigger', dataset: t.dataset_slug, triggerId: t.id, ...scope })}>
+                  <strong>{t.name}</strong>
+                </Link>
                 <div class="small muted">
                   {t.dataset_slug === '__all__' ? 'all datasets' : t.dataset_slug} ·{' '}
                   <Link class="mono" href={`${pathOf({ page: 'query', dataset: t.dataset_slug, ...scope })}${specToSearch(t.query)}`}>
