@@ -22,6 +22,22 @@ export const createResult = (ds: string, queryId: string) =>
   post<QueryResult>(`/1/query_results/${seg(ds)}`, { query_id: queryId, disable_other_by_aggregate: false, disable_total_by_aggregate: false });
 export const getResult = (ds: string, id: string, signal?: AbortSignal) => get<QueryResult>(`/1/query_results/${seg(ds)}/${seg(id)}`, signal);
 
+/**
+ * A stored result with the window it covers (Unix seconds [start, end)), which Waggle's
+ * `X-Waggle-Window` header says (the body, Honeycomb's, does not for a relative range).
+ */
+export async function getResultWindow(ds: string, id: string, signal?: AbortSignal): Promise<{ result: QueryResult; window?: { start: number; end: number } }> {
+  let window: { start: number; end: number } | undefined;
+  const result = await request<QueryResult>('GET', `/1/query_results/${seg(ds)}/${seg(id)}`, undefined, {
+    signal,
+    onHeaders: (h) => {
+      const m = /^(\d+),(\d+)$/.exec(h.get('x-waggle-window') ?? '');
+      if (m) window = { start: Number(m[1]), end: Number(m[2]) };
+    },
+  });
+  return { result: result.complete ? result : await pollResult(ds, result, signal), window };
+}
+
 /** Polls a result until complete (the server long-polls each GET for up to a second). */
 export async function pollResult(ds: string, result: QueryResult, signal?: AbortSignal): Promise<QueryResult> {
   let r = result;

@@ -68,6 +68,7 @@ export function ResultsView(props: ResultsViewProps) {
             key={s.key}
             calc={s.key}
             times={r.times}
+            span={r.span}
             lines={s.lines.map((values, i) => ({ label: r.groups[i].label, values, color: colors[i] }))}
             markers={props.markers}
             compact={props.compact}
@@ -88,6 +89,7 @@ export function ResultsView(props: ResultsViewProps) {
 function SeriesChart(p: {
   calc: string;
   times: number[];
+  span?: [number, number];
   lines: Line[];
   markers: ChartMarker[];
   compact?: boolean;
@@ -101,7 +103,7 @@ function SeriesChart(p: {
   // Stable identities so the chart is built once per answer, not on every render.
   const lines = useMemo(() => p.lines, [p.times]);
   return (
-    <section class={p.compact ? '' : 'panel chart-card'} aria-label={`Chart of ${p.calc}`} data-chart={p.calc} data-series={lines.length}>
+    <section class={p.compact ? '' : 'panel chart-card'} aria-label={`Chart of ${p.calc}`} data-chart={p.calc} data-series={lines.length} data-span={p.span?.join(',')}>
       {!p.compact && (
         <header>
           <h2>{p.calc}</h2>
@@ -114,6 +116,7 @@ function SeriesChart(p: {
       <LineChart
         label={`${p.calc} over time${lines.length > 1 ? `, ${lines.length} groups` : ''}`}
         times={p.times}
+        xRange={p.span}
         lines={lines}
         markers={p.markers}
         height={p.height ?? (p.compact ? 150 : 220)}

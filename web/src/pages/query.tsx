@@ -4,7 +4,7 @@
 // `…/result/<id>` (a query_url) opens that stored result as it was computed.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, type FieldProblem } from '../api/client.js';
-import { bubbleUp, getResult, listCalculatedFields, listColumns, listMarkers, pollResult, runQuery } from '../api/endpoints.js';
+import { bubbleUp, getResultWindow, listCalculatedFields, listColumns, listMarkers, runQuery } from '../api/endpoints.js';
 import type { BubbleUpAnswer, BubbleUpSelection, QueryResult, QuerySpec } from '../api/types.js';
 import type { ChartMarker } from '../charts/line-chart.js';
 import { BubbleUpPanel } from '../components/bubbleup-panel.js';
@@ -86,15 +86,15 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
       abort.current?.abort();
       abort.current = ctl;
       setRun({ status: 'running', since: Date.now() });
-      getResult(dataset, resultId, ctl.signal)
-        .then((r) => pollResult(dataset, r, ctl.signal))
+      getResultWindow(dataset, resultId, ctl.signal)
         .then(
-          (result) => {
+          ({ result, window }) => {
             const { id: _id, ...spec } = result.query;
             setDraft(spec);
-            // (a relative range ran at a time not known here: only buckets with events are shown)
+            // The window the result covers, as the server says it (a relative range ran at a time
+            // the query does not say); without it, the buckets with events and the quiet ones between.
             const absolute = spec.start_time !== undefined && spec.end_time !== undefined;
-            setRun({ status: 'done', result, spec, window: absolute ? truncatedWindow(spec, spec.end_time!) : undefined, answeredAt: performance.now() });
+            setRun({ status: 'done', result, spec, window: window ?? (absolute ? truncatedWindow(spec, spec.end_time!) : undefined), answeredAt: performance.now() });
           },
           (error) => !ctl.signal.aborted && setRun({ status: 'failed', error, problems: [] }),
         );

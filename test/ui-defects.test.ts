@@ -1,0 +1,90 @@
+// Regression tests of issue 37's defects ("Web UI, round two") that need a browser: Debian's
+// Chromium (playwright-core) against one `waggle serve` seeded with test/ui-seed.ts, one browser
+// for the whole file (kept lean: a few page loads per defect). The pure logic of the same fixes is
+// test/web-round-two.test.ts. Skipped without Chromium, except with CI=true (as ui-browser).
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM, chromiumInstalled, launchChromium } from './browser-helpers.js';
+import { killAll, removeTempDirs, serve, tempDir, type Served } from './cli-helpers.js';
+import { seedDemo, type Seeded } from './ui-seed.js';
+
+const CI = process.env.CI === 'true';
+const present = chromiumInstalled();
+
+describe.skipIf(!present && !CI)('issue 37’s web UI defects, in Chromium', { timeout: 60_000 }, () => {
+  let server: Served;
+  let keys: { configuration: string; ingest: string };
+  let seeded: Seeded;
+  let browser: Browser;
+  let closeBrowser: () => Promise<void>;
+  let page: Page;
+  const scope = '/my-team/environments/production';
+  const errors: string[] = [];
+  const api = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${server.url}${path}`, {
+      method,
+      headers: { 'x-honeycomb-team': keys.configuration, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    expect(res.status, `${method} ${path}`).toBeLessThan(300);
+    return { body: await res.json(), headers: res.headers };
+  };
+  const apiResult = async (dataset: string, spec: unknown) => {
+    const q = (await api('POST', `/1/queries/${dataset}`, spec)).body;
+    let r = await api('POST', `/1/query_results/${dataset}`, { query_id: q.id });
+    while (!r.body.complete) r = await api('GET', `/1/query_results/${dataset}/${r.body.id}`);
+    return r;
+  };
+
+  beforeAll(async () => {
+    if (!present) throw new Error(`CI: Chromium is required at ${CHROMIUM} for the web UI tests`);
+    server = await serve(['--data-dir', tempDir()], { timeout: 60_000 });
+    const out = server.stdout();
+    keys = {
+      configuration: / configuration key \(X-Honeycomb-Team\): (\S+)$/m.exec(out)![1],
+      ingest: / ingest key +\(X-Honeycomb-Team\): (\S+)$/m.exec(out)![1],
+    };
+    seeded = await seedDemo(server.url, keys);
+    ({ browser, close: closeBrowser } = await launchChromium());
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    page = await context.newPage();
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${server.url}/login`);
+    await page.fill('#key', keys.configuration);
+    await page.click('button[type=submit]');
+    await page.waitForSelector('[data-testid=environment]');
+  }, 120_000);
+
+  afterAll(async () => {
+    await closeBrowser?.();
+    await killAll();
+    removeTempDirs();
+  });
+
+  it('5: a stored result draws the window it covers: one bucket is not a two-year axis, quiet minutes are 0', async () => {
+    const one = await apiResult('checkout', { calculations: [{ op: 'COUNT' }], time_range: 60, granularity: 60 });
+    const [start, end] = one.headers.get('x-waggle-window')!.split(',').map(Number);
+    expect(end - start).toBeGreaterThanOrEqual(60);
+    await page.goto(one.body.links.query_url);
+    const chart = page.locator('[data-chart="COUNT"]');
+    await chart.locator('canvas').first().waitFor();
+    expect(await chart.getAttribute('data-span')).toBe(`${start},${end}`);
+    // uPlot's axis labels: times of the day, never a year (the one-point axis ran 2027 → 2029).
+    const labels = await chart.locator('.u-axis').first().textContent();
+    expect(labels).not.toMatch(/20(2[7-9])/);
+
+    // A sparse result (errors only, by minute): every minute of the window is a bucket, 0 when quiet.
+    const sparse = await apiResult('checkout', { calculations: [{ op: 'COUNT' }], filters: [{ column: 'status', op: '=', value: 500 }], time_range: 1800, granularity: 60 });
+    const [s2, e2] = sparse.headers.get('x-waggle-window')!.split(',').map(Number);
+    await page.goto(sparse.body.links.query_url);
+    await chart.locator('summary').click();
+    const cells = await chart.locator('table[data-chart-data="COUNT"] tbody td[data-value]').evaluateAll((tds) => tds.map((td) => Number(td.getAttribute('data-value'))));
+    expect(cells).toHaveLength((e2 - s2) / 60);
+    expect(cells.filter((v) => v === 0).length).toBeGreaterThan(0);
+    expect(cells.reduce((a, b) => a + b, 0)).toBe(sparse.body.data.results[0].data.COUNT);
+  });
+
+  it('loads every page without a script error', () => {
+    expect(errors).toEqual([]);
+  });
+});
