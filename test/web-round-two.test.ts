@@ -2,6 +2,7 @@
 // `describe` names the defect it keeps fixed. The browser side is test/ui-defects.test.ts.
 import { describe, expect, it } from 'vitest';
 import { shapeResult, stepOf } from '../web/src/results.js';
+import { cumulative, stackBands } from '../web/src/charts/stack.js';
 import type { QueryData } from '../web/src/api/types.js';
 
 const at = (s: number) => new Date(s * 1000).toISOString();
@@ -30,5 +31,14 @@ describe('5: a stored result’s time axis', () => {
     expect(stepOf({ time_range: 7200 }, [0, 240, 600])).toBe(120);
     expect(stepOf({ time_range: 7200 }, [600])).toBe(60);
     expect(stepOf({ time_range: 7200, granularity: 300 }, [600])).toBe(300);
+  });
+});
+
+describe('3: stacked charts stack', () => {
+  it('draws running sums (a missing value adds nothing) and fills each band down to the one below, not to zero', () => {
+    expect(cumulative([[1, 2, null], [3, null, 1], [0, 5, 2]])).toEqual([[1, 2, 0], [4, 2, 1], [4, 7, 3]]);
+    // uPlot series 1 … 3: series 2 fills down to 1, 3 down to 2; series 1 down to zero.
+    expect(stackBands(3)).toEqual([{ series: [2, 1] }, { series: [3, 2] }]);
+    expect(stackBands(1)).toEqual([]);
   });
 });

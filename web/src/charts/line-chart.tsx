@@ -8,6 +8,7 @@ import 'uplot/dist/uPlot.min.css';
 import { formatNumber } from '../format.js';
 import { formatDateTime } from '../time.js';
 import { cssVar } from './palette.js';
+import { cumulative, stackBands } from './stack.js';
 
 export interface Line {
   label: string;
@@ -65,7 +66,8 @@ export function LineChart(props: LineChartProps) {
     const axisColor = cssVar('--muted');
     const gridColor = cssVar('--border');
     const stacked = props.style === 'stacked';
-    // Stacked areas: each line drawn as the running sum of those before it.
+    // Stacked areas: each line drawn as the running sum of those before it, each band filled
+    // between its top and the one below (charts/stack.ts), not each from zero.
     const values = stacked ? cumulative(props.lines.map((l) => l.values)) : props.lines.map((l) => l.values);
     const data: uPlot.AlignedData = [props.times, ...values];
     const bars = props.style === 'bars' ? uPlot.paths.bars!({ size: [0.8, 40] }) : undefined;
@@ -80,6 +82,7 @@ export function LineChart(props: LineChartProps) {
         points: { size: 6 },
       },
       focus: { alpha: 0.35 },
+      bands: stacked ? stackBands(props.lines.length).map((b) => ({ ...b, fill: props.lines[b.series[0] - 1].color + '99' })) : undefined,
       scales: { x: props.xRange ? { time: true, range: () => props.xRange as [number, number] } : { time: true }, y: props.logScale ? { distr: 3 } : { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.05 : 1] } },
       axes: [
         { stroke: axisColor, grid: { stroke: gridColor, width: 1 }, ticks: { stroke: gridColor } },
@@ -91,7 +94,7 @@ export function LineChart(props: LineChartProps) {
           label: l.label,
           stroke: l.color,
           width: 1.5,
-          fill: stacked ? l.color + '33' : bars ? l.color + 'cc' : undefined,
+          fill: stacked ? l.color + '99' : bars ? l.color + 'cc' : undefined,
           paths: bars,
           points: { show: props.times.length <= 60 && props.lines.length <= 10 },
           spanGaps: false,
@@ -200,15 +203,4 @@ export function LineChart(props: LineChartProps) {
       )}
     </div>
   );
-}
-
-function cumulative(lines: (number | null)[][]): (number | null)[][] {
-  const out: (number | null)[][] = [];
-  let acc: number[] | undefined;
-  for (const l of lines) {
-    const next = l.map((v, i) => (acc ? acc[i] : 0) + (v ?? 0));
-    out.push(next);
-    acc = next;
-  }
-  return out;
 }
