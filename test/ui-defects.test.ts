@@ -84,6 +84,36 @@ describe.skipIf(!present && !CI)('issue 37’s web UI defects, in Chromium', { t
     expect(cells.reduce((a, b) => a + b, 0)).toBe(sparse.body.data.results[0].data.COUNT);
   });
 
+  it('3, 4: a board’s panels show a legend, every chart of a panel inside it, and the markers', async () => {
+    const q1 = (await api('POST', '/1/queries/checkout', { calculations: [{ op: 'COUNT' }], breakdowns: ['service.name'], time_range: 7200 })).body;
+    const q2 = (await api('POST', '/1/queries/checkout', { calculations: [{ op: 'COUNT' }, { op: 'P95', column: 'duration_ms' }], breakdowns: ['region'], time_range: 7200 })).body;
+    const a1 = (await api('POST', '/1/query_annotations/checkout', { name: 'Stacked by service', query_id: q1.id })).body;
+    const a2 = (await api('POST', '/1/query_annotations/checkout', { name: 'Count and P95 by region', query_id: q2.id })).body;
+    const board = (
+      await api('POST', '/1/boards', {
+        name: 'Round two',
+        type: 'flexible',
+        panels: [
+          { type: 'query', query_panel: { query_id: q1.id, query_annotation_id: a1.id, visualization_settings: { charts: [{ chart_type: 'stacked' }] } }, position: { x_coordinate: 0, y_coordinate: 0, width: 6, height: 6 } },
+          { type: 'query', query_panel: { query_id: q2.id, query_annotation_id: a2.id }, position: { x_coordinate: 6, y_coordinate: 0, width: 6, height: 6 } },
+        ],
+      })
+    ).body;
+    await page.goto(board.links.board_url);
+    await page.waitForFunction(() => document.querySelectorAll('.board-panel canvas').length >= 3, undefined, { timeout: 30_000 });
+    const panels = page.locator('.board-panel[data-panel-type=query]');
+    expect(await panels.nth(0).locator('[data-testid=legend] li').allTextContents()).toEqual(['frontend', 'payments', 'cart', 'search', 'shipping']);
+    expect(await panels.nth(1).locator('[data-testid=legend] li').count()).toBe(4);
+    // Both charts of the second panel lie inside its body: nothing to scroll to.
+    const fit = await panels.nth(1).locator('.body').evaluate((body) => {
+      const b = body.getBoundingClientRect();
+      return { scroll: body.scrollHeight - body.clientHeight, charts: [...body.querySelectorAll('[data-chart]')].map((c) => c.getBoundingClientRect().bottom <= b.bottom + 1) };
+    });
+    expect(fit).toEqual({ scroll: 0, charts: [true, true] });
+    // The seeded deploy marker (35 minutes ago, on checkout) is drawn on every chart.
+    await expect.poll(() => page.locator('.board-panel .marker-flag').count()).toBe(3);
+  });
+
   it('loads every page without a script error', () => {
     expect(errors).toEqual([]);
   });

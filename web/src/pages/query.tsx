@@ -4,7 +4,7 @@
 // `…/result/<id>` (a query_url) opens that stored result as it was computed.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, type FieldProblem } from '../api/client.js';
-import { bubbleUp, getResultWindow, listCalculatedFields, listColumns, listMarkers, runQuery } from '../api/endpoints.js';
+import { bubbleUp, getResultWindow, listCalculatedFields, listColumns, runQuery } from '../api/endpoints.js';
 import type { BubbleUpAnswer, BubbleUpSelection, QueryResult, QuerySpec } from '../api/types.js';
 import type { ChartMarker } from '../charts/line-chart.js';
 import { BubbleUpPanel } from '../components/bubbleup-panel.js';
@@ -13,6 +13,7 @@ import { cleanSpec, clauseOf } from '../spec-edit.js';
 import { ResultsView } from '../components/results-view.js';
 import { GranularityPicker, TimePicker } from '../components/time-picker.js';
 import { ErrorNotice, PageHead, Spinner, useAsync } from '../components/ui.js';
+import { chartMarkers } from '../chart-markers.js';
 import { describeQuery } from '../describe.js';
 import { normaliseSpec, sameSpec, searchToSpec, specToSearch } from '../query-url.js';
 import { addRecent } from '../recent.js';
@@ -54,10 +55,7 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
     for (const c of calc) out.set(c.alias, { name: c.alias, type: 'calculated' });
     return [...out.values()].sort((a, b) => a.name.localeCompare(b.name));
   }, [dataset]);
-  const markers = useAsync(async (): Promise<ChartMarker[]> => {
-    const lists = await Promise.all([listMarkers(dataset), dataset === '__all__' ? Promise.resolve([]) : listMarkers('__all__')]);
-    return lists.flat().map((m) => ({ time: m.start_time, end: m.end_time, color: m.color ?? '#888888', label: [m.type, m.message].filter(Boolean).join(': ') || 'marker' }));
-  }, [dataset]);
+  const markers = useAsync((): Promise<ChartMarker[]> => chartMarkers(dataset), [dataset]);
 
   const execute = (spec: QuerySpec) => {
     abort.current?.abort();
