@@ -114,6 +114,35 @@ describe.skipIf(!present && !CI)('issue 37’s web UI defects, in Chromium', { t
     await expect.poll(() => page.locator('.board-panel .marker-flag').count()).toBe(3);
   });
 
+  it('8: the events page fits its panel at 1440 px, chooses its columns, links the trace id and cuts values with an ellipsis', async () => {
+    await page.goto(`${server.url}${scope}/datasets/__all__/events`);
+    await page.waitForSelector('[data-testid=events-table] tbody tr');
+    // The page never scrolls sideways; the table scrolls in its panel, the expand button first.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1440);
+    const panel = (await page.locator('[data-testid=events-table]').locator('xpath=ancestor::div[contains(@class,"panel")]').boundingBox())!;
+    const expand = (await page.locator('button[aria-label="All fields of event 1"]').boundingBox())!;
+    expect(expand.x + expand.width).toBeLessThanOrEqual(panel.x + panel.width);
+    const headers = () => page.$$eval('[data-testid=events-table] thead th.cell', (ths) => ths.map((t) => t.textContent));
+    expect(await headers()).toHaveLength(8);
+    // Choosing a column (the offered list holds every field of these events) adds it, in the address too.
+    await page.click('.column-picker summary');
+    const offered = await page.$$eval('[data-testid=column-choices] label', (ls) => ls.map((l) => l.textContent!.trim()));
+    expect(offered.length).toBeGreaterThan(8);
+    const extra = offered[offered.length - 1];
+    await page.locator('[data-testid=column-choices] label', { hasText: extra }).locator('input').check();
+    await expect.poll(headers).toContain(extra);
+    expect(new URL(page.url()).searchParams.getAll('col')).toContain(extra);
+    // The trace id is a link to its trace; values stay on one line, whole in their tooltip.
+    if (!(await headers()).includes('trace.trace_id')) await page.locator('[data-testid=column-choices] label', { hasText: /^trace\.trace_id$/ }).locator('input').check();
+    const link = page.locator('[data-testid=events-table] tbody td.cell a[href*="/trace/"]').first();
+    await link.waitFor();
+    const cell = await page.locator('[data-testid=events-table] tbody td.cell').first().evaluate((td) => ({ ws: getComputedStyle(td).whiteSpace, to: getComputedStyle(td).textOverflow, title: td.getAttribute('title') }));
+    expect(cell).toMatchObject({ ws: 'nowrap', to: 'ellipsis' });
+    expect(cell.title).not.toBeNull();
+    await link.click();
+    await page.waitForURL(/\/trace\//);
+  });
+
   it('loads every page without a script error', () => {
     expect(errors).toEqual([]);
   });
