@@ -143,6 +143,14 @@ describe.skipIf(!present && !CI)('issue 37’s web UI defects, in Chromium', { t
     await page.waitForURL(/\/trace\//);
   });
 
+  it('7: a heatmap after COUNT is drawn after it, with a colour legend', async () => {
+    const spec = { calculations: [{ op: 'COUNT' }, { op: 'HEATMAP', column: 'duration_ms' }], time_range: 7200 };
+    await page.goto(`${server.url}${scope}/datasets/checkout?query=${encodeURIComponent(JSON.stringify(spec))}`);
+    await page.locator('.heatmap canvas').waitFor();
+    expect(await page.$$eval('[data-testid=results] [data-chart]', (cs) => cs.map((c) => c.getAttribute('data-chart')))).toEqual(['COUNT', 'HEATMAP(duration_ms)']);
+    expect(await page.textContent('[data-testid=heat-legend]')).toMatch(/^events per cell1\d/);
+  });
+
   it('loads every page without a script error', () => {
     expect(errors).toEqual([]);
   });

@@ -3,6 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { shapeResult, stepOf } from '../web/src/results.js';
 import { cumulative, stackBands } from '../web/src/charts/stack.js';
+import { intensity, niceTicks, timeTicks, unitOf } from '../web/src/heatmap.js';
+import { formatClock, formatTooltipTime } from '../web/src/time.js';
 import type { QueryData } from '../web/src/api/types.js';
 
 const at = (s: number) => new Date(s * 1000).toISOString();
@@ -40,5 +42,38 @@ describe('3: stacked charts stack', () => {
     // uPlot series 1 … 3: series 2 fills down to 1, 3 down to 2; series 1 down to zero.
     expect(stackBands(3)).toEqual([{ series: [2, 1] }, { series: [3, 2] }]);
     expect(stackBands(1)).toEqual([]);
+  });
+});
+
+describe('7: the heatmap’s axes and colours', () => {
+  it('ticks values at round steps, not at the largest value ÷ 4', () => {
+    expect(niceTicks(0.054, 3654.4, 5)).toEqual([1000, 2000, 3000]);
+    expect(niceTicks(15, 998.1, 5)).toEqual([200, 400, 600, 800]);
+    expect(niceTicks(0, 1, 5)).toEqual([0, 0.25, 0.5, 0.75, 1]);
+  });
+
+  it('reads the unit from the column’s name', () => {
+    expect(unitOf('duration_ms')).toBe('ms');
+    expect(unitOf('db.duration.ms')).toBe('ms');
+    expect(unitOf('elapsed_seconds')).toBe('s');
+    expect(unitOf('status')).toBeUndefined();
+    expect(unitOf('items')).toBeUndefined();
+  });
+
+  it('ticks times at a round local step, evenly, in the line charts’ 12-hour form', () => {
+    // UTC here (offset 0): 2 hours from 18:07 → every 15 minutes from 18:15.
+    const start = Date.UTC(2024, 0, 1, 18, 7) / 1000;
+    const { step, ticks } = timeTicks(start, start + 7200, 10, 0);
+    expect(step).toBe(900);
+    expect(ticks[0]).toBe(Date.UTC(2024, 0, 1, 18, 15) / 1000);
+    expect(new Set(ticks.slice(1).map((t, i) => t - ticks[i]))).toEqual(new Set([900]));
+    const local = new Date(2024, 0, 1, 18, 20).getTime() / 1000;
+    expect(formatClock(local)).toBe('6:20pm');
+    expect(formatClock(new Date(2024, 0, 1, 0, 5).getTime() / 1000)).toBe('12:05am');
+    expect(formatTooltipTime(local)).toBe('1/1 6:20pm');
+  });
+
+  it('shows a cell of one event plainly (not faint)', () => {
+    expect(intensity(1, 5000)).toBeGreaterThanOrEqual(0.3);
   });
 });

@@ -58,43 +58,50 @@ export function ResultsView(props: ResultsViewProps) {
   const table = (props.show?.table ?? true) && (r.breakdowns.length > 0 || r.series.length > 0);
   return (
     <div class="stack" data-testid="results">
-      {charts && r.heatmap && (
-        <section class={props.compact ? '' : 'panel chart-card'} aria-label={`Heatmap of ${r.heatmap.key}`} data-chart={r.heatmap.key}>
-          {captioned && <div class="chart-caption">{r.heatmap.key}</div>}
-          {!props.compact && (
-            <header>
-              <h2>{r.heatmap.key}</h2>
-              {props.onSelect && <span class="small muted">Drag a region to BubbleUp what is different about it</span>}
-            </header>
-          )}
-          <HeatmapChart
-            rows={r.heatmap.rows}
-            column={r.heatmap.column}
-            height={chartHeight ?? (props.compact ? 180 : 280)}
-            onDrawn={drawn}
-            onSelect={props.onSelect ? (s) => props.onSelect!({ ...s, column: r.heatmap!.column }) : undefined}
-          />
-        </section>
-      )}
       {charts &&
-        r.series.map((s) => (
-          <SeriesChart
-            key={s.key}
-            calc={s.key}
-            times={r.times}
-            span={r.span}
-            lines={s.lines.map((values, i) => ({ label: r.groups[i].label, values, color: colors[i] }))}
-            markers={props.markers}
-            compact={props.compact}
-            caption={captioned}
-            height={chartHeight}
-            style={props.chartStyle}
-            logScale={props.logScale}
-            onDrawn={drawn}
-            onSelectRange={props.onSelect ? (start, end) => props.onSelect!({ start_time: start, end_time: end }) : undefined}
-            onPick={props.onNarrow ? (i) => props.onNarrow!(r.groups[i]) : undefined}
-          />
-        ))}
+        // In the query's order: a HEATMAP asked for after COUNT is drawn after it.
+        r.calcKeys.map((k) => {
+          if (r.heatmap && k === r.heatmap.key) {
+            return (
+              <section key={k} class={props.compact ? '' : 'panel chart-card'} aria-label={`Heatmap of ${r.heatmap.key}`} data-chart={r.heatmap.key}>
+                {captioned && <div class="chart-caption">{r.heatmap.key}</div>}
+                {!props.compact && (
+                  <header>
+                    <h2>{r.heatmap.key}</h2>
+                    {props.onSelect && <span class="small muted">Drag a region to BubbleUp what is different about it</span>}
+                  </header>
+                )}
+                <HeatmapChart
+                  rows={r.heatmap.rows}
+                  column={r.heatmap.column}
+                  height={chartHeight ?? (props.compact ? 180 : 280)}
+                  onDrawn={drawn}
+                  onSelect={props.onSelect ? (s) => props.onSelect!({ ...s, column: r.heatmap!.column }) : undefined}
+                />
+              </section>
+            );
+          }
+          const s = r.series.find((x) => x.key === k);
+          if (!s) return null;
+          return (
+            <SeriesChart
+              key={s.key}
+              calc={s.key}
+              times={r.times}
+              span={r.span}
+              lines={s.lines.map((values, i) => ({ label: r.groups[i].label, values, color: colors[i] }))}
+              markers={props.markers}
+              compact={props.compact}
+              caption={captioned}
+              height={chartHeight}
+              style={props.chartStyle}
+              logScale={props.logScale}
+              onDrawn={drawn}
+              onSelectRange={props.onSelect ? (start, end) => props.onSelect!({ start_time: start, end_time: end }) : undefined}
+              onPick={props.onNarrow ? (i) => props.onNarrow!(r.groups[i]) : undefined}
+            />
+          );
+        })}
       {legend && <Legend labels={r.groups.map((g) => g.label)} colors={colors} />}
       {props.children}
       {table && <ResultsTable {...props} colors={colors} />}
