@@ -5,7 +5,8 @@ import { shapeResult, stepOf } from '../web/src/results.js';
 import { cumulative, stackBands } from '../web/src/charts/stack.js';
 import { intensity, niceTicks, timeTicks, unitOf } from '../web/src/heatmap.js';
 import { formatClock, formatTooltipTime } from '../web/src/time.js';
-import type { QueryData } from '../web/src/api/types.js';
+import { buildWaterfall, serviceColors } from '../web/src/trace.js';
+import type { QueryData, TraceSpan } from '../web/src/api/types.js';
 
 const at = (s: number) => new Date(s * 1000).toISOString();
 
@@ -75,5 +76,18 @@ describe('7: the heatmap’s axes and colours', () => {
 
   it('shows a cell of one event plainly (not faint)', () => {
     expect(intensity(1, 5000)).toBeGreaterThanOrEqual(0.3);
+  });
+});
+
+describe('1: a trace’s services have distinct colours', () => {
+  it('gives each service of a trace its own palette colour, in order of appearance (frontend and api-gateway differ)', () => {
+    const c = serviceColors(['frontend', 'api-gateway', 'cart']);
+    expect(new Set(Object.values(c)).size).toBe(3);
+    expect(c.frontend).not.toBe(c['api-gateway']);
+    const span = (id: string, parent: string | null, service: string, at: number): TraceSpan =>
+      ({ dataset: 'd', time: new Date(at).toISOString(), span_id: id, parent_id: parent, name: id, service_name: service, duration_ms: 5, error: false, kind: 'span', data: {} }) as TraceSpan;
+    const w = buildWaterfall([span('b', 'a', 'api-gateway', 2), span('a', null, 'frontend', 1), span('c', 'b', 'frontend', 3)]);
+    expect(w.services).toEqual(['frontend', 'api-gateway']);
+    expect(w.colors).toEqual(serviceColors(['frontend', 'api-gateway']));
   });
 });

@@ -9,7 +9,7 @@ import { ErrorNotice, PageHead, Spinner, useAsync } from '../components/ui.js';
 import { formatDuration, formatTimestamp } from '../format.js';
 import { Link } from '../router.js';
 import { pathOf, type Scope } from '../routes.js';
-import { buildWaterfall, offsetOf, serviceColor, type Waterfall, type WaterfallRow } from '../trace.js';
+import { buildWaterfall, offsetOf, type Waterfall, type WaterfallRow } from '../trace.js';
 
 export function TracePage({ scope, dataset, traceId }: { scope: Scope; dataset: string; traceId: string }) {
   const trace = useAsync(() => getTrace(dataset, traceId), [dataset, traceId]);
@@ -156,14 +156,14 @@ function Row(props: { w: Waterfall; r: WaterfallRow; selected: boolean; collapse
           <span style={{ width: '22px', display: 'inline-block' }} />
         )}
         {s.error && <span class="err-dot" title="error" aria-label="error" />}
-        <span class="swatch" style={{ background: serviceColor(service) }} />
+        <span class="swatch" style={{ background: w.colors[service] }} />
         <span class="svc">{service}</span>
         <span class="nm">{s.name ?? s.span_id ?? '(unnamed span)'}</span>
         {r.orphan && <span class="badge warn" title="Its parent span is not in the trace">orphan</span>}
         {r.childCount > 0 && props.collapsed && <span class="badge">{r.childCount}</span>}
       </div>
       <div class="wf-track">
-        <div class={`wf-bar${s.error ? ' error' : ''}`} style={{ left: `${left}%`, width: `${Math.max(width, 0.15)}%`, background: serviceColor(service) }} />
+        <div class={`wf-bar${s.error ? ' error' : ''}`} style={{ left: `${left}%`, width: `${Math.max(width, 0.15)}%`, background: w.colors[service] }} />
         {r.events.map((e, i) => (
           <span key={i} class="wf-event" style={{ left: `${(offsetOf(w, e) / total) * 100}%` }} title={`${e.name ?? 'span event'} at ${formatDuration(offsetOf(w, e) - r.offset)}`} />
         ))}
@@ -182,7 +182,7 @@ function SpanDetails({ w, r }: { w: Waterfall; r: WaterfallRow }) {
     <aside class="panel side" aria-label="Selected span" data-testid="span-details">
       <h2 style={{ marginBottom: '2px' }}>{s.name ?? s.span_id ?? 'span'}</h2>
       <div class="row small" style={{ marginBottom: '10px' }}>
-        <span class="swatch" style={{ background: serviceColor(s.service_name ?? s.dataset) }} />
+        <span class="swatch" style={{ background: w.colors[s.service_name ?? s.dataset] }} />
         {s.service_name ?? s.dataset}
         <span class="muted">· {formatDuration(r.duration)} · starts at +{formatDuration(r.offset)}</span>
         {s.error && <span class="badge bad">error</span>}
