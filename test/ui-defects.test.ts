@@ -151,6 +151,24 @@ describe.skipIf(!present && !CI)('issue 37’s web UI defects, in Chromium', { t
     expect(await page.textContent('[data-testid=heat-legend]')).toMatch(/^events per cell1\d/);
   });
 
+  it('2: "BubbleUp failing events" compares the failing events with the passing ones, not with every other event', async () => {
+    // An SLI that judges payments only (null for the other services' events).
+    await api('POST', '/1/derived_columns/checkout', { alias: 'sli_pay', expression: 'IF(EQUALS($service.name, "payments"), LT($duration_ms, 600))' });
+    const slo = (await api('POST', '/1/slos/checkout', { name: 'Payments latency', sli: { alias: 'sli_pay' }, time_period_days: 7, target_per_million: 990000 })).body;
+    const counts = await apiResult('checkout', { calculations: [{ op: 'COUNT' }], breakdowns: ['sli_pay'], time_range: 7 * 86400 });
+    const of = (v: unknown) => counts.body.data.results.find((r: any) => r.data.sli_pay === v)?.data.COUNT ?? 0;
+    expect(of(undefined)).toBeGreaterThan(of(true)); // most events are not judged by this SLI
+    await page.goto(`${server.url}${scope}/datasets/checkout/slo/${slo.id}`);
+    await page.click('text=BubbleUp failing events');
+    const panel = page.locator('[data-testid=bubbleup]');
+    await panel.locator('.dist').first().waitFor({ timeout: 30_000 });
+    const text = (await panel.textContent())!;
+    expect(text).toContain('sli_pay = false');
+    expect(text).not.toContain('0 – 0');
+    const m = /([\d,]+) selected events against ([\d,]+) others/.exec(text)!;
+    expect([Number(m[1].replace(/,/g, '')), Number(m[2].replace(/,/g, ''))]).toEqual([of(false), of(true)]);
+  });
+
   it('loads every page without a script error', () => {
     expect(errors).toEqual([]);
   });

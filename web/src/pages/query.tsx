@@ -44,6 +44,8 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
   const [draft, setDraft] = useState<QuerySpec>(fromUrl && !('error' in fromUrl) ? fromUrl : DEFAULT_SPEC);
   const [run, setRun] = useState<Run>({ status: 'idle' });
   const [selection, setSelection] = useState<BubbleUpSelection | null>(null);
+  /** How the selection reads when a link named it (`sli = false` rather than a range 0 – 0). */
+  const [selectionLabel, setSelectionLabel] = useState<string | undefined>(undefined);
   const [bubble, setBubble] = useState<{ answer?: BubbleUpAnswer; error?: unknown }>({});
   const [drawMs, setDrawMs] = useState<number | null>(null);
   const abort = useRef<AbortController>();
@@ -129,6 +131,7 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
   const startBubbleUp = (sel: BubbleUpSelection) => {
     if (run.status !== 'done') return;
     setSelection(sel);
+    setSelectionLabel(undefined);
     setBubble({});
     bubbleUp(dataset, run.spec, sel).then(
       (answer) => setBubble({ answer }),
@@ -142,9 +145,10 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
   useEffect(() => {
     if (!asked || run.status !== 'done' || selection) return;
     try {
-      const b = JSON.parse(asked) as Partial<BubbleUpSelection>;
+      const b = JSON.parse(asked) as Partial<BubbleUpSelection> & { label?: string };
       const w = windowOf(run.spec, Math.floor(Date.now() / 1000));
       startBubbleUp({ start_time: b.start_time ?? w.start, end_time: b.end_time ?? w.end, column: b.column, lower: b.lower, upper: b.upper });
+      if (typeof b.label === 'string') setSelectionLabel(b.label);
     } catch {
       // a mangled link: no BubbleUp
     }
@@ -228,6 +232,7 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
           {selection && (
               <BubbleUpPanel
                 selection={selection}
+                label={selectionLabel}
                 answer={bubble.answer}
                 error={bubble.error}
                 onClose={() => setSelection(null)}

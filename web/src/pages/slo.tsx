@@ -27,12 +27,7 @@ function SloBody({ scope, dataset, slo }: { scope: Scope; dataset: string; slo: 
   const history = useAsync(() => sloHistory([slo.id], start, now), [slo.id]);
   const alerts = useAsync(() => listBurnAlerts(dataset, slo.id), [slo.id]);
   const range = Math.min(MAX_QUERY, slo.time_period_days * DAY);
-  const failing = {
-    calculations: [{ op: 'COUNT' as const }],
-    breakdowns: [slo.sli.alias],
-    time_range: range,
-  };
-  const bubbleHref = `${pathOf({ page: 'query', dataset, ...scope })}${specToSearch(failing)}&bubbleup=${encodeURIComponent(JSON.stringify({ column: slo.sli.alias, lower: 0, upper: 0 }))}`;
+  const bubbleHref = `${pathOf({ page: 'query', dataset, ...scope })}${sloBubbleUpSearch(slo.sli.alias, range)}`;
   return (
     <div class="stack">
       <PageHead title={slo.name} sub={slo.description || `SLI ${slo.sli.alias} · target ${targetPercent(slo)}% over ${slo.time_period_days} days`}>
@@ -62,6 +57,21 @@ function SloBody({ scope, dataset, slo }: { scope: Scope; dataset: string; slo: 
       </section>
     </div>
   );
+}
+
+/**
+ * The query and selection of "BubbleUp failing events", as Honeycomb compares them: only the
+ * events the SLI applies to (it `exists`: an SLI is null for the events it does not judge), the
+ * failing ones (SLI false, 0) selected, so the baseline is the passing ones, not every other event.
+ */
+export function sloBubbleUpSearch(sli: string, range: number): string {
+  const spec = {
+    calculations: [{ op: 'COUNT' as const }],
+    filters: [{ column: sli, op: 'exists' as const }],
+    breakdowns: [sli],
+    time_range: range,
+  };
+  return `${specToSearch(spec)}&bubbleup=${encodeURIComponent(JSON.stringify({ column: sli, lower: 0, upper: 0, label: `${sli} = false` }))}`;
 }
 
 function BurnDown({ points, range }: { points: { timestamp: number; compliance: number; budget_remaining: number }[]; range: [number, number] }) {
