@@ -169,6 +169,16 @@ describe.skipIf(!present && !CI)('issue 37’s web UI defects, in Chromium', { t
     expect([Number(m[1].replace(/,/g, '')), Number(m[2].replace(/,/g, ''))]).toEqual([of(false), of(true)]);
   });
 
+  it('6: the SLO burn-down spans the SLO’s events from a whole budget, compliance on its own chart', async () => {
+    await page.goto(`${server.url}${scope}/datasets/checkout/slo/${seeded.sloId}`);
+    const burn = page.locator('.burn-down');
+    await burn.locator('canvas').first().waitFor();
+    const [start, end] = (await burn.getAttribute('data-range'))!.split(',').map(Number);
+    expect(end - start).toBeLessThan(6 * 3600); // two hours of events, not the 7-day period
+    expect(await burn.getAttribute('data-first-budget')).toBe('100');
+    expect(await burn.locator('[role=img]').count()).toBe(2);
+  });
+
   it('loads every page without a script error', () => {
     expect(errors).toEqual([]);
   });

@@ -6,6 +6,7 @@ import { cumulative, stackBands } from '../web/src/charts/stack.js';
 import { intensity, niceTicks, timeTicks, unitOf } from '../web/src/heatmap.js';
 import { formatClock, formatTooltipTime } from '../web/src/time.js';
 import { buildWaterfall, serviceColors } from '../web/src/trace.js';
+import { burnDownSeries } from '../web/src/burn-down.js';
 import type { QueryData, TraceSpan } from '../web/src/api/types.js';
 
 const at = (s: number) => new Date(s * 1000).toISOString();
@@ -89,5 +90,35 @@ describe('1: a trace’s services have distinct colours', () => {
     const w = buildWaterfall([span('b', 'a', 'api-gateway', 2), span('a', null, 'frontend', 1), span('c', 'b', 'frontend', 3)]);
     expect(w.services).toEqual(['frontend', 'api-gateway']);
     expect(w.colors).toEqual(serviceColors(['frontend', 'api-gateway']));
+  });
+});
+
+describe('6: the SLO burn-down', () => {
+  const now = 1_000_000;
+  const period: [number, number] = [now - 7 * 86400, now];
+  const points = [
+    { timestamp: now - 7200, compliance: 97, budget_remaining: -200 },
+    { timestamp: now - 3600, compliance: 95, budget_remaining: -400 },
+    { timestamp: now, compliance: 92, budget_remaining: -700 },
+  ];
+
+  it('spans from the SLO’s first events (not the whole period), starting at a whole budget', () => {
+    const d = burnDownSeries(points, period, 99)!;
+    expect(d.range).toEqual([now - 10800, now]);
+    expect(d.times[0]).toBe(now - 10800);
+    expect([d.budget[0], d.compliance[0]]).toEqual([100, 100]);
+    expect(d.budget.slice(1)).toEqual([-200, -400, -700]);
+  });
+
+  it('gives budget and compliance their own axes (−700 … 100 against 91 … 100)', () => {
+    const d = burnDownSeries(points, period, 99)!;
+    expect(d.budgetY).toEqual([-700, 100]);
+    expect(d.complianceY).toEqual([91, 100]);
+  });
+
+  it('needs no lead point when the first one is already whole, and nothing without points', () => {
+    const d = burnDownSeries([{ timestamp: now - 3600, compliance: 100, budget_remaining: 100 }, ...points.slice(2)], period)!;
+    expect(d.times).toEqual([now - 3600, now]);
+    expect(burnDownSeries([], period)).toBeUndefined();
   });
 });

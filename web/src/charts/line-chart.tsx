@@ -33,6 +33,8 @@ export interface LineChartProps {
   format?: (v: number) => string;
   /** The x axis' span, Unix seconds (default: the data's). */
   xRange?: [number, number];
+  /** The y axis' span (default: from 0, or the lowest value, to a little over the highest). */
+  yRange?: [number, number];
   onSelectRange?: (start: number, end: number) => void;
   onPick?: (lineIndex: number) => void;
   /** Called once the chart has drawn (the results page measures its drawing time with it). */
@@ -83,7 +85,7 @@ export function LineChart(props: LineChartProps) {
       },
       focus: { alpha: 0.35 },
       bands: stacked ? stackBands(props.lines.length).map((b) => ({ ...b, fill: props.lines[b.series[0] - 1].color + '99' })) : undefined,
-      scales: { x: props.xRange ? { time: true, range: () => props.xRange as [number, number] } : { time: true }, y: props.logScale ? { distr: 3 } : { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.05 : 1] } },
+      scales: { x: props.xRange ? { time: true, range: () => props.xRange as [number, number] } : { time: true }, y: props.logScale ? { distr: 3 } : { range: (_u, min, max) => props.yRange ?? [Math.min(0, min), max > 0 ? max * 1.05 : 1] } },
       axes: [
         { stroke: axisColor, grid: { stroke: gridColor, width: 1 }, ticks: { stroke: gridColor } },
         { stroke: axisColor, grid: { stroke: gridColor, width: 1 }, ticks: { stroke: gridColor }, size: 56, values: (_u, ticks) => ticks.map((v) => fmt(v)) },
@@ -180,7 +182,7 @@ export function LineChart(props: LineChartProps) {
       ro.disconnect();
       u.destroy();
     };
-  }, [props.times, props.lines, props.style, props.logScale, props.height, props.markers, props.xRange?.[0], props.xRange?.[1]]);
+  }, [props.times, props.lines, props.style, props.logScale, props.height, props.markers, props.xRange?.[0], props.xRange?.[1], props.yRange?.[0], props.yRange?.[1]]);
 
   return (
     <div class="chart" role="img" aria-label={props.label}>

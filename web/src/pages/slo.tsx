@@ -7,6 +7,7 @@ import { LineChart } from '../charts/line-chart.js';
 import { cssVar } from '../charts/palette.js';
 import { SloFigures, targetPercent } from '../components/slo-summary.js';
 import { ErrorNotice, Loaded, PageHead, Spinner, useAsync } from '../components/ui.js';
+import { burnDownSeries, type BurnPoint } from '../burn-down.js';
 import { formatNumber } from '../format.js';
 import { specToSearch } from '../query-url.js';
 import { Link } from '../router.js';
@@ -43,9 +44,9 @@ function SloBody({ scope, dataset, slo }: { scope: Scope; dataset: string; slo: 
           <h2 id="burn-h" style={{ fontFamily: 'inherit' }}>
             Budget burn-down
           </h2>
-          <span class="small muted">budget remaining (%) over the period; compliance in the tooltip</span>
+          <span class="small muted">since the SLO's first events in its period</span>
         </header>
-        {history.error ? <ErrorNotice error={history.error} /> : !history.data ? <Spinner label="Loading the history" /> : <BurnDown points={history.data[slo.id] ?? []} range={[start, now]} />}
+        {history.error ? <ErrorNotice error={history.error} /> : !history.data ? <Spinner label="Loading the history" /> : <BurnDown points={history.data[slo.id] ?? []} range={[start, now]} target={slo.target_per_million / 10_000} />}
       </section>
       <section class="panel flush" aria-labelledby="alerts-h">
         <div style={{ padding: '12px 16px 0' }}>
@@ -74,19 +75,30 @@ export function sloBubbleUpSearch(sli: string, range: number): string {
   return `${specToSearch(spec)}&bubbleup=${encodeURIComponent(JSON.stringify({ column: sli, lower: 0, upper: 0, label: `${sli} = false` }))}`;
 }
 
-function BurnDown({ points, range }: { points: { timestamp: number; compliance: number; budget_remaining: number }[]; range: [number, number] }) {
-  const data = useMemo(() => {
-    const times = points.map((p) => p.timestamp);
+function BurnDown({ points, range, target }: { points: BurnPoint[]; range: [number, number]; target: number }) {
+  const d = useMemo(() => burnDownSeries(points, range, target), [points]);
+  const lines = useMemo(() => {
+    if (!d) return undefined;
     return {
-      times,
-      lines: [
-        { label: 'budget remaining %', values: points.map((p) => p.budget_remaining), color: cssVar('--accent', '#5b3fd6') },
-        { label: 'compliance %', values: points.map((p) => p.compliance), color: '#3fb27f' },
+      budget: [{ label: 'budget remaining', values: d.budget, color: cssVar('--accent', '#5b3fd6') }],
+      compliance: [
+        { label: 'compliance', values: d.compliance, color: '#3fb27f' },
+        { label: 'target', values: d.times.map(() => target), color: cssVar('--muted', '#888888') },
       ],
     };
-  }, [points]);
-  if (points.length === 0) return <p class="muted">No eligible events in the period yet.</p>;
-  return <LineChart label="Budget remaining over the SLO's period" times={data.times} lines={data.lines} height={240} xRange={range} format={(v) => `${formatNumber(v)}`} />;
+  }, [d]);
+  if (!d || !lines) return <p class="muted">No eligible events in the period yet.</p>;
+  const pct = (v: number) => `${formatNumber(v)}%`;
+  return (
+    <div class="burn-down" data-range={d.range.join(',')} data-first-budget={d.budget[0]}>
+      <div class="small muted">Budget remaining</div>
+      <LineChart label="Budget remaining over the SLO's period" times={d.times} lines={lines.budget} height={200} xRange={d.range} yRange={d.budgetY} format={pct} />
+      <div class="small muted" style={{ marginTop: '10px' }}>
+        Compliance (target {pct(target)})
+      </div>
+      <LineChart label="Compliance over the SLO's period, with its target" times={d.times} lines={lines.compliance} height={160} xRange={d.range} yRange={d.complianceY} format={pct} />
+    </div>
+  );
 }
 
 function AlertTable({ list }: { list: BurnAlert[] }) {
