@@ -179,6 +179,51 @@ describe.skipIf(!present && !CI)('issue 37’s web UI defects, in Chromium', { t
     expect(await burn.locator('[role=img]').count()).toBe(2);
   });
 
+  it('1, 9: a trace: distinct colours per service, Query not highlighted, span names whole in a tooltip, links followed, field names broken at dots', async () => {
+    await page.goto(`${server.url}${scope}/datasets/__all__/trace/${seeded.traceId}`);
+    await page.waitForSelector('[data-testid=waterfall] [data-span-id]');
+    const colours = await page.$$eval('[data-testid=waterfall] [data-span-id]', (rows) =>
+      Object.fromEntries(rows.map((r) => [r.querySelector('.svc')!.textContent, getComputedStyle(r.querySelector('.wf-bar')!).backgroundColor])),
+    );
+    expect(Object.keys(colours).sort()).toEqual(['cart', 'frontend', 'payments', 'postgres']);
+    expect(new Set(Object.values(colours)).size).toBe(4);
+    expect(await page.locator('nav a[aria-current=page]').count()).toBe(0);
+    expect(await page.getAttribute('[data-span-id="pay"] .nm', 'title')).toBe('payments.charge');
+    await page.click('[data-span-id="pay"]');
+    const side = page.locator('[data-testid=span-details]');
+    expect(await side.locator('.kv .k[title="trace.trace_id"] wbr').count()).toBe(2); // trace. | trace_ | id
+    await side.locator('[data-testid=span-link] a').click();
+    await page.waitForURL(/\/trace\/fraud-check-77$/);
+  });
+
+  it('9: opening Query runs nothing; a query’s charts share one crosshair, with 12-hour tooltips', async () => {
+    const posts: string[] = [];
+    const onRequest = (r: { method: () => string; url: () => string }) => void (r.method() === 'POST' && posts.push(r.url()));
+    page.on('request', onRequest);
+    await page.goto(`${server.url}${scope}`);
+    const recent = () => page.evaluate(() => JSON.stringify({ ...localStorage }));
+    const before = await recent();
+    await page.click('nav >> text=Query');
+    await page.waitForSelector('[data-testid=not-run]');
+    await page.selectOption('select[aria-label=Dataset]', 'checkout');
+    await page.waitForURL(/\/datasets\/checkout\?draft=/);
+    await page.waitForTimeout(300);
+    page.off('request', onRequest);
+    expect(posts).toEqual([]);
+    expect(await recent()).toBe(before); // nothing listed as recent
+
+    const spec = { calculations: [{ op: 'COUNT' }, { op: 'AVG', column: 'duration_ms' }], time_range: 7200 };
+    await page.goto(`${server.url}${scope}/datasets/checkout?query=${encodeURIComponent(JSON.stringify(spec))}`);
+    const over = page.locator('[data-chart] .u-over');
+    await over.nth(1).waitFor();
+    const box = (await over.nth(0).boundingBox())!;
+    await page.mouse.move(box.x + box.width * 0.4, box.y + box.height / 2);
+    const cursorLeft = (i: number) => page.locator('[data-chart] .u-cursor-x').nth(i).evaluate((e) => (e as HTMLElement).style.transform || (e as HTMLElement).style.left);
+    await expect.poll(() => cursorLeft(1)).toBe(await cursorLeft(0));
+    expect(await page.locator('[data-chart] .tooltip').count()).toBe(1);
+    expect(await page.locator('[data-chart] .tooltip .t').textContent()).toMatch(/^\d+\/\d+ \d{1,2}:\d\d(:\d\d)?[ap]m$/);
+  });
+
   it('loads every page without a script error', () => {
     expect(errors).toEqual([]);
   });

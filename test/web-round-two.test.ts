@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { shapeResult, stepOf } from '../web/src/results.js';
 import { cumulative, stackBands } from '../web/src/charts/stack.js';
 import { intensity, niceTicks, timeTicks, unitOf } from '../web/src/heatmap.js';
-import { formatClock, formatTooltipTime } from '../web/src/time.js';
+import { formatClock, formatTooltipTime, spanText } from '../web/src/time.js';
 import { buildWaterfall, serviceColors } from '../web/src/trace.js';
 import { burnDownSeries } from '../web/src/burn-down.js';
 import type { QueryData, TraceSpan } from '../web/src/api/types.js';
@@ -120,5 +120,14 @@ describe('6: the SLO burn-down', () => {
     const d = burnDownSeries([{ timestamp: now - 3600, compliance: 100, budget_remaining: 100 }, ...points.slice(2)], period)!;
     expect(d.times).toEqual([now - 3600, now]);
     expect(burnDownSeries([], period)).toBeUndefined();
+  });
+});
+
+describe('9: smaller ones', () => {
+  it('says "within 1 hour", not "1 hours" (burn alerts read their minutes with spanText)', () => {
+    expect(spanText(60 * 60)).toBe('1 hour');
+    expect(spanText(240 * 60)).toBe('4 hours');
+    expect(spanText(1440 * 60)).toBe('1 day');
+    expect(spanText(90 * 60)).toBe('90 minutes');
   });
 });

@@ -6,7 +6,7 @@ import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { formatNumber } from '../format.js';
-import { formatDateTime } from '../time.js';
+import { formatTooltipTime } from '../time.js';
 import { cssVar } from './palette.js';
 import { cumulative, stackBands } from './stack.js';
 
@@ -37,6 +37,8 @@ export interface LineChartProps {
   yRange?: [number, number];
   onSelectRange?: (start: number, end: number) => void;
   onPick?: (lineIndex: number) => void;
+  /** Charts with the same key share their crosshair (a query's charts). */
+  syncKey?: string;
   /** Called once the chart has drawn (the results page measures its drawing time with it). */
   onDrawn?: () => void;
   label: string;
@@ -56,6 +58,7 @@ export function LineChart(props: LineChartProps) {
   const host = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot>();
   const focused = useRef<number | null>(null);
+  const hovering = useRef(false);
   const propsRef = useRef(props);
   propsRef.current = props;
   const [hover, setHover] = useState<Hover | null>(null);
@@ -82,6 +85,7 @@ export function LineChart(props: LineChartProps) {
         drag: { x: !!props.onSelectRange, y: false, setScale: false },
         focus: { prox: 24 },
         points: { size: 6 },
+        ...(props.syncKey ? { sync: { key: props.syncKey, setSeries: false } } : {}),
       },
       focus: { alpha: 0.35 },
       bands: stacked ? stackBands(props.lines.length).map((b) => ({ ...b, fill: props.lines[b.series[0] - 1].color + '99' })) : undefined,
@@ -108,7 +112,8 @@ export function LineChart(props: LineChartProps) {
         setCursor: [
           (u) => {
             const idx = u.cursor.idx;
-            if (idx === null || idx === undefined || u.cursor.left === undefined || u.cursor.left < 0) return setHover(null);
+            // (a crosshair moved by another chart of the same key shows no tooltip here)
+            if (!hovering.current || idx === null || idx === undefined || u.cursor.left === undefined || u.cursor.left < 0) return setHover(null);
             const p = propsRef.current;
             const rows = p.lines
               .map((l) => ({ label: l.label, value: l.values[idx], color: l.color }))
@@ -171,8 +176,13 @@ export function LineChart(props: LineChartProps) {
       if (focused.current !== null && focused.current > 0) propsRef.current.onPick?.(focused.current - 1);
     };
     u.over.addEventListener('click', click);
-    const leave = () => setHover(null);
+    const leave = () => {
+      hovering.current = false;
+      setHover(null);
+    };
+    const enter = () => void (hovering.current = true);
     u.over.addEventListener('mouseleave', leave);
+    u.over.addEventListener('mouseenter', enter);
     const ro = new ResizeObserver(() => {
       const w = Math.max(200, el.clientWidth);
       if (w !== u.width) u.setSize({ width: w, height: u.height });
@@ -192,7 +202,7 @@ export function LineChart(props: LineChartProps) {
       ))}
       {hover && hover.rows.length > 0 && (
         <div class="tooltip" style={{ left: `${Math.min(hover.left + 14, (host.current?.clientWidth ?? 400) - 240)}px`, top: `${Math.max(0, hover.top - 20)}px` }}>
-          <div class="t">{formatDateTime(hover.time)}</div>
+          <div class="t">{formatTooltipTime(hover.time)}</div>
           {hover.rows.map((r) => (
             <div class="s" key={r.label}>
               <span class="swatch" style={{ background: r.color }} />

@@ -37,6 +37,8 @@ export interface ResultsViewProps {
   children?: ComponentChildren;
 }
 
+let views = 0;
+
 export function ResultsView(props: ResultsViewProps) {
   const r = props.result;
   const pending = useRef(r.series.length + (r.heatmap ? 1 : 0));
@@ -45,6 +47,8 @@ export function ResultsView(props: ResultsViewProps) {
     if (pending.current === 0) props.onDrawn?.(performance.now());
   };
   const colors = useMemo(() => r.groups.map((_, i) => seriesColor(i)), [r]);
+  // One crosshair across the charts of this answer.
+  const syncKey = useMemo(() => `results-${++views}`, []);
   const charts = props.show?.charts ?? true;
   const count = r.series.length + (r.heatmap ? 1 : 0);
   // Compact (a board panel): a legend of the groups under the charts (the table is not shown),
@@ -93,6 +97,7 @@ export function ResultsView(props: ResultsViewProps) {
               markers={props.markers}
               compact={props.compact}
               caption={captioned}
+              syncKey={syncKey}
               height={chartHeight}
               style={props.chartStyle}
               logScale={props.logScale}
@@ -117,6 +122,7 @@ function SeriesChart(p: {
   markers: ChartMarker[];
   compact?: boolean;
   caption?: boolean;
+  syncKey?: string;
   height?: number;
   style?: 'line' | 'bars' | 'stacked';
   logScale?: boolean;
@@ -142,6 +148,7 @@ function SeriesChart(p: {
         label={`${p.calc} over time${lines.length > 1 ? `, ${lines.length} groups` : ''}`}
         times={p.times}
         xRange={p.span}
+        syncKey={p.syncKey}
         lines={lines}
         markers={p.markers}
         height={p.height ?? (p.compact ? 150 : 220)}

@@ -6,7 +6,7 @@ import { useState } from 'preact/hooks';
 import { latestEvents } from '../api/endpoints.js';
 import type { QuerySpec, RawEvent } from '../api/types.js';
 import { TimePicker } from '../components/time-picker.js';
-import { ErrorNotice, PageHead, Spinner, useAsync } from '../components/ui.js';
+import { ErrorNotice, FieldName, PageHead, Spinner, useAsync } from '../components/ui.js';
 import { describeQuery } from '../describe.js';
 import { formatTimestamp } from '../format.js';
 import { searchToSpec, specToSearch } from '../query-url.js';
@@ -166,7 +166,9 @@ export function Fields({ event, scope }: { event: { time: string; data: Record<s
         <div class="v">{event.time}</div>
         {keys.map((k) => (
           <Fragment key={k}>
-            <div class="k">{k}</div>
+            <div class="k" title={k}>
+              <FieldName name={k} />
+            </div>
             <div class="v">{String(event.data[k])}</div>
           </Fragment>
         ))}

@@ -12,7 +12,7 @@ import { QueryBuilder, type ColumnInfo } from '../components/query-builder.js';
 import { cleanSpec, clauseOf } from '../spec-edit.js';
 import { ResultsView } from '../components/results-view.js';
 import { GranularityPicker, TimePicker } from '../components/time-picker.js';
-import { ErrorNotice, PageHead, Spinner, useAsync } from '../components/ui.js';
+import { ErrorNotice, PageHead, useAsync } from '../components/ui.js';
 import { chartMarkers } from '../chart-markers.js';
 import { describeQuery } from '../describe.js';
 import { normaliseSpec, sameSpec, searchToSpec, specToSearch } from '../query-url.js';
@@ -41,7 +41,10 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
   const here = pathOf({ page: 'query', dataset, ...scope });
   const fromUrl = resultId ? undefined : searchToSpec(loc.search);
   const urlKey = resultId ? `result:${resultId}` : (loc.search.get('query') ?? '');
-  const [draft, setDraft] = useState<QuerySpec>(fromUrl && !('error' in fromUrl) ? fromUrl : DEFAULT_SPEC);
+  // `?draft=`: a query being built, not run (the dataset changed before any query ran).
+  const draftParam = resultId ? null : loc.search.get('draft');
+  const fromDraft = draftParam ? searchToSpec(new URLSearchParams([['query', draftParam]])) : undefined;
+  const [draft, setDraft] = useState<QuerySpec>(fromUrl && !('error' in fromUrl) ? fromUrl : fromDraft && !('error' in fromDraft) ? fromDraft : DEFAULT_SPEC);
   const [run, setRun] = useState<Run>({ status: 'idle' });
   const [selection, setSelection] = useState<BubbleUpSelection | null>(null);
   /** How the selection reads when a link named it (`sli = false` rather than a range 0 – 0). */
@@ -100,8 +103,10 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
         );
       return () => ctl.abort();
     }
+    // Opening the page runs nothing (nor lists anything as recent) until a query is asked for.
     if (fromUrl === undefined) {
-      navigate(`${here}${specToSearch(draft)}`, { replace: true });
+      abort.current?.abort();
+      setRun({ status: 'idle' });
       return;
     }
     if ('error' in fromUrl) {
@@ -168,7 +173,12 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
           <select
             aria-label="Dataset"
             value={dataset}
-            onChange={(e) => navigate(`${pathOf({ page: 'query', dataset: (e.target as HTMLSelectElement).value, ...scope })}${specToSearch(cleanSpec(draft))}`)}
+            onChange={(e) => {
+              // A query shown runs on the new dataset; a query not yet run stays a draft.
+              const path = pathOf({ page: 'query', dataset: (e.target as HTMLSelectElement).value, ...scope });
+              const spec = normaliseSpec(cleanSpec(draft));
+              navigate(fromUrl !== undefined ? `${path}${specToSearch(spec)}` : `${path}?draft=${encodeURIComponent(JSON.stringify(spec))}`);
+            }}
           >
             <option value="__all__">All datasets</option>
             {(datasets ?? []).map((d) => (
@@ -244,7 +254,11 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
           </ResultsView>
         </div>
       )}
-      {run.status === 'idle' && <Spinner />}
+      {run.status === 'idle' && (
+        <div class="panel empty" data-testid="not-run">
+          Build a query above and run it (Ctrl+Enter).
+        </div>
+      )}
     </div>
   );
 }

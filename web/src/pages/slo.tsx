@@ -12,6 +12,7 @@ import { formatNumber } from '../format.js';
 import { specToSearch } from '../query-url.js';
 import { Link } from '../router.js';
 import { pathOf, type Scope } from '../routes.js';
+import { spanText } from '../time.js';
 
 const DAY = 86_400;
 /** Query results read at most 7 days: the BubbleUp of failures looks at the last 7 days or the period, whichever is shorter. */
@@ -131,4 +132,5 @@ function AlertTable({ list }: { list: BurnAlert[] }) {
   );
 }
 
-const formatMinutes = (m: number) => (m % 1440 === 0 && m > 0 ? `${m / 1440} days` : m % 60 === 0 && m > 0 ? `${m / 60} hours` : `${m} minutes`);
+/** `1 hour`, `4 hours`, `2 days`, `90 minutes`. */
+const formatMinutes = (m: number) => spanText(m * 60);
