@@ -154,15 +154,15 @@ function QueryPanel({ p, scope, extra, range, chartHeight }: { p: NonNullable<Bo
         {run.error ? <ErrorNotice error={run.error} /> : !run.data ? <Spinner label="Running" /> : run.data.result.error ? (
           <ErrorNotice error={run.data.result.error} />
         ) : (
-          <PanelResult spec={run.data.spec} data={run.data.result.data!} chartType={chartType} style={p.query_style} logScale={logScale} chartHeight={chartHeight} markers={markers.data ?? []} />
+          <PanelResult spec={run.data.spec} data={run.data.result.data!} window={run.data.result.window} chartType={chartType} style={p.query_style} logScale={logScale} chartHeight={chartHeight} markers={markers.data ?? []} />
         )}
       </div>
     </>
   );
 }
 
-function PanelResult(props: { spec: QuerySpec; data: NonNullable<QueryResult['data']>; chartType: string; style?: string; logScale: boolean; chartHeight: number; markers: ChartMarker[] }) {
-  const shaped = useMemo(() => shapeResult(props.spec, props.data, truncatedWindow(props.spec, Math.floor(Date.now() / 1000))), [props.data]);
+function PanelResult(props: { spec: QuerySpec; window?: { start: number; end: number }; data: NonNullable<QueryResult['data']>; chartType: string; style?: string; logScale: boolean; chartHeight: number; markers: ChartMarker[] }) {
+  const shaped = useMemo(() => shapeResult(props.spec, props.data, props.window ?? truncatedWindow(props.spec, Math.floor(Date.now() / 1000))), [props.data]);
   if (props.chartType === 'stat') {
     const key = shaped.series[0]?.key;
     const total = key ? props.data.total_by_aggregate?.data[key] : undefined;

@@ -72,7 +72,7 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
     runQuery(dataset, spec, (stage) => !ctl.signal.aborted && setRun({ status: stage, since: Date.now() }), ctl.signal).then(
       (result) => {
         if (ctl.signal.aborted) return;
-        setRun({ status: 'done', result, spec, window: truncatedWindow(spec, Math.floor(Date.now() / 1000)), answeredAt: performance.now() });
+        setRun({ status: 'done', result, spec, window: result.window ?? truncatedWindow(spec, Math.floor(Date.now() / 1000)), answeredAt: performance.now() });
         addRecent(scope, { dataset, resultId: result.id, spec, at: Date.now() });
       },
       (error) => {
