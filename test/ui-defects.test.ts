@@ -165,6 +165,10 @@ describe.skipIf(!present && !CI)('issue 37’s web UI defects, in Chromium', { t
     const text = (await panel.textContent())!;
     expect(text).toContain('sli_pay = false');
     expect(text).not.toContain('0 – 0');
+    // (9) Values too long for their column end in an ellipsis, whole in their tooltip.
+    const label = await panel.locator('.vals .label').first().evaluate((l) => ({ title: l.getAttribute('title'), to: getComputedStyle(l.querySelector('.group-link') ?? l).textOverflow }));
+    expect(label.to).toBe('ellipsis');
+    expect(label.title).not.toBeNull();
     const m = /([\d,]+) selected events against ([\d,]+) others/.exec(text)!;
     expect([Number(m[1].replace(/,/g, '')), Number(m[2].replace(/,/g, ''))]).toEqual([of(false), of(true)]);
   });

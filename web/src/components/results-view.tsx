@@ -78,7 +78,8 @@ export function ResultsView(props: ResultsViewProps) {
                 <HeatmapChart
                   rows={r.heatmap.rows}
                   column={r.heatmap.column}
-                  height={chartHeight ?? (props.compact ? 180 : 280)}
+                  // (a panel's fitted height holds the colour legend under the heatmap too)
+                  height={chartHeight !== undefined && props.fitHeight ? chartHeight - 20 : (chartHeight ?? (props.compact ? 180 : 280))}
                   onDrawn={drawn}
                   onSelect={props.onSelect ? (s) => props.onSelect!({ ...s, column: r.heatmap!.column }) : undefined}
                 />

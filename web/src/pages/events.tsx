@@ -117,7 +117,7 @@ function EventTable({ events, scope, chosen, onChoose }: { events: RawEvent[]; s
                         {open === i ? '▾' : '▸'}
                       </button>
                     </td>
-                    <td class="nowrap">{formatTimestamp(e.time)}</td>
+                    <td class="time">{formatTimestamp(e.time)}</td>
                     {cols.map((c) => {
                       const v = e.data[c];
                       const text = v === undefined || v === null ? '' : String(v);
