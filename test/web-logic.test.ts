@@ -194,8 +194,8 @@ describe('heatmap grid', () => {
   it('colours on a log scale', () => {
     expect(intensity(0, 100)).toBe(0);
     expect(intensity(100, 100)).toBe(1);
-    expect(intensity(1, 100)).toBeCloseTo(0.15, 10);
-    expect(intensity(10, 100)).toBeCloseTo(0.15 + 0.85 / 2, 10);
+    expect(intensity(1, 100)).toBeCloseTo(0.3, 10);
+    expect(intensity(10, 100)).toBeCloseTo(0.3 + 0.7 / 2, 10);
     expect(intensity(1, 1)).toBe(1);
   });
 

@@ -26,6 +26,13 @@ export interface ShapedResult {
   groups: Group[];
   /** Bucket start times, Unix seconds, ascending. */
   times: number[];
+  /** Seconds each time bucket spans. */
+  step: number;
+  /**
+   * The time axis' span, Unix seconds: the query's window when known, else from the first bucket
+   * to the end of the last (undefined without any bucket).
+   */
+  span?: [number, number];
   series: CalcSeries[];
   /** The HEATMAP calculation, if any: per time, its cells (summed over the groups). */
   heatmap?: { key: string; column: string; rows: { time: number; cells: HeatCell[] }[] };
@@ -78,6 +85,19 @@ export function bucketTimes(spec: QuerySpec, window: { start: number; end: numbe
   return out;
 }
 
+/**
+ * The buckets' width when the window is not known: what the buckets seen are apart (their
+ * greatest common divisor), or, with a single one, the width asked for or the automatic one of
+ * the relative range.
+ */
+export function stepOf(spec: QuerySpec, seen: number[]): number {
+  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+  const sorted = [...new Set(seen)].sort((a, b) => a - b);
+  let g = 0;
+  for (let i = 1; i < sorted.length; i++) g = gcd(sorted[i] - sorted[i - 1], g);
+  return g > 0 ? g : granularityFor(spec, 0, spec.time_range ?? 7200);
+}
+
 /** `window`: the query's window, when known, so every bucket in it is shown (quiet ones too). */
 export function shapeResult(spec: QuerySpec, data: QueryData, window?: { start: number; end: number }): ShapedResult {
   const breakdowns = spec.breakdowns ?? [];
@@ -85,8 +105,23 @@ export function shapeResult(spec: QuerySpec, data: QueryData, window?: { start: 
   const calcKeys = [...new Set(calcs.map(calculationKey))];
   const groups = data.results.map((r) => groupOf(breakdowns, r.data));
   const index = new Map(groups.map((g, i) => [g.key, i]));
-  const filled = window ? (bucketTimes(spec, window) ?? []) : [];
-  const times = [...new Set([...filled, ...data.series.map((s) => Date.parse(s.time) / 1000)])].sort((a, b) => a - b);
+  const seen = data.series.map((s) => Date.parse(s.time) / 1000);
+  const step = window ? granularityFor(spec, window.start, window.end) : stepOf(spec, seen);
+  let filled: number[] = [];
+  if (window) filled = bucketTimes(spec, window) ?? [];
+  else if (seen.length > 0) {
+    // Only the buckets with events are known: the quiet ones between them are filled in, so that a
+    // line does not join two buckets across empty ones.
+    const first = Math.min(...seen);
+    const last = Math.max(...seen);
+    if ((last - first) / step <= MAX_FILLED) for (let t = first; t < last; t += step) filled.push(t);
+  }
+  const times = [...new Set([...filled, ...seen])].sort((a, b) => a - b);
+  const span: [number, number] | undefined = window
+    ? [Math.min(window.start, times[0] ?? window.start), Math.max(window.end, (times[times.length - 1] ?? 0) + step)]
+    : times.length > 0
+      ? [times[0], times[times.length - 1] + step]
+      : undefined;
   const tIndex = new Map(times.map((t, i) => [t, i]));
 
   const series: CalcSeries[] = [];
@@ -121,6 +156,8 @@ export function shapeResult(spec: QuerySpec, data: QueryData, window?: { start: 
     calcKeys,
     groups,
     times,
+    step,
+    span,
     series,
     rows: data.results.map((r) => r.data),
   };

@@ -66,6 +66,19 @@ export function formatDateTime(unixSeconds: number): string {
   return `${t.getFullYear()}-${pad(t.getMonth() + 1)}-${pad(t.getDate())} ${pad(t.getHours())}:${pad(t.getMinutes())}`;
 }
 
+/** `6:20pm` (local): how the charts' time axes read (uPlot's 12-hour form). */
+export function formatClock(unixSeconds: number, seconds = false): string {
+  const t = new Date(unixSeconds * 1000);
+  const h = t.getHours();
+  return `${h % 12 === 0 ? 12 : h % 12}:${pad(t.getMinutes())}${seconds ? `:${pad(t.getSeconds())}` : ''}${h < 12 ? 'am' : 'pm'}`;
+}
+
+/** `11/29 6:20pm` (local): a time in a tooltip, in the axes' 12-hour form, with its date. */
+export function formatTooltipTime(unixSeconds: number): string {
+  const t = new Date(unixSeconds * 1000);
+  return `${t.getMonth() + 1}/${t.getDate()} ${formatClock(unixSeconds, t.getSeconds() !== 0)}`;
+}
+
 /** The value of an `<input type="datetime-local">` for a Unix time (local time, to the minute). */
 export function toLocalInput(unixSeconds: number): string {
   return formatDateTime(unixSeconds).replace(' ', 'T');

@@ -3,6 +3,7 @@
 // the span they belong to. Spans whose parent is missing (not sent, sampled away, or past the
 // answer's limit) start their own subtree at the top level, in time order.
 import type { TraceSpan } from './api/types.js';
+import { SERIES_COLORS } from './charts/palette.js';
 
 export interface WaterfallRow {
   span: TraceSpan;
@@ -22,7 +23,10 @@ export interface Waterfall {
   start: number;
   /** ms from the first start to the last end */
   total: number;
+  /** In the order they first appear in the waterfall. */
   services: string[];
+  /** A colour per service: the palette's, in that order (distinct for up to 16 services). */
+  colors: Record<string, string>;
   errors: number;
 }
 
@@ -84,15 +88,22 @@ export function buildWaterfall(spans: TraceSpan[]): Waterfall {
   // Spans only reachable through a cycle of parent ids: shown from the earliest, never dropped.
   for (const s of [...real].sort(byStart)) if (!seen.has(s)) visit(s, 0);
   for (const s of spans) if (s.kind !== 'span') end = Math.max(end, ms(s.time));
-  const services = [...new Set(real.map((s) => s.service_name ?? s.dataset))];
-  return { rows, start, total: end - start, services, errors: real.filter((s) => s.error).length };
+  const services = [...new Set(rows.map((r) => serviceOf(r.span)))];
+  return { rows, start, total: end - start, services, colors: serviceColors(services), errors: real.filter((s) => s.error).length };
 }
 
-/** A colour per service, the same for a name wherever it appears. */
-export function serviceColor(name: string): string {
-  let h = 0;
-  for (let i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) >>> 0;
-  return `hsl(${h % 360} 60% 52%)`;
+/** The service a span is drawn as: its service name, else its dataset. */
+export const serviceOf = (s: TraceSpan) => s.service_name ?? s.dataset;
+
+/**
+ * A colour per service of one trace: the series palette in order of appearance, so that two
+ * services never share a colour (a hue from the name made `frontend` and `api-gateway` alike),
+ * up to the palette's 16; past that they repeat.
+ */
+export function serviceColors(services: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  services.forEach((s, i) => (out[s] = SERIES_COLORS[i % SERIES_COLORS.length]));
+  return out;
 }
 
 /** ms of an event from the trace start. */

@@ -158,6 +158,7 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
       const body = newResult(id, datasetSlug, query, b, nowSeconds);
       const obj = await store.createObject(newResultObject(env, queryObj.datasetId, body));
       void start(env, obj);
+      reply.header('x-waggle-window', `${body.start},${body.end}`);
       return sendCreated(reply, respond(request, env, body), `${request.publicBase}/1/query_results/${encodeURIComponent(datasetSlug)}/${id}`);
     },
   );
@@ -187,6 +188,9 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
         // (the completed body from memory: not read and parsed back, perhaps not yet stored)
         if (done) obj = { ...obj, body: done };
       }
+      // (an extension: the window the result covers, Unix seconds [start, end), which the body,
+      // Honeycomb's, does not say for a relative time range; the web UI draws its time axis with it)
+      reply.header('x-waggle-window', `${obj.body.start},${obj.body.end}`);
       if (obj.body.complete) {
         reply.header('cache-control', 'private, max-age=86400');
         reply.header('last-modified', new Date(obj.body.completedAt ?? obj.updatedAt).toUTCString());

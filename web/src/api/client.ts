@@ -30,7 +30,7 @@ export function onUnauthenticated(fn: Listener): () => void {
   return () => unauthenticated.delete(fn);
 }
 
-export async function request<T>(method: string, path: string, body?: unknown, opts: { signal?: AbortSignal; quiet401?: boolean } = {}): Promise<T> {
+export async function request<T>(method: string, path: string, body?: unknown, opts: { signal?: AbortSignal; quiet401?: boolean; onHeaders?: (h: Headers) => void } = {}): Promise<T> {
   let res: Response;
   try {
     res = await fetch(`${BASE}${path}`, {
@@ -44,6 +44,7 @@ export async function request<T>(method: string, path: string, body?: unknown, o
     if ((err as Error).name === 'AbortError') throw err;
     throw new ApiError(0, 'Waggle cannot be reached: check that the server is running.');
   }
+  opts.onHeaders?.(res.headers);
   if (res.status === 204) return undefined as T;
   const text = await res.text();
   let data: unknown = undefined;

@@ -32,9 +32,31 @@ export const validateExpression = (ds: string, body: { alias: string; expression
 
 export const createQuery = (ds: string, spec: QuerySpec) => post<QuerySpec & { id: string }>(`/1/queries/${seg(ds)}`, spec);
 export const getQuery = (ds: string, id: string) => get<QuerySpec & { id: string }>(`/1/queries/${seg(ds)}/${seg(id)}`);
-export const createResult = (ds: string, queryId: string) =>
-  post<QueryResult>(`/1/query_results/${seg(ds)}`, { query_id: queryId, disable_other_by_aggregate: false, disable_total_by_aggregate: false });
+export const createResult = (ds: string, queryId: string, onWindow?: (w: ResultWindow) => void) =>
+  request<QueryResult>('POST', `/1/query_results/${seg(ds)}`, { query_id: queryId, disable_other_by_aggregate: false, disable_total_by_aggregate: false }, { onHeaders: (h) => readWindow(h, onWindow) });
+
+/** The window a result covers, Unix seconds [start, end). */
+export interface ResultWindow {
+  start: number;
+  end: number;
+}
+
+/** Waggle's `X-Waggle-Window: <start>,<end>` header of a query result, when present. */
+function readWindow(h: Headers, onWindow?: (w: ResultWindow) => void): void {
+  const m = /^(\d+),(\d+)$/.exec(h.get('x-waggle-window') ?? '');
+  if (m) onWindow?.({ start: Number(m[1]), end: Number(m[2]) });
+}
 export const getResult = (ds: string, id: string, signal?: AbortSignal) => get<QueryResult>(`/1/query_results/${seg(ds)}/${seg(id)}`, signal);
+
+/**
+ * A stored result with the window it covers (Unix seconds [start, end)), which Waggle's
+ * `X-Waggle-Window` header says (the body, Honeycomb's, does not for a relative range).
+ */
+export async function getResultWindow(ds: string, id: string, signal?: AbortSignal): Promise<{ result: QueryResult; window?: { start: number; end: number } }> {
+  let window: ResultWindow | undefined;
+  const result = await request<QueryResult>('GET', `/1/query_results/${seg(ds)}/${seg(id)}`, undefined, { signal, onHeaders: (h) => readWindow(h, (w) => (window = w)) });
+  return { result: result.complete ? result : await pollResult(ds, result, signal), window };
+}
 
 /** Polls a result until complete (the server long-polls each GET for up to a second). */
 export async function pollResult(ds: string, result: QueryResult, signal?: AbortSignal): Promise<QueryResult> {
@@ -46,13 +68,18 @@ export async function pollResult(ds: string, result: QueryResult, signal?: Abort
   return r;
 }
 
-/** Saves a spec and runs it: the completed result. `onStage` reports progress. */
-export async function runQuery(ds: string, spec: QuerySpec, onStage?: (stage: 'saving' | 'running') => void, signal?: AbortSignal): Promise<QueryResult> {
+/**
+ * Saves a spec and runs it: the completed result, with the window the server cut for it
+ * (`window`, so the charts cut the same buckets; absent from a server without the header).
+ * `onStage` reports progress.
+ */
+export async function runQuery(ds: string, spec: QuerySpec, onStage?: (stage: 'saving' | 'running') => void, signal?: AbortSignal): Promise<QueryResult & { window?: ResultWindow }> {
   onStage?.('saving');
   const q = await createQuery(ds, spec);
   onStage?.('running');
-  const created = await createResult(ds, q.id);
-  return pollResult(ds, created, signal);
+  let window: ResultWindow | undefined;
+  const created = await createResult(ds, q.id, (w) => (window = w));
+  return { ...(await pollResult(ds, created, signal)), window };
 }
 
 export const listMarkers = (ds: string) => get<Marker[]>(`/1/markers/${seg(ds)}`);

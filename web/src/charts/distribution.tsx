@@ -11,7 +11,9 @@ export function Distribution({ col, onFilter }: { col: ColumnDifference; onFilte
   return (
     <div class="dist" data-column={col.column}>
       <header>
-        <span class="name">{col.column}</span>
+        <span class="name" title={col.column}>
+          {col.column}
+        </span>
         <span class="badge accent" title="How far apart the two distributions are (0–100)">
           {Math.round(col.score * 100)}
         </span>

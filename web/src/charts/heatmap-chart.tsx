@@ -3,10 +3,10 @@
 // (or, from the keyboard, moving with the arrows and extending with Shift+arrows, Enter to
 // confirm) selects a region for BubbleUp.
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { formatNumber } from '../format.js';
-import { buildGrid, intensity, selectionOf, type HeatGrid } from '../heatmap.js';
+import { formatDuration, formatNumber } from '../format.js';
+import { buildGrid, intensity, niceTicks, selectionOf, timeTicks, unitOf, type HeatGrid } from '../heatmap.js';
 import type { HeatCell } from '../results.js';
-import { formatDateTime } from '../time.js';
+import { formatClock, formatTooltipTime } from '../time.js';
 import { cssVar } from './palette.js';
 
 export interface HeatSelection {
@@ -53,7 +53,7 @@ export function HeatmapChart(props: {
   useLayoutEffect(() => {
     const c = canvas.current;
     if (!c || !grid) return;
-    draw(c, grid, width, height, sel ?? drag);
+    draw(c, grid, width, height, sel ?? drag, valueFormat(props.column));
     props.onDrawn?.();
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [grid, width, height, sel, drag]);
@@ -120,23 +120,37 @@ export function HeatmapChart(props: {
       {shown && (
         <div class="tooltip" style={{ left: `${Math.min(shown.x + 14, width - 220)}px`, top: `${Math.max(0, shown.y - 60)}px` }}>
           <div class="t">
-            {formatDateTime(grid.times[shown.t])} + {grid.step >= 60 ? `${grid.step / 60} min` : `${grid.step} s`}
+            {formatTooltipTime(grid.times[shown.t])} + {grid.step >= 60 ? `${grid.step / 60} min` : `${grid.step} s`}
           </div>
           <div>
-            {props.column}: {formatNumber(grid.lo + shown.b * grid.width)} – {formatNumber(grid.lo + (shown.b + 1) * grid.width)}
+            {props.column}: {valueFormat(props.column)(grid.lo + shown.b * grid.width)} – {valueFormat(props.column)(grid.lo + (shown.b + 1) * grid.width)}
           </div>
           <div>
             <strong>{formatNumber(count)}</strong> events
           </div>
         </div>
       )}
+      <div class="heat-legend small muted" data-testid="heat-legend" aria-label={`Colour: events per cell, 1 to ${formatNumber(grid.max)} (log scale)`}>
+        <span>events per cell</span>
+        <span>1</span>
+        <span class="heat-ramp" />
+        <span>{formatNumber(grid.max)}</span>
+      </div>
     </div>
   );
 }
 
+/** How the value axis reads: with the column's unit when its name says it (`duration_ms` → ms). */
+export function valueFormat(column: string): (v: number) => string {
+  const unit = unitOf(column);
+  if (unit === 'ms') return (v) => formatDuration(v);
+  if (unit === 's') return (v) => formatDuration(v * 1000);
+  return (v) => formatNumber(v);
+}
+
 const clamp = (v: number, lo: number, hi: number) => Math.max(lo, Math.min(hi, v));
 
-function draw(c: HTMLCanvasElement, g: HeatGrid, width: number, height: number, sel: { a: Cell; b: Cell } | null) {
+function draw(c: HTMLCanvasElement, g: HeatGrid, width: number, height: number, sel: { a: Cell; b: Cell } | null, fmt: (v: number) => string) {
   const dpr = devicePixelRatio || 1;
   c.width = Math.round(width * dpr);
   c.height = Math.round(height * dpr);
@@ -160,16 +174,18 @@ function draw(c: HTMLCanvasElement, g: HeatGrid, width: number, height: number, 
       ctx.fillRect(PAD.left + t * cw, PAD.top + plotH - (b + 1) * ch, Math.ceil(cw), Math.ceil(ch));
     }
   }
-  // Axes: values up the left, times along the bottom.
+  // Axes: round values up the left (with the column's unit), times at round local steps along
+  // the bottom in the line charts' 12-hour form.
   const muted = cssVar('--muted');
   ctx.fillStyle = muted;
   ctx.strokeStyle = cssVar('--border');
   ctx.font = '11px system-ui, sans-serif';
   ctx.textAlign = 'right';
   ctx.textBaseline = 'middle';
-  for (let i = 0; i <= 4; i++) {
-    const y = PAD.top + plotH - (i / 4) * plotH;
-    ctx.fillText(formatNumber(g.lo + (i / 4) * g.buckets * g.width), PAD.left - 6, y);
+  const top = g.lo + g.buckets * g.width;
+  for (const v of niceTicks(g.lo, top, Math.max(2, Math.min(6, Math.floor(plotH / 40))))) {
+    const y = PAD.top + plotH - ((v - g.lo) / (top - g.lo || 1)) * plotH;
+    ctx.fillText(fmt(v), PAD.left - 6, y);
     ctx.beginPath();
     ctx.moveTo(PAD.left, y);
     ctx.lineTo(PAD.left + plotW, y);
@@ -179,10 +195,13 @@ function draw(c: HTMLCanvasElement, g: HeatGrid, width: number, height: number, 
   }
   ctx.textAlign = 'center';
   ctx.textBaseline = 'top';
-  const ticks = Math.max(2, Math.min(8, Math.floor(plotW / 110)));
-  for (let i = 0; i < ticks; i++) {
-    const t = Math.round((i / (ticks - 1)) * (g.times.length - 1));
-    ctx.fillText(formatDateTime(g.times[t]).slice(11), PAD.left + (t + 0.5) * cw, PAD.top + plotH + 6);
+  const t0 = g.times[0];
+  const tEnd = t0 + g.step * g.times.length;
+  const { step, ticks } = timeTicks(t0, tEnd, Math.max(2, Math.floor(plotW / 80)));
+  for (const t of ticks) {
+    const x = PAD.left + ((t - t0) / (tEnd - t0)) * plotW;
+    if (x < PAD.left + 12 || x > PAD.left + plotW - 12) continue;
+    ctx.fillText(step >= 86400 ? new Date(t * 1000).toLocaleDateString() : formatClock(t), x, PAD.top + plotH + 6);
   }
   if (sel) {
     const [t0, t1] = [Math.min(sel.a.t, sel.b.t), Math.max(sel.a.t, sel.b.t)];

@@ -6,8 +6,9 @@ import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { formatNumber } from '../format.js';
-import { formatDateTime } from '../time.js';
+import { formatTooltipTime } from '../time.js';
 import { cssVar } from './palette.js';
+import { cumulative, stackBands } from './stack.js';
 
 export interface Line {
   label: string;
@@ -32,8 +33,12 @@ export interface LineChartProps {
   format?: (v: number) => string;
   /** The x axis' span, Unix seconds (default: the data's). */
   xRange?: [number, number];
+  /** The y axis' span (default: from 0, or the lowest value, to a little over the highest). */
+  yRange?: [number, number];
   onSelectRange?: (start: number, end: number) => void;
   onPick?: (lineIndex: number) => void;
+  /** Charts with the same key share their crosshair (a query's charts). */
+  syncKey?: string;
   /** Called once the chart has drawn (the results page measures its drawing time with it). */
   onDrawn?: () => void;
   label: string;
@@ -53,6 +58,7 @@ export function LineChart(props: LineChartProps) {
   const host = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot>();
   const focused = useRef<number | null>(null);
+  const hovering = useRef(false);
   const propsRef = useRef(props);
   propsRef.current = props;
   const [hover, setHover] = useState<Hover | null>(null);
@@ -65,7 +71,8 @@ export function LineChart(props: LineChartProps) {
     const axisColor = cssVar('--muted');
     const gridColor = cssVar('--border');
     const stacked = props.style === 'stacked';
-    // Stacked areas: each line drawn as the running sum of those before it.
+    // Stacked areas: each line drawn as the running sum of those before it, each band filled
+    // between its top and the one below (charts/stack.ts), not each from zero.
     const values = stacked ? cumulative(props.lines.map((l) => l.values)) : props.lines.map((l) => l.values);
     const data: uPlot.AlignedData = [props.times, ...values];
     const bars = props.style === 'bars' ? uPlot.paths.bars!({ size: [0.8, 40] }) : undefined;
@@ -78,9 +85,11 @@ export function LineChart(props: LineChartProps) {
         drag: { x: !!props.onSelectRange, y: false, setScale: false },
         focus: { prox: 24 },
         points: { size: 6 },
+        ...(props.syncKey ? { sync: { key: props.syncKey, setSeries: false } } : {}),
       },
       focus: { alpha: 0.35 },
-      scales: { x: props.xRange ? { time: true, range: () => props.xRange as [number, number] } : { time: true }, y: props.logScale ? { distr: 3 } : { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.05 : 1] } },
+      bands: stacked ? stackBands(props.lines.length).map((b) => ({ ...b, fill: props.lines[b.series[0] - 1].color + '99' })) : undefined,
+      scales: { x: props.xRange ? { time: true, range: () => props.xRange as [number, number] } : { time: true }, y: props.logScale ? { distr: 3 } : { range: (_u, min, max) => props.yRange ?? [Math.min(0, min), max > 0 ? max * 1.05 : 1] } },
       axes: [
         { stroke: axisColor, grid: { stroke: gridColor, width: 1 }, ticks: { stroke: gridColor } },
         { stroke: axisColor, grid: { stroke: gridColor, width: 1 }, ticks: { stroke: gridColor }, size: 56, values: (_u, ticks) => ticks.map((v) => fmt(v)) },
@@ -91,7 +100,7 @@ export function LineChart(props: LineChartProps) {
           label: l.label,
           stroke: l.color,
           width: 1.5,
-          fill: stacked ? l.color + '33' : bars ? l.color + 'cc' : undefined,
+          fill: stacked ? l.color + '99' : bars ? l.color + 'cc' : undefined,
           paths: bars,
           points: { show: props.times.length <= 60 && props.lines.length <= 10 },
           spanGaps: false,
@@ -103,7 +112,8 @@ export function LineChart(props: LineChartProps) {
         setCursor: [
           (u) => {
             const idx = u.cursor.idx;
-            if (idx === null || idx === undefined || u.cursor.left === undefined || u.cursor.left < 0) return setHover(null);
+            // (a crosshair moved by another chart of the same key shows no tooltip here)
+            if (!hovering.current || idx === null || idx === undefined || u.cursor.left === undefined || u.cursor.left < 0) return setHover(null);
             const p = propsRef.current;
             const rows = p.lines
               .map((l) => ({ label: l.label, value: l.values[idx], color: l.color }))
@@ -166,8 +176,13 @@ export function LineChart(props: LineChartProps) {
       if (focused.current !== null && focused.current > 0) propsRef.current.onPick?.(focused.current - 1);
     };
     u.over.addEventListener('click', click);
-    const leave = () => setHover(null);
+    const leave = () => {
+      hovering.current = false;
+      setHover(null);
+    };
+    const enter = () => void (hovering.current = true);
     u.over.addEventListener('mouseleave', leave);
+    u.over.addEventListener('mouseenter', enter);
     const ro = new ResizeObserver(() => {
       const w = Math.max(200, el.clientWidth);
       if (w !== u.width) u.setSize({ width: w, height: u.height });
@@ -177,7 +192,7 @@ export function LineChart(props: LineChartProps) {
       ro.disconnect();
       u.destroy();
     };
-  }, [props.times, props.lines, props.style, props.logScale, props.height, props.markers, props.xRange?.[0], props.xRange?.[1]]);
+  }, [props.times, props.lines, props.style, props.logScale, props.height, props.markers, props.xRange?.[0], props.xRange?.[1], props.yRange?.[0], props.yRange?.[1]]);
 
   return (
     <div class="chart" role="img" aria-label={props.label}>
@@ -187,7 +202,7 @@ export function LineChart(props: LineChartProps) {
       ))}
       {hover && hover.rows.length > 0 && (
         <div class="tooltip" style={{ left: `${Math.min(hover.left + 14, (host.current?.clientWidth ?? 400) - 240)}px`, top: `${Math.max(0, hover.top - 20)}px` }}>
-          <div class="t">{formatDateTime(hover.time)}</div>
+          <div class="t">{formatTooltipTime(hover.time)}</div>
           {hover.rows.map((r) => (
             <div class="s" key={r.label}>
               <span class="swatch" style={{ background: r.color }} />
@@ -200,15 +215,4 @@ export function LineChart(props: LineChartProps) {
       )}
     </div>
   );
-}
-
-function cumulative(lines: (number | null)[][]): (number | null)[][] {
-  const out: (number | null)[][] = [];
-  let acc: number[] | undefined;
-  for (const l of lines) {
-    const next = l.map((v, i) => (acc ? acc[i] : 0) + (v ?? 0));
-    out.push(next);
-    acc = next;
-  }
-  return out;
 }

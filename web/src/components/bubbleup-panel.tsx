@@ -12,6 +12,8 @@ const FIRST = 6;
 
 export function BubbleUpPanel(props: {
   selection: BubbleUpSelection;
+  /** How the selected values read, when known (`sli_fast = false`); else the column's range. */
+  label?: string;
   answer?: BubbleUpAnswer;
   error?: unknown;
   onClose: () => void;
@@ -29,7 +31,7 @@ export function BubbleUpPanel(props: {
         </h2>
         <span class="small muted">
           {formatDateTime(s.start_time)} – {formatDateTime(s.end_time)}
-          {s.column ? ` · ${s.column} ${formatNumber(s.lower)} – ${formatNumber(s.upper)}` : ''}
+          {props.label ? ` · ${props.label}` : s.column ? ` · ${s.column} ${s.lower === s.upper ? `= ${formatNumber(s.lower)}` : `${formatNumber(s.lower)} – ${formatNumber(s.upper)}`}` : ''}
         </span>
         <span class="spacer" />
         <span class="legend-inline">

@@ -15,7 +15,7 @@ export function Shell({ route, scope, children }: { route: Route; scope: Scope; 
   const { session, signOut } = useSession();
   const items: { label: string; route: Route; match: string[] }[] = [
     { label: 'Home', route: { page: 'home', ...scope }, match: ['home'] },
-    { label: 'Query', route: { page: 'query', dataset: '__all__', ...scope }, match: ['query', 'events', 'trace'] },
+    { label: 'Query', route: { page: 'query', dataset: '__all__', ...scope }, match: ['query', 'events'] },
     { label: 'Boards', route: { page: 'boards', ...scope }, match: ['boards', 'board'] },
     { label: 'SLOs', route: { page: 'slos', ...scope }, match: ['slos', 'slo'] },
     { label: 'Service map', route: { page: 'service-map', ...scope }, match: ['service-map'] },

@@ -28,9 +28,16 @@ export interface ResultsViewProps {
   show?: { charts?: boolean; table?: boolean };
   /** Height of each chart (default 220, 150 compact). */
   chartHeight?: number;
+  /**
+   * Compact: the height the charts and their legend share (a board panel's), so that every chart
+   * shows in it; overrides chartHeight.
+   */
+  fitHeight?: number;
   /** Shown between the charts and the table (BubbleUp). */
   children?: ComponentChildren;
 }
+
+let views = 0;
 
 export function ResultsView(props: ResultsViewProps) {
   const r = props.result;
@@ -40,45 +47,68 @@ export function ResultsView(props: ResultsViewProps) {
     if (pending.current === 0) props.onDrawn?.(performance.now());
   };
   const colors = useMemo(() => r.groups.map((_, i) => seriesColor(i)), [r]);
+  // One crosshair across the charts of this answer.
+  const syncKey = useMemo(() => `results-${++views}`, []);
   const charts = props.show?.charts ?? true;
+  const count = r.series.length + (r.heatmap ? 1 : 0);
+  // Compact (a board panel): a legend of the groups under the charts (the table is not shown),
+  // and each chart captioned when there are several.
+  const legend = !!props.compact && charts && r.series.length > 0 && r.groups.length > 1;
+  // (a legend of up to 5 groups takes one line; more, up to two, then scrolls)
+  const legendLines = !legend ? 0 : r.groups.length <= 5 ? 1 : 2;
+  const captioned = !!props.compact && count > 1;
+  const chartHeight = props.compact && props.fitHeight ? fittedHeight(props.fitHeight, count, legendLines, captioned) : props.chartHeight;
   // A HEATMAP alone has no column for a table.
   const table = (props.show?.table ?? true) && (r.breakdowns.length > 0 || r.series.length > 0);
   return (
     <div class="stack" data-testid="results">
-      {charts && r.heatmap && (
-        <section class={props.compact ? '' : 'panel chart-card'} aria-label={`Heatmap of ${r.heatmap.key}`} data-chart={r.heatmap.key}>
-          {!props.compact && (
-            <header>
-              <h2>{r.heatmap.key}</h2>
-              {props.onSelect && <span class="small muted">Drag a region to BubbleUp what is different about it</span>}
-            </header>
-          )}
-          <HeatmapChart
-            rows={r.heatmap.rows}
-            column={r.heatmap.column}
-            height={props.chartHeight ?? (props.compact ? 180 : 280)}
-            onDrawn={drawn}
-            onSelect={props.onSelect ? (s) => props.onSelect!({ ...s, column: r.heatmap!.column }) : undefined}
-          />
-        </section>
-      )}
       {charts &&
-        r.series.map((s) => (
-          <SeriesChart
-            key={s.key}
-            calc={s.key}
-            times={r.times}
-            lines={s.lines.map((values, i) => ({ label: r.groups[i].label, values, color: colors[i] }))}
-            markers={props.markers}
-            compact={props.compact}
-            height={props.chartHeight}
-            style={props.chartStyle}
-            logScale={props.logScale}
-            onDrawn={drawn}
-            onSelectRange={props.onSelect ? (start, end) => props.onSelect!({ start_time: start, end_time: end }) : undefined}
-            onPick={props.onNarrow ? (i) => props.onNarrow!(r.groups[i]) : undefined}
-          />
-        ))}
+        // In the query's order: a HEATMAP asked for after COUNT is drawn after it.
+        r.calcKeys.map((k) => {
+          if (r.heatmap && k === r.heatmap.key) {
+            return (
+              <section key={k} class={props.compact ? '' : 'panel chart-card'} aria-label={`Heatmap of ${r.heatmap.key}`} data-chart={r.heatmap.key}>
+                {captioned && <div class="chart-caption">{r.heatmap.key}</div>}
+                {!props.compact && (
+                  <header>
+                    <h2>{r.heatmap.key}</h2>
+                    {props.onSelect && <span class="small muted">Drag a region to BubbleUp what is different about it</span>}
+                  </header>
+                )}
+                <HeatmapChart
+                  rows={r.heatmap.rows}
+                  column={r.heatmap.column}
+                  // (a panel's fitted height holds the colour legend under the heatmap too)
+                  height={chartHeight !== undefined && props.fitHeight ? chartHeight - 20 : (chartHeight ?? (props.compact ? 180 : 280))}
+                  onDrawn={drawn}
+                  onSelect={props.onSelect ? (s) => props.onSelect!({ ...s, column: r.heatmap!.column }) : undefined}
+                />
+              </section>
+            );
+          }
+          const s = r.series.find((x) => x.key === k);
+          if (!s) return null;
+          return (
+            <SeriesChart
+              key={s.key}
+              calc={s.key}
+              times={r.times}
+              span={r.span}
+              lines={s.lines.map((values, i) => ({ label: r.groups[i].label, values, color: colors[i] }))}
+              markers={props.markers}
+              compact={props.compact}
+              caption={captioned}
+              syncKey={syncKey}
+              height={chartHeight}
+              style={props.chartStyle}
+              logScale={props.logScale}
+              onDrawn={drawn}
+              onSelectRange={props.onSelect ? (start, end) => props.onSelect!({ start_time: start, end_time: end }) : undefined}
+              onPick={props.onNarrow ? (i) => props.onNarrow!(r.groups[i]) : undefined}
+            />
+          );
+        })}
+      {legend && <Legend labels={r.groups.map((g) => g.label)} colors={colors} />}
       {props.children}
       {table && <ResultsTable {...props} colors={colors} />}
     </div>
@@ -88,9 +118,12 @@ export function ResultsView(props: ResultsViewProps) {
 function SeriesChart(p: {
   calc: string;
   times: number[];
+  span?: [number, number];
   lines: Line[];
   markers: ChartMarker[];
   compact?: boolean;
+  caption?: boolean;
+  syncKey?: string;
   height?: number;
   style?: 'line' | 'bars' | 'stacked';
   logScale?: boolean;
@@ -101,7 +134,8 @@ function SeriesChart(p: {
   // Stable identities so the chart is built once per answer, not on every render.
   const lines = useMemo(() => p.lines, [p.times]);
   return (
-    <section class={p.compact ? '' : 'panel chart-card'} aria-label={`Chart of ${p.calc}`} data-chart={p.calc} data-series={lines.length}>
+    <section class={p.compact ? '' : 'panel chart-card'} aria-label={`Chart of ${p.calc}`} data-chart={p.calc} data-series={lines.length} data-span={p.span?.join(',')}>
+      {p.caption && <div class="chart-caption">{p.calc}</div>}
       {!p.compact && (
         <header>
           <h2>{p.calc}</h2>
@@ -114,6 +148,8 @@ function SeriesChart(p: {
       <LineChart
         label={`${p.calc} over time${lines.length > 1 ? `, ${lines.length} groups` : ''}`}
         times={p.times}
+        xRange={p.span}
+        syncKey={p.syncKey}
         lines={lines}
         markers={p.markers}
         height={p.height ?? (p.compact ? 150 : 220)}
@@ -125,6 +161,32 @@ function SeriesChart(p: {
       />
       {!p.compact && <ChartData calc={p.calc} times={p.times} lines={lines} />}
     </section>
+  );
+}
+
+/** The heights of a legend line and of a caption, and the gap between charts, px. */
+const LEGEND_H = 20;
+const CAPTION_H = 18;
+const GAP = 16;
+
+/** Each chart's height when `count` charts (and a legend of `legendLines`, and captions) share `total` px. */
+export function fittedHeight(total: number, count: number, legendLines: number, captioned: boolean): number {
+  const n = Math.max(1, count);
+  const free = total - (legendLines > 0 ? legendLines * LEGEND_H + GAP : 0) - (n - 1) * GAP - (captioned ? n * CAPTION_H : 0);
+  return Math.max(60, Math.floor(free / n));
+}
+
+/** The groups' colours (a board panel shows no table), each label cut with an ellipsis, whole in its tooltip. */
+function Legend({ labels, colors }: { labels: string[]; colors: string[] }) {
+  return (
+    <ul class="legend" aria-label="Legend" data-testid="legend">
+      {labels.map((l, i) => (
+        <li key={l} title={l}>
+          <span class="swatch" style={{ background: colors[i] }} />
+          <span class="n">{l}</span>
+        </li>
+      ))}
+    </ul>
   );
 }
 

@@ -1,5 +1,5 @@
 // Small building blocks every page uses: loading and error states, badges, the async-data hook.
-import type { ComponentChildren } from 'preact';
+import { Fragment, type ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../api/client.js';
 
@@ -77,4 +77,22 @@ export function Loaded<T>({ async: a, children, label }: { async: Async<T>; chil
   if (a.error) return <ErrorNotice error={a.error} />;
   if (a.data === undefined) return <Spinner label={label} />;
   return <>{children(a.data)}</>;
+}
+
+/**
+ * A field name that may break across lines only after its dots and underscores
+ * (`http.response.status_code`), never in the middle of a word while those are left.
+ */
+export function FieldName({ name }: { name: string }) {
+  const parts = name.split(/(?<=[._/-])/);
+  return (
+    <>
+      {parts.map((p, i) => (
+        <Fragment key={i}>
+          {p}
+          {i < parts.length - 1 && <wbr />}
+        </Fragment>
+      ))}
+    </>
+  );
 }

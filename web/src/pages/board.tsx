@@ -4,6 +4,8 @@
 import { useMemo, useState } from 'preact/hooks';
 import { getBoard, getQuery, getQueryAnnotation, getSlo, listBoardViews, runQuery } from '../api/endpoints.js';
 import type { Board, BoardPanel, BoardView, Filter, FilterOp, QueryResult, QuerySpec } from '../api/types.js';
+import type { ChartMarker } from '../charts/line-chart.js';
+import { chartMarkers } from '../chart-markers.js';
 import { Markdown } from '../components/markdown.js';
 import { ResultsView } from '../components/results-view.js';
 import { SloFigures } from '../components/slo-summary.js';
@@ -113,7 +115,7 @@ function PanelBox({ panel, scope, extra, range }: { panel: BoardPanel; scope: Sc
     : { gridColumn: `span ${Math.min(12, w)}`, gridRow: `span ${h}` };
   return (
     <section class="panel board-panel" style={style} data-panel-type={panel.type}>
-      {panel.type === 'query' && panel.query_panel && <QueryPanel p={panel.query_panel} scope={scope} extra={extra} range={range} chartHeight={Math.max(110, h * 70 - 92)} />}
+      {panel.type === 'query' && panel.query_panel && <QueryPanel p={panel.query_panel} scope={scope} extra={extra} range={range} chartHeight={Math.max(110, h * 70 - 76)} />}
       {panel.type === 'slo' && panel.slo_panel && <SloPanel id={panel.slo_panel.slo_id} scope={scope} />}
       {panel.type === 'text' && panel.text_panel && (
         <div class="body">
@@ -128,6 +130,7 @@ function QueryPanel({ p, scope, extra, range, chartHeight }: { p: NonNullable<Bo
   const ds = p.dataset || '__all__';
   const chartType = p.visualization_settings?.charts?.[0]?.chart_type ?? 'default';
   const logScale = p.visualization_settings?.charts?.[0]?.log_scale ?? false;
+  const markers = useAsync(() => chartMarkers(ds), [ds]);
   const run = useAsync(async (signal) => {
     const [q, annotation] = await Promise.all([getQuery(ds, p.query_id), getQueryAnnotation(ds, p.query_annotation_id).catch(() => undefined)]);
     const { id: _id, ...base } = q;
@@ -151,15 +154,15 @@ function QueryPanel({ p, scope, extra, range, chartHeight }: { p: NonNullable<Bo
         {run.error ? <ErrorNotice error={run.error} /> : !run.data ? <Spinner label="Running" /> : run.data.result.error ? (
           <ErrorNotice error={run.data.result.error} />
         ) : (
-          <PanelResult spec={run.data.spec} data={run.data.result.data!} chartType={chartType} style={p.query_style} logScale={logScale} chartHeight={chartHeight} />
+          <PanelResult spec={run.data.spec} data={run.data.result.data!} window={run.data.result.window} chartType={chartType} style={p.query_style} logScale={logScale} chartHeight={chartHeight} markers={markers.data ?? []} />
         )}
       </div>
     </>
   );
 }
 
-function PanelResult(props: { spec: QuerySpec; data: NonNullable<QueryResult['data']>; chartType: string; style?: string; logScale: boolean; chartHeight: number }) {
-  const shaped = useMemo(() => shapeResult(props.spec, props.data, truncatedWindow(props.spec, Math.floor(Date.now() / 1000))), [props.data]);
+function PanelResult(props: { spec: QuerySpec; window?: { start: number; end: number }; data: NonNullable<QueryResult['data']>; chartType: string; style?: string; logScale: boolean; chartHeight: number; markers: ChartMarker[] }) {
+  const shaped = useMemo(() => shapeResult(props.spec, props.data, props.window ?? truncatedWindow(props.spec, Math.floor(Date.now() / 1000))), [props.data]);
   if (props.chartType === 'stat') {
     const key = shaped.series[0]?.key;
     const total = key ? props.data.total_by_aggregate?.data[key] : undefined;
@@ -175,9 +178,9 @@ function PanelResult(props: { spec: QuerySpec; data: NonNullable<QueryResult['da
   return (
     <ResultsView
       result={shaped}
-      markers={[]}
+      markers={props.markers}
       compact
-      chartHeight={props.style === 'combo' ? Math.round(props.chartHeight / 2) : props.chartHeight}
+      fitHeight={props.style === 'combo' ? Math.round(props.chartHeight / 2) : props.chartHeight}
       chartStyle={chartStyle}
       logScale={props.logScale}
       show={{ charts: !table, table: table || props.style === 'combo' }}

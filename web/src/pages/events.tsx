@@ -6,7 +6,7 @@ import { useState } from 'preact/hooks';
 import { latestEvents } from '../api/endpoints.js';
 import type { QuerySpec, RawEvent } from '../api/types.js';
 import { TimePicker } from '../components/time-picker.js';
-import { ErrorNotice, PageHead, Spinner, useAsync } from '../components/ui.js';
+import { ErrorNotice, FieldName, PageHead, Spinner, useAsync } from '../components/ui.js';
 import { describeQuery } from '../describe.js';
 import { formatTimestamp } from '../format.js';
 import { searchToSpec, specToSearch } from '../query-url.js';
@@ -24,7 +24,11 @@ export function EventsPage({ scope, dataset }: { scope: Scope; dataset: string }
   const key = `${loc.search.toString()}`;
   const events = useAsync((signal) => latestEvents(dataset, { filters: spec.filters, filter_combination: spec.filter_combination, calculated_fields: spec.calculated_fields, time_range: spec.time_range, start_time: spec.start_time, end_time: spec.end_time }, limit, signal), [dataset, key]);
   const here = pathOf({ page: 'events', dataset, ...scope });
-  const go = (s: QuerySpec, l = limit) => navigate(`${here}${specToSearch(s)}&limit=${l}`);
+  // The columns chosen (`&col=` each, in order; none: the most common 8).
+  const chosen = loc.search.getAll('col');
+  const withCols = (cols: string[]) => cols.map((c) => `&col=${encodeURIComponent(c)}`).join('');
+  const go = (s: QuerySpec, l = limit, cols = chosen) => navigate(`${here}${specToSearch(s)}&limit=${l}${withCols(cols)}`);
+  const choose = (cols: string[]) => navigate(`${here}${specToSearch(spec)}&limit=${limit}${withCols(cols)}`, { replace: true });
   return (
     <div class="stack">
       <PageHead title="Events" sub={`${dataset === '__all__' ? 'All datasets' : dataset} · newest first`}>
@@ -47,61 +51,101 @@ export function EventsPage({ scope, dataset }: { scope: Scope; dataset: string }
           </select>
         </label>
       </div>
-      {events.error ? <ErrorNotice error={events.error} /> : !events.data ? <Spinner label="Reading events" /> : <EventTable events={events.data.events} scope={scope} />}
+      {events.error ? <ErrorNotice error={events.error} /> : !events.data ? <Spinner label="Reading events" /> : <EventTable events={events.data.events} scope={scope} chosen={chosen} onChoose={choose} />}
     </div>
   );
 }
 
-function EventTable({ events, scope }: { events: RawEvent[]; scope: Scope }) {
-  const [open, setOpen] = useState<number | null>(null);
-  if (events.length === 0) return <div class="panel empty">No events in this time range pass these filters.</div>;
+/** The columns shown by default: the 8 most common fields of the events (ties by name). */
+export function defaultColumns(events: RawEvent[], n = COLUMNS_SHOWN): string[] {
+  return fieldsByFrequency(events).slice(0, n);
+}
+
+/** Every field of the events, the most common first (ties by name). */
+export function fieldsByFrequency(events: RawEvent[]): string[] {
   const counts = new Map<string, number>();
   for (const e of events) for (const k of Object.keys(e.data)) counts.set(k, (counts.get(k) ?? 0) + 1);
-  const cols = [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, COLUMNS_SHOWN).map(([k]) => k);
+  return [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([k]) => k);
+}
+
+function EventTable({ events, scope, chosen, onChoose }: { events: RawEvent[]; scope: Scope; chosen: string[]; onChoose: (cols: string[]) => void }) {
+  const [open, setOpen] = useState<number | null>(null);
+  if (events.length === 0) return <div class="panel empty">No events in this time range pass these filters.</div>;
+  const cols = chosen.length > 0 ? chosen : defaultColumns(events);
+  // (a chosen column none of these events has is still offered, to unchoose it)
+  const all = [...new Set([...fieldsByFrequency(events), ...cols])];
+  const toggle = (c: string) => onChoose(cols.includes(c) ? cols.filter((x) => x !== c) : [...cols, c]);
   return (
-    <div class="panel flush">
-      <div class="table-wrap" style={{ maxHeight: 'none' }}>
-        <table data-testid="events-table">
-          <thead>
-            <tr>
-              <th>Time</th>
-              {cols.map((c) => (
-                <th key={c} class="mono">
-                  {c}
+    <div class="stack">
+      <details class="column-picker">
+        <summary class="small">
+          Columns: {cols.length} of {all.length}
+        </summary>
+        <div class="column-choices" data-testid="column-choices">
+          {all.map((c) => (
+            <label key={c} class="small mono" title={c}>
+              <input type="checkbox" checked={cols.includes(c)} onChange={() => toggle(c)} /> <span class="n">{c}</span>
+            </label>
+          ))}
+        </div>
+        <button type="button" class="ghost small" onClick={() => onChoose([])}>
+          The most common {COLUMNS_SHOWN}
+        </button>
+      </details>
+      <div class="panel flush">
+        <div class="table-wrap" style={{ maxHeight: 'none' }}>
+          <table data-testid="events-table" class="events-table">
+            <thead>
+              <tr>
+                <th>
+                  <span class="sr-only">Details</span>
                 </th>
-              ))}
-              <th>
-                <span class="sr-only">Details</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {events.map((e, i) => (
-              <Fragment key={i}>
-                <tr>
-                  <td class="nowrap">{formatTimestamp(e.time)}</td>
-                  {cols.map((c) => (
-                    <td key={c} class="mono">
-                      {e.data[c] === undefined ? '' : String(e.data[c])}
-                    </td>
-                  ))}
-                  <td>
-                    <button class="icon" aria-expanded={open === i} aria-label={`All fields of event ${i + 1}`} onClick={() => setOpen(open === i ? null : i)}>
-                      {open === i ? '▾' : '▸'}
-                    </button>
-                  </td>
-                </tr>
-                {open === i && (
+                <th>Time</th>
+                {cols.map((c) => (
+                  <th key={c} class="mono cell" title={c}>
+                    {c}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {events.map((e, i) => (
+                <Fragment key={i}>
                   <tr>
-                    <td colSpan={cols.length + 2}>
-                      <Fields event={e} scope={scope} />
+                    <td>
+                      <button class="icon" aria-expanded={open === i} aria-label={`All fields of event ${i + 1}`} onClick={() => setOpen(open === i ? null : i)}>
+                        {open === i ? '▾' : '▸'}
+                      </button>
                     </td>
+                    <td class="time">{formatTimestamp(e.time)}</td>
+                    {cols.map((c) => {
+                      const v = e.data[c];
+                      const text = v === undefined || v === null ? '' : String(v);
+                      return (
+                        <td key={c} class="mono cell" title={text}>
+                          {c === TRACE_ID_COLUMN && typeof v === 'string' ? (
+                            <Link href={pathOf({ page: 'trace', dataset: '__all__', traceId: v, ...scope })} title={`Open trace ${v}`}>
+                              {text}
+                            </Link>
+                          ) : (
+                            text
+                          )}
+                        </td>
+                      );
+                    })}
                   </tr>
-                )}
-              </Fragment>
-            ))}
-          </tbody>
-        </table>
+                  {open === i && (
+                    <tr>
+                      <td colSpan={cols.length + 2}>
+                        <Fields event={e} scope={scope} />
+                      </td>
+                    </tr>
+                  )}
+                </Fragment>
+              ))}
+            </tbody>
+          </table>
+        </div>
       </div>
     </div>
   );
@@ -122,7 +166,9 @@ export function Fields({ event, scope }: { event: { time: string; data: Record<s
         <div class="v">{event.time}</div>
         {keys.map((k) => (
           <Fragment key={k}>
-            <div class="k">{k}</div>
+            <div class="k" title={k}>
+              <FieldName name={k} />
+            </div>
             <div class="v">{String(event.data[k])}</div>
           </Fragment>
         ))}

@@ -4,7 +4,7 @@
 // `…/result/<id>` (a query_url) opens that stored result as it was computed.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, type FieldProblem } from '../api/client.js';
-import { bubbleUp, getResult, listCalculatedFields, listColumns, listMarkers, pollResult, runQuery } from '../api/endpoints.js';
+import { bubbleUp, getResultWindow, listCalculatedFields, listColumns, runQuery } from '../api/endpoints.js';
 import type { BubbleUpAnswer, BubbleUpSelection, QueryResult, QuerySpec } from '../api/types.js';
 import type { ChartMarker } from '../charts/line-chart.js';
 import { BubbleUpPanel } from '../components/bubbleup-panel.js';
@@ -12,7 +12,8 @@ import { QueryBuilder, type ColumnInfo } from '../components/query-builder.js';
 import { cleanSpec, clauseOf } from '../spec-edit.js';
 import { ResultsView } from '../components/results-view.js';
 import { GranularityPicker, TimePicker } from '../components/time-picker.js';
-import { ErrorNotice, PageHead, Spinner, useAsync } from '../components/ui.js';
+import { ErrorNotice, PageHead, useAsync } from '../components/ui.js';
+import { chartMarkers } from '../chart-markers.js';
 import { describeQuery } from '../describe.js';
 import { normaliseSpec, sameSpec, searchToSpec, specToSearch } from '../query-url.js';
 import { addRecent } from '../recent.js';
@@ -40,9 +41,14 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
   const here = pathOf({ page: 'query', dataset, ...scope });
   const fromUrl = resultId ? undefined : searchToSpec(loc.search);
   const urlKey = resultId ? `result:${resultId}` : (loc.search.get('query') ?? '');
-  const [draft, setDraft] = useState<QuerySpec>(fromUrl && !('error' in fromUrl) ? fromUrl : DEFAULT_SPEC);
+  // `?draft=`: a query being built, not run (the dataset changed before any query ran).
+  const draftParam = resultId ? null : loc.search.get('draft');
+  const fromDraft = draftParam ? searchToSpec(new URLSearchParams([['query', draftParam]])) : undefined;
+  const [draft, setDraft] = useState<QuerySpec>(fromUrl && !('error' in fromUrl) ? fromUrl : fromDraft && !('error' in fromDraft) ? fromDraft : DEFAULT_SPEC);
   const [run, setRun] = useState<Run>({ status: 'idle' });
   const [selection, setSelection] = useState<BubbleUpSelection | null>(null);
+  /** How the selection reads when a link named it (`sli = false` rather than a range 0 – 0). */
+  const [selectionLabel, setSelectionLabel] = useState<string | undefined>(undefined);
   const [bubble, setBubble] = useState<{ answer?: BubbleUpAnswer; error?: unknown }>({});
   const [drawMs, setDrawMs] = useState<number | null>(null);
   const abort = useRef<AbortController>();
@@ -54,10 +60,7 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
     for (const c of calc) out.set(c.alias, { name: c.alias, type: 'calculated' });
     return [...out.values()].sort((a, b) => a.name.localeCompare(b.name));
   }, [dataset]);
-  const markers = useAsync(async (): Promise<ChartMarker[]> => {
-    const lists = await Promise.all([listMarkers(dataset), dataset === '__all__' ? Promise.resolve([]) : listMarkers('__all__')]);
-    return lists.flat().map((m) => ({ time: m.start_time, end: m.end_time, color: m.color ?? '#888888', label: [m.type, m.message].filter(Boolean).join(': ') || 'marker' }));
-  }, [dataset]);
+  const markers = useAsync((): Promise<ChartMarker[]> => chartMarkers(dataset), [dataset]);
 
   const execute = (spec: QuerySpec) => {
     abort.current?.abort();
@@ -69,7 +72,7 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
     runQuery(dataset, spec, (stage) => !ctl.signal.aborted && setRun({ status: stage, since: Date.now() }), ctl.signal).then(
       (result) => {
         if (ctl.signal.aborted) return;
-        setRun({ status: 'done', result, spec, window: truncatedWindow(spec, Math.floor(Date.now() / 1000)), answeredAt: performance.now() });
+        setRun({ status: 'done', result, spec, window: result.window ?? truncatedWindow(spec, Math.floor(Date.now() / 1000)), answeredAt: performance.now() });
         addRecent(scope, { dataset, resultId: result.id, spec, at: Date.now() });
       },
       (error) => {
@@ -86,22 +89,24 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
       abort.current?.abort();
       abort.current = ctl;
       setRun({ status: 'running', since: Date.now() });
-      getResult(dataset, resultId, ctl.signal)
-        .then((r) => pollResult(dataset, r, ctl.signal))
+      getResultWindow(dataset, resultId, ctl.signal)
         .then(
-          (result) => {
+          ({ result, window }) => {
             const { id: _id, ...spec } = result.query;
             setDraft(spec);
-            // (a relative range ran at a time not known here: only buckets with events are shown)
+            // The window the result covers, as the server says it (a relative range ran at a time
+            // the query does not say); without it, the buckets with events and the quiet ones between.
             const absolute = spec.start_time !== undefined && spec.end_time !== undefined;
-            setRun({ status: 'done', result, spec, window: absolute ? truncatedWindow(spec, spec.end_time!) : undefined, answeredAt: performance.now() });
+            setRun({ status: 'done', result, spec, window: window ?? (absolute ? truncatedWindow(spec, spec.end_time!) : undefined), answeredAt: performance.now() });
           },
           (error) => !ctl.signal.aborted && setRun({ status: 'failed', error, problems: [] }),
         );
       return () => ctl.abort();
     }
+    // Opening the page runs nothing (nor lists anything as recent) until a query is asked for.
     if (fromUrl === undefined) {
-      navigate(`${here}${specToSearch(draft)}`, { replace: true });
+      abort.current?.abort();
+      setRun({ status: 'idle' });
       return;
     }
     if ('error' in fromUrl) {
@@ -131,6 +136,7 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
   const startBubbleUp = (sel: BubbleUpSelection) => {
     if (run.status !== 'done') return;
     setSelection(sel);
+    setSelectionLabel(undefined);
     setBubble({});
     bubbleUp(dataset, run.spec, sel).then(
       (answer) => setBubble({ answer }),
@@ -144,9 +150,10 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
   useEffect(() => {
     if (!asked || run.status !== 'done' || selection) return;
     try {
-      const b = JSON.parse(asked) as Partial<BubbleUpSelection>;
+      const b = JSON.parse(asked) as Partial<BubbleUpSelection> & { label?: string };
       const w = windowOf(run.spec, Math.floor(Date.now() / 1000));
       startBubbleUp({ start_time: b.start_time ?? w.start, end_time: b.end_time ?? w.end, column: b.column, lower: b.lower, upper: b.upper });
+      if (typeof b.label === 'string') setSelectionLabel(b.label);
     } catch {
       // a mangled link: no BubbleUp
     }
@@ -166,7 +173,12 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
           <select
             aria-label="Dataset"
             value={dataset}
-            onChange={(e) => navigate(`${pathOf({ page: 'query', dataset: (e.target as HTMLSelectElement).value, ...scope })}${specToSearch(cleanSpec(draft))}`)}
+            onChange={(e) => {
+              // A query shown runs on the new dataset; a query not yet run stays a draft.
+              const path = pathOf({ page: 'query', dataset: (e.target as HTMLSelectElement).value, ...scope });
+              const spec = normaliseSpec(cleanSpec(draft));
+              navigate(fromUrl !== undefined ? `${path}${specToSearch(spec)}` : `${path}?draft=${encodeURIComponent(JSON.stringify(spec))}`);
+            }}
           >
             <option value="__all__">All datasets</option>
             {(datasets ?? []).map((d) => (
@@ -230,6 +242,7 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
           {selection && (
               <BubbleUpPanel
                 selection={selection}
+                label={selectionLabel}
                 answer={bubble.answer}
                 error={bubble.error}
                 onClose={() => setSelection(null)}
@@ -241,7 +254,11 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
           </ResultsView>
         </div>
       )}
-      {run.status === 'idle' && <Spinner />}
+      {run.status === 'idle' && (
+        <div class="panel empty" data-testid="not-run">
+          Build a query above and run it (Ctrl+Enter).
+        </div>
+      )}
     </div>
   );
 }

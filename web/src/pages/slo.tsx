@@ -9,10 +9,12 @@ import { SloFigures, targetPercent } from '../components/slo-summary.js';
 import { BurnAlertForm } from '../components/burn-alert-form.js';
 import { SloForm } from '../components/slo-form.js';
 import { ErrorNotice, Loaded, PageHead, Spinner, useAsync } from '../components/ui.js';
+import { burnDownSeries, type BurnPoint } from '../burn-down.js';
 import { formatNumber } from '../format.js';
 import { specToSearch } from '../query-url.js';
 import { Link, navigate } from '../router.js';
 import { pathOf, type Scope } from '../routes.js';
+import { spanText } from '../time.js';
 
 const DAY = 86_400;
 /** Query results read at most 7 days: the BubbleUp of failures looks at the last 7 days or the period, whichever is shorter. */
@@ -40,12 +42,7 @@ function SloBody({ scope, dataset, slo, reload }: { scope: Scope; dataset: strin
   const history = useAsync(() => sloHistory([slo.id], start, now), [slo.id]);
   const alerts = useAsync(() => listBurnAlerts(dataset, slo.id), [slo.id]);
   const range = Math.min(MAX_QUERY, slo.time_period_days * DAY);
-  const failing = {
-    calculations: [{ op: 'COUNT' as const }],
-    breakdowns: [slo.sli.alias],
-    time_range: range,
-  };
-  const bubbleHref = `${pathOf({ page: 'query', dataset, ...scope })}${specToSearch(failing)}&bubbleup=${encodeURIComponent(JSON.stringify({ column: slo.sli.alias, lower: 0, upper: 0 }))}`;
+  const bubbleHref = `${pathOf({ page: 'query', dataset, ...scope })}${sloBubbleUpSearch(slo.sli.alias, range)}`;
   return (
     <div class="stack">
       <PageHead title={slo.name} sub={slo.description || `SLI ${slo.sli.alias} · target ${targetPercent(slo)}% over ${slo.time_period_days} days`}>
@@ -69,9 +66,9 @@ function SloBody({ scope, dataset, slo, reload }: { scope: Scope; dataset: strin
           <h2 id="burn-h" style={{ fontFamily: 'inherit' }}>
             Budget burn-down
           </h2>
-          <span class="small muted">budget remaining (%) over the period; compliance in the tooltip</span>
+          <span class="small muted">since the SLO's first events in its period</span>
         </header>
-        {history.error ? <ErrorNotice error={history.error} /> : !history.data ? <Spinner label="Loading the history" /> : <BurnDown points={history.data[slo.id] ?? []} range={[start, now]} />}
+        {history.error ? <ErrorNotice error={history.error} /> : !history.data ? <Spinner label="Loading the history" /> : <BurnDown points={history.data[slo.id] ?? []} range={[start, now]} target={slo.target_per_million / 10_000} />}
       </section>
       <section class="panel flush" aria-labelledby="alerts-h">
         <div class="row" style={{ padding: '12px 16px' }}>
@@ -100,19 +97,45 @@ function SloBody({ scope, dataset, slo, reload }: { scope: Scope; dataset: strin
   );
 }
 
-function BurnDown({ points, range }: { points: { timestamp: number; compliance: number; budget_remaining: number }[]; range: [number, number] }) {
-  const data = useMemo(() => {
-    const times = points.map((p) => p.timestamp);
+/**
+ * The query and selection of "BubbleUp failing events", as Honeycomb compares them: only the
+ * events the SLI applies to (it `exists`: an SLI is null for the events it does not judge), the
+ * failing ones (SLI false, 0) selected, so the baseline is the passing ones, not every other event.
+ */
+export function sloBubbleUpSearch(sli: string, range: number): string {
+  const spec = {
+    calculations: [{ op: 'COUNT' as const }],
+    filters: [{ column: sli, op: 'exists' as const }],
+    breakdowns: [sli],
+    time_range: range,
+  };
+  return `${specToSearch(spec)}&bubbleup=${encodeURIComponent(JSON.stringify({ column: sli, lower: 0, upper: 0, label: `${sli} = false` }))}`;
+}
+
+function BurnDown({ points, range, target }: { points: BurnPoint[]; range: [number, number]; target: number }) {
+  const d = useMemo(() => burnDownSeries(points, range, target), [points]);
+  const lines = useMemo(() => {
+    if (!d) return undefined;
     return {
-      times,
-      lines: [
-        { label: 'budget remaining %', values: points.map((p) => p.budget_remaining), color: cssVar('--accent', '#5b3fd6') },
-        { label: 'compliance %', values: points.map((p) => p.compliance), color: '#3fb27f' },
+      budget: [{ label: 'budget remaining', values: d.budget, color: cssVar('--accent', '#5b3fd6') }],
+      compliance: [
+        { label: 'compliance', values: d.compliance, color: '#3fb27f' },
+        { label: 'target', values: d.times.map(() => target), color: cssVar('--muted', '#888888') },
       ],
     };
-  }, [points]);
-  if (points.length === 0) return <p class="muted">No eligible events in the period yet.</p>;
-  return <LineChart label="Budget remaining over the SLO's period" times={data.times} lines={data.lines} height={240} xRange={range} format={(v) => `${formatNumber(v)}`} />;
+  }, [d]);
+  if (!d || !lines) return <p class="muted">No eligible events in the period yet.</p>;
+  const pct = (v: number) => `${formatNumber(v)}%`;
+  return (
+    <div class="burn-down" data-range={d.range.join(',')} data-first-budget={d.budget[0]}>
+      <div class="small muted">Budget remaining</div>
+      <LineChart label="Budget remaining over the SLO's period" times={d.times} lines={lines.budget} height={200} xRange={d.range} yRange={d.budgetY} format={pct} />
+      <div class="small muted" style={{ marginTop: '10px' }}>
+        Compliance (target {pct(target)})
+      </div>
+      <LineChart label="Compliance over the SLO's period, with its target" times={d.times} lines={lines.compliance} height={160} xRange={d.range} yRange={d.complianceY} format={pct} />
+    </div>
+  );
 }
 
 function AlertTable({ list, onDelete }: { list: BurnAlert[]; onDelete: (a: BurnAlert) => void }) {
@@ -147,4 +170,5 @@ function AlertTable({ list, onDelete }: { list: BurnAlert[]; onDelete: (a: BurnA
   );
 }
 
-const formatMinutes = (m: number) => (m % 1440 === 0 && m > 0 ? `${m / 1440} days` : m % 60 === 0 && m > 0 ? `${m / 60} hours` : `${m} minutes`);
+/** `1 hour`, `4 hours`, `2 days`, `90 minutes`. */
+const formatMinutes = (m: number) => spanText(m * 60);

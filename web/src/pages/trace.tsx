@@ -5,11 +5,11 @@ import { Fragment } from 'preact';
 import { useMemo, useState } from 'preact/hooks';
 import { getTrace } from '../api/endpoints.js';
 import type { TraceSpan } from '../api/types.js';
-import { ErrorNotice, PageHead, Spinner, useAsync } from '../components/ui.js';
+import { ErrorNotice, FieldName, PageHead, Spinner, useAsync } from '../components/ui.js';
 import { formatDuration, formatTimestamp } from '../format.js';
 import { Link } from '../router.js';
 import { pathOf, type Scope } from '../routes.js';
-import { buildWaterfall, offsetOf, serviceColor, type Waterfall, type WaterfallRow } from '../trace.js';
+import { buildWaterfall, offsetOf, type Waterfall, type WaterfallRow } from '../trace.js';
 
 export function TracePage({ scope, dataset, traceId }: { scope: Scope; dataset: string; traceId: string }) {
   const trace = useAsync(() => getTrace(dataset, traceId), [dataset, traceId]);
@@ -21,13 +21,13 @@ export function TracePage({ scope, dataset, traceId }: { scope: Scope; dataset: 
       {trace.error ? <ErrorNotice error={trace.error} /> : !trace.data ? <Spinner label="Finding the trace's spans" /> : trace.data.spans.length === 0 ? (
         <div class="panel empty">No events of trace {traceId} {dataset === '__all__' ? 'in this environment' : `in ${dataset}`}.</div>
       ) : (
-        <TraceView spans={trace.data.spans} truncated={trace.data.truncated} />
+        <TraceView spans={trace.data.spans} truncated={trace.data.truncated} scope={scope} />
       )}
     </div>
   );
 }
 
-function TraceView({ spans, truncated }: { spans: TraceSpan[]; truncated: boolean }) {
+function TraceView({ spans, truncated, scope }: { spans: TraceSpan[]; truncated: boolean; scope: Scope }) {
   const w = useMemo(() => buildWaterfall(spans), [spans]);
   const [selected, setSelected] = useState<number>(0);
   const [collapsed, setCollapsed] = useState<Set<number>>(new Set());
@@ -74,7 +74,7 @@ function TraceView({ spans, truncated }: { spans: TraceSpan[]; truncated: boolea
             />
           ))}
         </div>
-        {row && <SpanDetails w={w} r={row} />}
+        {row && <SpanDetails w={w} r={row} scope={scope} />}
       </div>
     </>
   );
@@ -156,14 +156,16 @@ function Row(props: { w: Waterfall; r: WaterfallRow; selected: boolean; collapse
           <span style={{ width: '22px', display: 'inline-block' }} />
         )}
         {s.error && <span class="err-dot" title="error" aria-label="error" />}
-        <span class="swatch" style={{ background: serviceColor(service) }} />
+        <span class="swatch" style={{ background: w.colors[service] }} />
         <span class="svc">{service}</span>
-        <span class="nm">{s.name ?? s.span_id ?? '(unnamed span)'}</span>
+        <span class="nm" title={s.name ?? s.span_id ?? undefined}>
+          {s.name ?? s.span_id ?? '(unnamed span)'}
+        </span>
         {r.orphan && <span class="badge warn" title="Its parent span is not in the trace">orphan</span>}
         {r.childCount > 0 && props.collapsed && <span class="badge">{r.childCount}</span>}
       </div>
       <div class="wf-track">
-        <div class={`wf-bar${s.error ? ' error' : ''}`} style={{ left: `${left}%`, width: `${Math.max(width, 0.15)}%`, background: serviceColor(service) }} />
+        <div class={`wf-bar${s.error ? ' error' : ''}`} style={{ left: `${left}%`, width: `${Math.max(width, 0.15)}%`, background: w.colors[service] }} />
         {r.events.map((e, i) => (
           <span key={i} class="wf-event" style={{ left: `${(offsetOf(w, e) / total) * 100}%` }} title={`${e.name ?? 'span event'} at ${formatDuration(offsetOf(w, e) - r.offset)}`} />
         ))}
@@ -175,14 +177,14 @@ function Row(props: { w: Waterfall; r: WaterfallRow; selected: boolean; collapse
   );
 }
 
-function SpanDetails({ w, r }: { w: Waterfall; r: WaterfallRow }) {
+function SpanDetails({ w, r, scope }: { w: Waterfall; r: WaterfallRow; scope: Scope }) {
   const s = r.span;
   const keys = Object.keys(s.data).sort();
   return (
     <aside class="panel side" aria-label="Selected span" data-testid="span-details">
       <h2 style={{ marginBottom: '2px' }}>{s.name ?? s.span_id ?? 'span'}</h2>
       <div class="row small" style={{ marginBottom: '10px' }}>
-        <span class="swatch" style={{ background: serviceColor(s.service_name ?? s.dataset) }} />
+        <span class="swatch" style={{ background: w.colors[s.service_name ?? s.dataset] }} />
         {s.service_name ?? s.dataset}
         <span class="muted">· {formatDuration(r.duration)} · starts at +{formatDuration(r.offset)}</span>
         {s.error && <span class="badge bad">error</span>}
@@ -205,8 +207,15 @@ function SpanDetails({ w, r }: { w: Waterfall; r: WaterfallRow }) {
           <h3>Links</h3>
           <ul class="small mono">
             {r.links.map((l, i) => (
-              <li key={i}>
-                trace {l.link?.trace_id ?? '?'} · span {l.link?.span_id ?? '?'}
+              <li key={i} data-testid="span-link">
+                {l.link?.trace_id ? (
+                  <Link href={pathOf({ page: 'trace', dataset: '__all__', traceId: l.link.trace_id, ...scope })} title="Open the linked trace">
+                    trace {l.link.trace_id}
+                  </Link>
+                ) : (
+                  'trace ?'
+                )}{' '}
+                · span {l.link?.span_id ?? '?'}
               </li>
             ))}
           </ul>
@@ -220,7 +229,9 @@ function SpanDetails({ w, r }: { w: Waterfall; r: WaterfallRow }) {
         <div class="v">{s.dataset}</div>
         {keys.map((k) => (
           <Fragment key={k}>
-            <div class="k">{k}</div>
+            <div class="k" title={k}>
+              <FieldName name={k} />
+            </div>
             <div class="v">{String(s.data[k])}</div>
           </Fragment>
         ))}
