@@ -4,7 +4,9 @@
 // expression the server checks as it is typed, then created, edited and deleted. Recipients of
 // each type made, edited, tested (a real webhook receives the test) and deleted. An SLO whose SLI
 // is written in the form (checked live: it must be boolean), edited; burn alerts of both kinds.
-// The service map of spans sent through /1/batch, and the query of one of its edges.
+// The service map of spans sent through /1/batch, and the query of one of its edges. A trigger
+// made from a query (its threshold drawn on the chart), then disabled, edited and deleted on its
+// page; a marker placed by a click on a chart.
 // Screenshots go to test-results/ui-authoring/ (git-ignored). Chromium: see test/ui-browser.test.ts.
 import { mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -243,6 +245,63 @@ describe.skipIf(!present && !CI)('authoring and the service map in the web UI (C
     await page.waitForURL(/\/datasets\/__all__\?query=/);
     const spec = JSON.parse(new URL(page.url()).searchParams.get('query')!);
     expect(spec.filters).toEqual([{ column: 'service.name', op: '=', value: 'db' }]);
+    expect(errors).toEqual([]);
+  });
+
+  it('makes a trigger from a query, its threshold drawn on the chart; disables, edits and deletes it on its page', async () => {
+    const spec = { calculations: [{ op: 'COUNT' }], time_range: 3600 };
+    await page.goto(`${server.url}${scope}/datasets/checkout?query=${encodeURIComponent(JSON.stringify(spec))}`);
+    await page.waitForSelector('[data-chart="COUNT"] canvas');
+    await page.click('text=Make a trigger');
+    await page.fill('form.trigger-form input[name=name]', 'Too many checkouts');
+    await page.selectOption('form.trigger-form select[name=op]', '>=');
+    await page.fill('form.trigger-form input[name=threshold]', '5');
+    await page.waitForSelector('[data-chart="COUNT"][data-threshold="5"] canvas');
+    await page.selectOption('form.trigger-form select[name=frequency]', '300');
+    await page.selectOption('form.trigger-form select[name=range]', '2');
+    const [recipient] = (await api('GET', '/1/recipients')) as { id: string }[];
+    await page.check(`form.trigger-form input[value="${recipient.id}"]`);
+    await page.screenshot({ path: `${SHOTS}make-trigger.png`, fullPage: true });
+    await page.click('form.trigger-form button[type=submit]');
+    await page.click('text=Too many checkouts');
+    await page.waitForSelector('[data-testid=trigger-page]');
+    const [made] = (await api('GET', '/1/triggers/checkout')) as { id: string }[];
+    expect(made).toMatchObject({ name: 'Too many checkouts', threshold: { op: '>=', value: 5 }, frequency: 300, disabled: false, query: { calculations: [{ op: 'COUNT' }], time_range: 600 }, recipients: [{ id: recipient.id }] });
+
+    await page.click('main >> button:has-text("Disable")');
+    await page.waitForSelector('main >> button:has-text("Enable")');
+    expect(await api('GET', `/1/triggers/checkout/${made.id}`)).toMatchObject({ disabled: true, threshold: { value: 5 }, frequency: 300 });
+    await page.click('main >> button:has-text("Edit")');
+    await page.fill('form.trigger-form input[name=threshold]', '10');
+    await page.click('form.trigger-form button[type=submit]');
+    await page.waitForSelector('form.trigger-form', { state: 'detached' });
+    expect(await api('GET', `/1/triggers/checkout/${made.id}`)).toMatchObject({ disabled: true, threshold: { op: '>=', value: 10 }, frequency: 300, recipients: [{ id: recipient.id }] });
+    page.once('dialog', (d) => void d.accept());
+    await page.click('main >> button.ghost:has-text("Delete")');
+    await page.waitForURL(`${server.url}${scope}/triggers`);
+    expect(await api('GET', '/1/triggers/checkout')).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
+  it('adds a marker where a chart is clicked', async () => {
+    const spec = { calculations: [{ op: 'COUNT' }], time_range: 3600 };
+    await page.goto(`${server.url}${scope}/datasets/checkout?query=${encodeURIComponent(JSON.stringify(spec))}`);
+    await page.waitForSelector('[data-chart="COUNT"] canvas');
+    await page.click('text=Add marker');
+    await page.waitForSelector('[data-testid=marker-hint]');
+    const over = page.locator('[data-chart="COUNT"] .u-over');
+    const box = (await over.boundingBox())!;
+    await over.click({ position: { x: box.width / 2, y: box.height / 2 } });
+    await page.fill('form.marker-form input[name=message]', 'deploy v2');
+    await page.click('form.marker-form button[type=submit]');
+    await page.waitForSelector('form.marker-form', { state: 'detached' });
+    const [marker] = (await api('GET', '/1/markers/checkout')) as { start_time: number; message: string; type: string }[];
+    expect(marker).toMatchObject({ message: 'deploy v2', type: 'deploy' });
+    // The middle of a one-hour chart, to the minute the form keeps.
+    const now = Date.now() / 1000;
+    expect(marker.start_time).toBeGreaterThan(now - 2400);
+    expect(marker.start_time).toBeLessThan(now - 1200);
+    await page.waitForSelector('.marker-flag');
     expect(errors).toEqual([]);
   });
 });

@@ -17,3 +17,9 @@ export function chartMarkers(dataset: string): Promise<ChartMarker[]> {
   markers.catch(() => cache.delete(dataset));
   return markers;
 }
+
+/** Forgets the cached markers of a dataset (and the environment-wide ones): one was just made. */
+export function forgetChartMarkers(dataset: string): void {
+  if (dataset === '__all__') cache.clear();
+  else cache.delete(dataset);
+}

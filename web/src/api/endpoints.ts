@@ -102,6 +102,11 @@ export const sloHistory = (ids: string[], start: number, end: number) =>
   post<Record<string, SloHistoryPoint[]>>('/1/reporting/slos/historical', { ids, start_time: start, end_time: end });
 
 export const listTriggers = (ds: string) => get<Trigger[]>(`/1/triggers/${seg(ds)}`);
+export const createTrigger = (ds: string, body: Record<string, unknown>) => post<Trigger>(`/1/triggers/${seg(ds)}`, body);
+export const updateTrigger = (ds: string, id: string, body: Record<string, unknown>) => request<Trigger>('PUT', `/1/triggers/${seg(ds)}/${seg(id)}`, body);
+export const deleteTrigger = (ds: string, id: string) => request<void>('DELETE', `/1/triggers/${seg(ds)}/${seg(id)}`);
+export const createMarker = (ds: string, body: { start_time: number; end_time?: number; message: string; type: string; url?: string }) =>
+  post<Marker>(`/1/markers/${seg(ds)}`, body);
 export const getTrigger = (ds: string, id: string) => get<Trigger>(`/1/triggers/${seg(ds)}/${seg(id)}`);
 /** A trigger's state changes and deliveries (Waggle extension, docs/triggers.md). */
 export const triggerHistory = (ds: string, id: string) => get<TriggerHistory>(`/1/triggers/${seg(ds)}/${seg(id)}/history`);

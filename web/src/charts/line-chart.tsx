@@ -37,6 +37,10 @@ export interface LineChartProps {
   yRange?: [number, number];
   onSelectRange?: (start: number, end: number) => void;
   onPick?: (lineIndex: number) => void;
+  /** When set, a click gives the time under the pointer (placing a marker) instead of picking a line. */
+  onPickTime?: (unixSeconds: number) => void;
+  /** A threshold drawn across the chart as a dashed red line (a trigger being made). */
+  threshold?: number;
   /** Charts with the same key share their crosshair (a query's charts). */
   syncKey?: string;
   /** Called once the chart has drawn (the results page measures its drawing time with it). */
@@ -89,7 +93,7 @@ export function LineChart(props: LineChartProps) {
       },
       focus: { alpha: 0.35 },
       bands: stacked ? stackBands(props.lines.length).map((b) => ({ ...b, fill: props.lines[b.series[0] - 1].color + '99' })) : undefined,
-      scales: { x: props.xRange ? { time: true, range: () => props.xRange as [number, number] } : { time: true }, y: props.logScale ? { distr: 3 } : { range: (_u, min, max) => props.yRange ?? [Math.min(0, min), max > 0 ? max * 1.05 : 1] } },
+      scales: { x: props.xRange ? { time: true, range: () => props.xRange as [number, number] } : { time: true }, y: props.logScale ? { distr: 3 } : { range: (_u, min, max) => props.yRange ?? withThreshold([Math.min(0, min), max > 0 ? max * 1.05 : 1], props.threshold) } },
       axes: [
         { stroke: axisColor, grid: { stroke: gridColor, width: 1 }, ticks: { stroke: gridColor } },
         { stroke: axisColor, grid: { stroke: gridColor, width: 1 }, ticks: { stroke: gridColor }, size: 56, values: (_u, ticks) => ticks.map((v) => fmt(v)) },
@@ -139,6 +143,21 @@ export function LineChart(props: LineChartProps) {
         ],
         draw: [
           (u) => {
+            const t = propsRef.current.threshold;
+            if (t === undefined || !Number.isFinite(t)) return;
+            const y = u.valToPos(t, 'y', true);
+            const ctx = u.ctx;
+            ctx.save();
+            ctx.strokeStyle = '#d9534f';
+            ctx.lineWidth = 2 * devicePixelRatio;
+            ctx.setLineDash([6 * devicePixelRatio, 4 * devicePixelRatio]);
+            ctx.beginPath();
+            ctx.moveTo(u.bbox.left, y);
+            ctx.lineTo(u.bbox.left + u.bbox.width, y);
+            ctx.stroke();
+            ctx.restore();
+          },
+          (u) => {
             // Markers: a line per marker (a band for ranges) in its colour.
             const ms = propsRef.current.markers ?? [];
             if (ms.length === 0) return;
@@ -173,7 +192,12 @@ export function LineChart(props: LineChartProps) {
     const u = new uPlot(opts, data, el);
     plot.current = u;
     const click = () => {
-      if (focused.current !== null && focused.current > 0) propsRef.current.onPick?.(focused.current - 1);
+      const p = propsRef.current;
+      if (p.onPickTime) {
+        if (u.cursor.left !== undefined && u.cursor.left >= 0) p.onPickTime(Math.round(u.posToVal(u.cursor.left, 'x')));
+        return;
+      }
+      if (focused.current !== null && focused.current > 0) p.onPick?.(focused.current - 1);
     };
     u.over.addEventListener('click', click);
     const leave = () => {
@@ -192,7 +216,7 @@ export function LineChart(props: LineChartProps) {
       ro.disconnect();
       u.destroy();
     };
-  }, [props.times, props.lines, props.style, props.logScale, props.height, props.markers, props.xRange?.[0], props.xRange?.[1], props.yRange?.[0], props.yRange?.[1]]);
+  }, [props.times, props.lines, props.style, props.logScale, props.height, props.markers, props.xRange?.[0], props.xRange?.[1], props.yRange?.[0], props.yRange?.[1], props.threshold]);
 
   return (
     <div class="chart" role="img" aria-label={props.label}>
@@ -215,4 +239,10 @@ export function LineChart(props: LineChartProps) {
       )}
     </div>
   );
+}
+
+/** The y range widened to show a threshold with some room around it. */
+export function withThreshold(range: [number, number], threshold: number | undefined): [number, number] {
+  if (threshold === undefined || !Number.isFinite(threshold)) return range;
+  return [Math.min(range[0], threshold), Math.max(range[1], threshold > 0 ? threshold * 1.1 : threshold)];
 }

@@ -33,6 +33,10 @@ export interface ResultsViewProps {
    * shows in it; overrides chartHeight.
    */
   fitHeight?: number;
+  /** A threshold drawn on the chart of one calculation (a trigger being made). */
+  threshold?: { calc: string; value: number };
+  /** When set, clicking a chart gives the time under the pointer (placing a marker). */
+  onPickTime?: (unixSeconds: number) => void;
   /** Shown between the charts and the table (BubbleUp). */
   children?: ComponentChildren;
 }
@@ -105,6 +109,8 @@ export function ResultsView(props: ResultsViewProps) {
               onDrawn={drawn}
               onSelectRange={props.onSelect ? (start, end) => props.onSelect!({ start_time: start, end_time: end }) : undefined}
               onPick={props.onNarrow ? (i) => props.onNarrow!(r.groups[i]) : undefined}
+              onPickTime={props.onPickTime}
+              threshold={props.threshold?.calc === s.key ? props.threshold.value : undefined}
             />
           );
         })}
@@ -130,11 +136,13 @@ function SeriesChart(p: {
   onDrawn: () => void;
   onSelectRange?: (start: number, end: number) => void;
   onPick?: (i: number) => void;
+  onPickTime?: (t: number) => void;
+  threshold?: number;
 }) {
   // Stable identities so the chart is built once per answer, not on every render.
   const lines = useMemo(() => p.lines, [p.times]);
   return (
-    <section class={p.compact ? '' : 'panel chart-card'} aria-label={`Chart of ${p.calc}`} data-chart={p.calc} data-series={lines.length} data-span={p.span?.join(',')}>
+    <section class={p.compact ? '' : 'panel chart-card'} aria-label={`Chart of ${p.calc}`} data-chart={p.calc} data-series={lines.length} data-span={p.span?.join(',')} data-threshold={p.threshold}>
       {p.caption && <div class="chart-caption">{p.calc}</div>}
       {!p.compact && (
         <header>
@@ -158,6 +166,8 @@ function SeriesChart(p: {
         onDrawn={p.onDrawn}
         onSelectRange={p.onSelectRange}
         onPick={p.onPick}
+        onPickTime={p.onPickTime}
+        threshold={p.threshold}
       />
       {!p.compact && <ChartData calc={p.calc} times={p.times} lines={lines} />}
     </section>

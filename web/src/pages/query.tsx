@@ -10,10 +10,12 @@ import type { ChartMarker } from '../charts/line-chart.js';
 import { BubbleUpPanel } from '../components/bubbleup-panel.js';
 import { QueryBuilder, type ColumnInfo } from '../components/query-builder.js';
 import { cleanSpec, clauseOf } from '../spec-edit.js';
+import { MarkerForm } from '../components/marker-form.js';
 import { ResultsView } from '../components/results-view.js';
+import { TriggerForm, watchable } from '../components/trigger-form.js';
 import { GranularityPicker, TimePicker } from '../components/time-picker.js';
 import { ErrorNotice, PageHead, useAsync } from '../components/ui.js';
-import { chartMarkers } from '../chart-markers.js';
+import { chartMarkers, forgetChartMarkers } from '../chart-markers.js';
 import { describeQuery } from '../describe.js';
 import { normaliseSpec, sameSpec, searchToSpec, specToSearch } from '../query-url.js';
 import { addRecent } from '../recent.js';
@@ -61,6 +63,12 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
     return [...out.values()].sort((a, b) => a.name.localeCompare(b.name));
   }, [dataset]);
   const markers = useAsync((): Promise<ChartMarker[]> => chartMarkers(dataset), [dataset]);
+  // Authoring from a result: a trigger (its threshold drawn on the chart as it is edited), or a
+  // marker (placed by a click on a chart).
+  const [making, setMaking] = useState<'trigger' | 'marker' | null>(null);
+  const [threshold, setThreshold] = useState<{ calc: string; value: number } | undefined>(undefined);
+  const [markerAt, setMarkerAt] = useState<number | undefined>(undefined);
+  const [madeTrigger, setMadeTrigger] = useState<{ id: string; name: string } | undefined>(undefined);
 
   const execute = (spec: QuerySpec) => {
     abort.current?.abort();
@@ -216,6 +224,12 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
               <a href={run.result.links.query_url} title="A link to exactly this result">
                 Permalink
               </a>
+              <button type="button" onClick={() => setMaking('trigger')} disabled={making !== null || watchable(run.spec).length === 0}>
+                Make a trigger
+              </button>
+              <button type="button" onClick={() => { setMarkerAt(undefined); setMaking('marker'); }} disabled={making !== null} title="Then click a chart at the marker's time">
+                Add marker
+              </button>
             </>
           )}
         </div>
@@ -230,8 +244,48 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
           <div class="small muted" aria-live="polite">
             {dsName} · {describeQuery(run.spec)} · {shaped.groups.length} {shaped.groups.length === 1 ? 'group' : 'groups'}
           </div>
+          {making === 'trigger' && (
+            <section class="panel">
+              <h2>New trigger</h2>
+              <TriggerForm
+                dataset={dataset}
+                spec={run.spec}
+                onThreshold={setThreshold}
+                onDone={(saved) => {
+                  setMaking(null);
+                  if (saved) setMadeTrigger(saved);
+                }}
+              />
+            </section>
+          )}
+          {madeTrigger && making === null && (
+            <div class="notice" role="status">
+              Trigger <Link href={pathOf({ page: 'trigger', dataset, triggerId: madeTrigger.id, ...scope })}>{madeTrigger.name}</Link> made.
+            </div>
+          )}
+          {making === 'marker' &&
+            (markerAt === undefined ? (
+              <div class="notice" role="status" data-testid="marker-hint">
+                Click a chart at the marker's time. <button type="button" class="ghost" onClick={() => setMarkerAt(Math.floor(Date.now() / 1000))}>Now</button>
+                <button type="button" class="ghost" onClick={() => setMaking(null)}>Cancel</button>
+              </div>
+            ) : (
+              <MarkerForm
+                dataset={dataset}
+                time={markerAt}
+                onDone={(made) => {
+                  setMaking(null);
+                  if (made) {
+                    forgetChartMarkers(dataset);
+                    markers.reload();
+                  }
+                }}
+              />
+            ))}
           <ResultsView
             result={shaped}
+            threshold={making === 'trigger' ? threshold : undefined}
+            onPickTime={making === 'marker' && markerAt === undefined ? setMarkerAt : undefined}
             markers={markers.data ?? []}
             onNarrow={shaped.breakdowns.length ? narrow : undefined}
             onSelect={startBubbleUp}

@@ -5,7 +5,8 @@
 // here (`trigger_url`).
 import type { ComponentChildren } from 'preact';
 import { useMemo, useState } from 'preact/hooks';
-import { getTrigger, runQuery, triggerHistory } from '../api/endpoints.js';
+import { deleteTrigger, getTrigger, runQuery, triggerHistory, updateTrigger } from '../api/endpoints.js';
+import { TriggerForm, triggerPutBody } from '../components/trigger-form.js';
 import type { QuerySpec, Trigger, TriggerDelivery, TriggerHistory, TriggerStateChange } from '../api/types.js';
 import { LineChart, type ChartMarker, type Line } from '../charts/line-chart.js';
 import { cssVar, seriesColor } from '../charts/palette.js';
@@ -14,7 +15,7 @@ import { ErrorNotice, Loaded, PageHead, Spinner, useAsync } from '../components/
 import { ago, formatNumber, formatTimestamp } from '../format.js';
 import { specToSearch } from '../query-url.js';
 import { shapeResult } from '../results.js';
-import { Link } from '../router.js';
+import { Link, navigate } from '../router.js';
 import { pathOf, type Scope } from '../routes.js';
 import { spanText } from '../time.js';
 
@@ -57,7 +58,7 @@ export function TriggerPage({ scope, dataset, triggerId }: { scope: Scope; datas
   const history = useAsync(() => triggerHistory(dataset, triggerId), [dataset, triggerId]);
   return (
     <Loaded async={trigger} label="Loading the trigger">
-      {(t) => <TriggerBody scope={scope} dataset={dataset} trigger={t} history={history.data} historyError={history.error} />}
+      {(t) => <TriggerBody scope={scope} dataset={dataset} trigger={t} history={history.data} historyError={history.error} reload={trigger.reload} />}
     </Loaded>
   );
 }
@@ -72,9 +73,29 @@ function stateBadge(t: Trigger) {
 
 const every = (s: number) => (s >= HOUR && s % HOUR === 0 ? `${s / HOUR} h` : `${s / 60} min`);
 
-function TriggerBody({ scope, dataset, trigger, history, historyError }: { scope: Scope; dataset: string; trigger: Trigger; history?: TriggerHistory; historyError?: unknown }) {
+function TriggerBody(props: { scope: Scope; dataset: string; trigger: Trigger; history?: TriggerHistory; historyError?: unknown; reload: () => void }) {
+  const { scope, dataset, trigger, history, historyError } = props;
   const range = trigger.query.time_range ?? trigger.frequency;
   const last = trigger.last_evaluation;
+  const [editing, setEditing] = useState(false);
+  const [error, setError] = useState<unknown>(undefined);
+  const act = async (fn: () => Promise<unknown>) => {
+    setError(undefined);
+    try {
+      await fn();
+    } catch (e) {
+      setError(e);
+    }
+  };
+  const toggle = () => act(async () => {
+    await updateTrigger(dataset, trigger.id, triggerPutBody(trigger, { disabled: !trigger.disabled }));
+    props.reload();
+  });
+  const remove = () => act(async () => {
+    if (!confirm(`Delete the trigger ${trigger.name}?`)) return;
+    await deleteTrigger(dataset, trigger.id);
+    navigate(pathOf({ page: 'triggers', ...scope }));
+  });
   return (
     <div class="stack" data-testid="trigger-page">
       <PageHead
@@ -84,10 +105,16 @@ function TriggerBody({ scope, dataset, trigger, history, historyError }: { scope
         <Link class="button" href={`${pathOf({ page: 'query', dataset, ...scope })}${specToSearch(trigger.query)}`}>
           Open the query
         </Link>
-        <Link class="button" href={pathOf({ page: 'triggers', ...scope })}>
-          All triggers
-        </Link>
+        <button onClick={() => setEditing(true)} disabled={editing}>Edit</button>
+        <button onClick={() => void toggle()}>{trigger.disabled ? 'Enable' : 'Disable'}</button>
+        <button class="ghost" onClick={() => void remove()}>Delete</button>
       </PageHead>
+      {error !== undefined && <ErrorNotice error={error} />}
+      {editing && (
+        <section class="panel">
+          <TriggerForm dataset={dataset} spec={trigger.query} trigger={trigger} onDone={(saved) => { setEditing(false); if (saved) props.reload(); }} />
+        </section>
+      )}
       <section class="panel">
         <div class="row" style={{ gap: '28px', alignItems: 'flex-start' }} data-testid="trigger-figures">
           <Figure label="Fires when" value={<span class="mono">{describeQuery({ ...trigger.query, breakdowns: undefined, filters: undefined })} {trigger.threshold.op} {formatNumber(trigger.threshold.value)}</span>}
