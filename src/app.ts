@@ -7,6 +7,7 @@ import type { FastifyServerOptions } from 'fastify';
 import type { ConfigStore } from './stores/config/types.js';
 import type { EventStore } from './stores/events/types.js';
 import { IngestWriter } from './ingest/writer.js';
+import { DeployMarkers } from './ingest/deploy-markers.js';
 import { batchThreads } from './ingest/batch-threads.js';
 import { DEFAULTS, leaderLeaseMsOf, nodeIdOf, type Settings } from './settings.js';
 import { createHttp, serveMetrics, type App } from './http/fastify.js';
@@ -100,7 +101,9 @@ export async function createApp(deps: AppDeps): Promise<App> {
   serveMetrics(app, metrics, settings);
 
   const events = withSlowQueryLog(deps.eventStore, settings.slowQueryMs, app.log);
+  const deployMarkers = settings.deployMarkerField ? new DeployMarkers({ store, versionField: settings.deployMarkerField, now, log: app.log }) : undefined;
   const writer = new IngestWriter(store, events, {
+    afterCommit: deployMarkers ? (dataset, batch) => deployMarkers.watch(dataset, batch) : undefined,
     maxColumnsPerDataset: settings.maxColumnsPerDataset,
     hotColumns: settings.hotColumns,
     now,

@@ -139,6 +139,8 @@ export interface Settings {
   slowQueryMs: number;
   /** Ingest group commits slower than this are logged at warn (ms). */
   slowCommitMs: number;
+  /** The field whose change in a service's events makes a deploy marker (src/ingest/deploy-markers.ts); '' = off. */
+  deployMarkerField: string;
   /** Memory the event store (DuckDB) may use, in bytes; past it, queries spill to its temp directory. */
   eventStoreMemory: number;
   /** WAL size at which the embedded event store checkpoints (bytes); unset: the store's default (64 MB). */
@@ -206,6 +208,7 @@ export const DEFAULTS: Settings = {
   uiQueryResultRateLimit: { limit: 120, windowSeconds: 60 },
   slowQueryMs: 2000,
   slowCommitMs: 1000,
+  deployMarkerField: 'service.version',
   eventStoreMemory: defaultEventStoreMemory(),
   diskReserve: 256 * 1024 ** 2,
 };
@@ -365,6 +368,11 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Settin
   }
   s.slowQueryMs = int('WAGGLE_SLOW_QUERY_MS', 0, 3_600_000) ?? s.slowQueryMs;
   s.slowCommitMs = int('WAGGLE_SLOW_COMMIT_MS', 0, 3_600_000) ?? s.slowCommitMs;
+  if (env.WAGGLE_DEPLOY_MARKER_FIELD !== undefined) {
+    const f = env.WAGGLE_DEPLOY_MARKER_FIELD.trim();
+    if (f.length > 255) throw new Error('WAGGLE_DEPLOY_MARKER_FIELD must be a field name of at most 255 characters, or off');
+    s.deployMarkerField = f === 'off' ? '' : f;
+  }
   if (env.WAGGLE_EVENT_STORE_MEMORY) s.eventStoreMemory = parseBytes(env.WAGGLE_EVENT_STORE_MEMORY, 'WAGGLE_EVENT_STORE_MEMORY', 16 * 1024 ** 2);
   if (env.WAGGLE_EVENT_STORE_CHECKPOINT) {
     s.eventStoreCheckpoint = parseBytes(env.WAGGLE_EVENT_STORE_CHECKPOINT, 'WAGGLE_EVENT_STORE_CHECKPOINT', 64 * 1024);

@@ -23,6 +23,8 @@ export const BURN_ALERT_STATE_KIND = 'burn_alert_state';
 export const DELIVERY_KIND = 'delivery';
 export const SIGNAL_STATE_KIND = 'signal_state';
 export const TRIGGER_STATE_KIND = 'trigger_state';
+/** The versions of a dataset's service seen lately (src/ingest/deploy-markers.ts). */
+export const DEPLOY_VERSIONS_KIND = 'deploy_versions';
 
 // The web UI's sign-in
 export const SESSION_KIND = 'ui_session';

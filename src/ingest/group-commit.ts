@@ -43,6 +43,12 @@ export interface CommitOptions {
   onCommit?: (events: number, seconds: number) => void;
   /** Told of every request's per-event results once they are answered (metrics). */
   onWritten?: (results: readonly (string | null)[]) => void;
+  /**
+   * Shown each request's stored events while its group is staged (before they are let go); the
+   * function it returns, if any, runs once the group committed (deploy markers); the writer's
+   * close waits for what it returns.
+   */
+  afterCommit?: (dataset: Dataset, events: EventColumns) => (() => Promise<void>) | undefined;
 }
 
 export class GroupCommit {
@@ -54,6 +60,8 @@ export class GroupCommit {
   private touched = new Map<string, { dataset: Dataset; names: Set<string> }>();
   /** Ids of datasets deleted while this writer runs: writes still queued for them are refused. */
   private readonly dropped = new Set<string>();
+  /** Work begun after commits (afterCommit) and not yet done. */
+  private readonly following = new Set<Promise<void>>();
   /** Events handed to write() and not yet answered (queued, staged or committing). */
   private waiting = 0;
 
@@ -229,6 +237,13 @@ export class GroupCommit {
         if (physical !== undefined && !isColumn(physical)) t.attributes.set(f.name, (t.attributes.get(f.name) ?? 0) + f.present);
       }
     });
+    const after: (() => Promise<void>)[] = [];
+    if (this.opts.afterCommit) {
+      group.forEach(({ dataset, events }, i) => {
+        const then = outcomes[i].ok && events ? this.opts.afterCommit!(dataset, events) : undefined;
+        if (then) after.push(then);
+      });
+    }
     for (const p of group) p.events = undefined;
     const nowDate = this.opts.now();
     const { committed } = await this.events.stage([...batches.values()].filter((b) => b.parts.length > 0), nowDate.getTime() * 1000);
@@ -241,6 +256,10 @@ export class GroupCommit {
         if (!t) this.touched.set(id, { dataset: w.dataset, names: w.names });
         else for (const k of w.names) t.names.add(k);
         if (w.buckets > 0) this.noteAttributes(w.dataset, w.events, w.attributes);
+      }
+      for (const then of after) {
+        const p = then().finally(() => this.following.delete(p));
+        this.following.add(p);
       }
     });
     return { outcomes, committed: touched };
@@ -261,5 +280,6 @@ export class GroupCommit {
   async settle(): Promise<void> {
     while (this.draining) await this.draining;
     await Promise.all(this.committing);
+    await Promise.all(this.following);
   }
 }

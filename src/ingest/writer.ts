@@ -85,6 +85,11 @@ export class IngestWriter {
     return this.commits.flushBookkeeping();
   }
 
+  /** Waits for queued writes to commit and for what follows their commits (afterCommit: deploy markers). */
+  settle(): Promise<void> {
+    return this.commits.settle();
+  }
+
   /** Waits for queued writes to commit, then records bookkeeping. */
   async close(): Promise<void> {
     this.columns.closed = true;
