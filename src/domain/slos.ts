@@ -191,7 +191,7 @@ export const sloFields = (d: Draft): Pick<SloBody, 'name' | 'description' | 'sli
 
 /**
  * 422 on `sli.alias` unless it is a boolean calculated field visible in every dataset; `resolve`
- * gives the field's type in a dataset (the SLO engine resolves SLIs).
+ * gives the field's type in a dataset (the SLO evaluator, src/jobs/slo.ts, resolves SLIs).
  */
 export async function checkSli(p: Problems, datasets: Dataset[], alias: string, resolve: (ds: Dataset) => Promise<{ type: string } | undefined>): Promise<void> {
   for (const ds of datasets) {
