@@ -173,6 +173,25 @@ export function withChange(history: StateChange[] | undefined, change: StateChan
   return [...(history ?? []), change].slice(-HISTORY_KEPT);
 }
 
+/**
+ * The state half of a trigger's history (GET …/history): whether it is triggered (and since
+ * when) and its state changes, newest first; `resultUrl` gives a stored result's UI page.
+ */
+export function triggerHistoryAnswer(state: TriggerState | undefined, resultUrl: (resultId: string) => string) {
+  return {
+    triggered: state?.triggered ?? false,
+    ...(state?.triggered && state.triggeredAt ? { triggered_at: state.triggeredAt } : {}),
+    state_changes: [...(state?.history ?? [])].reverse().map((c) => ({
+      at: c.at,
+      status: c.status,
+      ...(c.value !== undefined ? { value: c.value } : {}),
+      threshold: c.threshold,
+      ...(c.reason ? { reason: c.reason } : {}),
+      ...(c.resultId ? { result_id: c.resultId, result_url: resultUrl(c.resultId) } : {}),
+    })),
+  };
+}
+
 /** `value op threshold`. */
 export function breaches(value: number, op: ThresholdOp, threshold: number): boolean {
   switch (op) {
