@@ -19,13 +19,14 @@
 //   `description` ≤ 1023 (omitted: ""). `auto_investigate` (boolean, default false) is stored and
 //   echoed only. Read-only (`id`, `triggered`, timestamps) and unknown fields are ignored. PUT
 //   keeps the alert's triggered state; the next evaluation decides anew.
-import { ApiError } from '../errors.js';
+import { ApiError, notFound } from '../errors.js';
 import type { ConfigStore, Environment, NewObject, StoredObject } from '../stores/config/types.js';
-import type { Problems } from '../validation.js';
+import { Problems } from '../validation.js';
 import { shortId } from './ids.js';
 import { BURN_ALERT_KIND, BURN_ALERT_STATE_KIND, SLO_KIND } from './kinds.js';
-import { validateNotificationRecipients, type NotificationRecipient } from './notification-recipients.js';
-import { MINUTES_PER_DAY, type SLO_STATUSES, type SloObject } from './slos.js';
+import { saveNotificationRecipients, validateNotificationRecipients, type NotificationRecipient } from './notification-recipients.js';
+import { belongsTo } from './scope.js';
+import { MINUTES_PER_DAY, getSloObject, sloResponse, type SLO_STATUSES, type SloObject, type SloScope } from './slos.js';
 
 export const ALERT_TYPES = ['exhaustion_time', 'budget_rate'] as const;
 export type AlertType = (typeof ALERT_TYPES)[number];
@@ -185,11 +186,49 @@ export async function sloStatus(store: ConfigStore, slo: SloObject, eligible: nu
   return 'normal';
 }
 
-/** A budget_rate alert's window must stay within its SLO's period (as on the alert's own create): 422 on `time_period_days`. */
-export async function checkPeriodOfAlerts(p: Problems, store: ConfigStore, env: Environment, sloId: string, days: number): Promise<void> {
-  const alerts = await store.listObjects<BurnAlertBody>(BURN_ALERT_KIND, { environmentId: env.id });
-  const widest = Math.max(0, ...alerts.filter((a) => a.body.slo_id === sloId && a.body.alert_type === 'budget_rate').map((a) => a.body.budget_rate_window_minutes ?? 0));
-  if (widest > days * 1440) {
-    p.add('time_period_days', 'invalid', `must be at least ${Math.ceil(widest / 1440)}: a budget_rate burn alert of this SLO has a ${widest}-minute window`);
+/**
+ * The alert `id` as seen from the path, with its SLO (which must be visible there, like the
+ * alert); 404 `burn alert not found` otherwise.
+ */
+export async function findBurnAlert(store: ConfigStore, scope: SloScope, id: string): Promise<{ alert: BurnAlertObject; slo: SloObject }> {
+  const alert = await store.getObject<BurnAlertBody>(BURN_ALERT_KIND, id);
+  if (!belongsTo(alert, scope.env) || !alert.body || typeof alert.body.slo_id !== 'string') throw notFound('burn alert');
+  try {
+    return { alert, slo: await getSloObject(store, scope, alert.body.slo_id) };
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) throw notFound('burn alert');
+    throw err;
   }
+}
+
+/**
+ * The stored alert on `slo` a body (already type-checked) makes: checkAlert's and
+ * checkRecipients' rules, every problem in one 422; then new inline email recipients are made.
+ */
+export async function parseBurnAlert(store: ConfigStore, teamId: string, input: BurnAlertInput, slo: SloObject): Promise<BurnAlertBody> {
+  const p = new Problems();
+  const fields = checkAlert(p, input, slo);
+  const checked = await checkRecipients(p, store, teamId, input);
+  p.throwIfAny();
+  const recipients = await saveNotificationRecipients(store, teamId, checked);
+  return { slo_id: slo.id, ...fields, recipients };
+}
+
+/** What the SLO evaluator computes for `?detailed` (src/jobs/slo.ts, SloFigures). */
+export interface DetailFigures {
+  compliance: number;
+  budgetRemaining: number;
+  burnRate: number;
+  eligible: number;
+}
+
+/** An SLO answered with `?detailed`: its answer, its figures and its status from its burn alerts. */
+export async function detailedSloResponse(store: ConfigStore, slo: SloObject, slugs: Map<string, string>, figures: DetailFigures) {
+  return {
+    ...sloResponse(slo, slugs),
+    compliance: figures.compliance,
+    budget_remaining: figures.budgetRemaining,
+    status: await sloStatus(store, slo, figures.eligible),
+    burn_rate: figures.burnRate,
+  };
 }

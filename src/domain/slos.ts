@@ -22,9 +22,10 @@
 //   `POST …/{sloId}/reset` (no body): reset_at becomes now and the budget is counted from then on.
 import { notFound } from '../errors.js';
 import type { ConfigStore, Dataset, Environment, NewObject, StoredObject } from '../stores/config/types.js';
-import type { Problems } from '../validation.js';
+import { Problems } from '../validation.js';
+import type { BurnAlertBody } from './burn-alerts.js';
 import { ALL_DATASETS, datasetSlug, findDataset } from './datasets.js';
-import { SLO_KIND } from './kinds.js';
+import { BURN_ALERT_KIND, SLO_KIND } from './kinds.js';
 import { belongsTo } from './scope.js';
 import { shortId } from './ids.js';
 import { duplicateTagKeys, storedTags, tagsMember, type Tag } from './tags.js';
@@ -191,7 +192,7 @@ export const sloFields = (d: Draft): Pick<SloBody, 'name' | 'description' | 'sli
 
 /**
  * 422 on `sli.alias` unless it is a boolean calculated field visible in every dataset; `resolve`
- * gives the field's type in a dataset (the SLO engine resolves SLIs).
+ * gives the field's type in a dataset (the SLO evaluator, src/jobs/slo.ts, resolves SLIs).
  */
 export async function checkSli(p: Problems, datasets: Dataset[], alias: string, resolve: (ds: Dataset) => Promise<{ type: string } | undefined>): Promise<void> {
   for (const ds of datasets) {
@@ -205,4 +206,45 @@ export async function checkSli(p: Problems, datasets: Dataset[], alias: string, 
       return;
     }
   }
+}
+
+/** A budget_rate alert's window must stay within its SLO's period (as on the alert's own create): 422 on `time_period_days`. */
+export async function checkPeriodOfAlerts(p: Problems, store: ConfigStore, env: Environment, sloId: string, days: number): Promise<void> {
+  const alerts = await store.listObjects<BurnAlertBody>(BURN_ALERT_KIND, { environmentId: env.id });
+  const widest = Math.max(0, ...alerts.filter((a) => a.body.slo_id === sloId && a.body.alert_type === 'budget_rate').map((a) => a.body.budget_rate_window_minutes ?? 0));
+  if (widest > days * 1440) {
+    p.add('time_period_days', 'invalid', `must be at least ${Math.ceil(widest / 1440)}: a budget_rate burn alert of this SLO has a ${widest}-minute window`);
+  }
+}
+
+/** The type of calculated field `alias` in a dataset of the environment; undefined when it is none there (the SLO evaluator's resolveSli). */
+export type SliResolver = (env: Environment, ds: Dataset, alias: string) => Promise<{ type: string } | undefined>;
+
+/**
+ * The stored SLO a create body (already type-checked) makes in the scope: its fields, its
+ * datasets (the path's, or for `__all__` its `dataset_slugs`) and its SLI checked there, every
+ * problem in one 422.
+ */
+export async function parseNewSlo(store: ConfigStore, scope: SloScope, input: SloInput, resolveSli: SliResolver): Promise<SloBody> {
+  const p = new Problems();
+  const draft = sloDraft(p, input);
+  const datasets = scope.dataset ? [scope.dataset] : await checkDatasetSlugs(p, store, scope.env, input.dataset_slugs);
+  if (draft.alias && datasets.length > 0) await checkSli(p, datasets, draft.alias, (ds) => resolveSli(scope.env, ds, draft.alias));
+  p.throwIfAny();
+  return { ...sloFields(draft), dataset_ids: datasets.map((d) => d.id), reset_at: null };
+}
+
+/**
+ * The stored SLO a full-replacement body (already type-checked) makes of `current`: its fields
+ * replaced, its datasets and `reset_at` kept; the SLI checked in its datasets and the period
+ * against its burn alerts' windows, every problem in one 422.
+ */
+export async function parseSloReplacement(store: ConfigStore, scope: SloScope, current: SloObject, input: SloInput, resolveSli: SliResolver): Promise<SloBody> {
+  const p = new Problems();
+  const draft = sloDraft(p, input);
+  const datasets = (await store.listDatasets(scope.env.id)).filter((d) => current.body.dataset_ids.includes(d.id));
+  if (draft.alias && datasets.length > 0) await checkSli(p, datasets, draft.alias, (ds) => resolveSli(scope.env, ds, draft.alias));
+  if (draft.time_period_days) await checkPeriodOfAlerts(p, store, scope.env, current.id, draft.time_period_days);
+  p.throwIfAny();
+  return { ...current.body, ...sloFields(draft) };
 }

@@ -8,8 +8,9 @@
 //   recipient in-use check (DELETE /1/recipients/{id} → 409) finds them. datasetId is null for
 //   environment-wide (`__all__`) triggers.
 // - kind `trigger_state` (id `<trigger id>.state`, unique key = the trigger id): the evaluation
-//   state, written by the engine only (and created with the trigger). Kept apart so that an
-//   evaluation never overwrites a concurrent PUT and never changes the trigger's `updated_at`.
+//   state, written only by the trigger job (src/jobs/triggers.ts) and created with the trigger. Kept
+//   apart so that an evaluation never overwrites a concurrent PUT and never changes the trigger's
+//   `updated_at`.
 //   It lives under the same dataset, so deleting the dataset deletes both. It also keeps the
 //   trigger's newest state changes (`history`, at most HISTORY_KEPT): when it fired and when it
 //   resolved, with the value and the stored query result of that evaluation (what
@@ -17,6 +18,9 @@
 import type { NotificationRecipient } from './notification-recipients.js';
 import type { Tag } from './tags.js';
 import type { QueryOp, QuerySpec } from '../query/spec.js';
+import type { Dataset, Environment, NewObject, StoredObject } from '../stores/config/types.js';
+import { shortId } from './ids.js';
+import { TRIGGER_KIND, TRIGGER_STATE_KIND } from './kinds.js';
 
 export const stateIdOf = (triggerId: string) => `${triggerId}.state`;
 
@@ -107,6 +111,45 @@ export interface TriggerState {
   history?: StateChange[];
 }
 
+/** A new trigger of the environment (under `dataset`, or environment-wide for null), as the store takes it. */
+export function newTrigger(env: Environment, dataset: Dataset | null, body: StoredTrigger): NewObject<StoredTrigger> {
+  return {
+    id: shortId(),
+    kind: TRIGGER_KIND,
+    teamId: env.teamId,
+    environmentId: env.id,
+    datasetId: dataset?.id ?? null,
+    scope: env.id,
+    uniqueKey: null,
+    body,
+  };
+}
+
+/** A whole-second ISO time: evaluation slots are whole seconds. */
+export const wholeSecond = (d: Date) => new Date(Math.floor(d.getTime() / 1000) * 1000).toISOString();
+
+/** The state a trigger starts with: its first evaluation is due at `now` (the next tick), nothing breached yet. */
+export const initialTriggerState = (triggerId: string, now: Date): TriggerState => ({
+  triggerId,
+  nextRun: wholeSecond(now),
+  consecutive: 0,
+  triggered: false,
+});
+
+/** The trigger's evaluation state object (id `<trigger id>.state`, unique key the trigger id), as the store takes it. */
+export function newTriggerState(trigger: StoredObject<StoredTrigger>, body: TriggerState): NewObject<TriggerState> {
+  return {
+    id: stateIdOf(trigger.id),
+    kind: TRIGGER_STATE_KIND,
+    teamId: trigger.teamId,
+    environmentId: trigger.environmentId,
+    datasetId: trigger.datasetId,
+    scope: trigger.environmentId ?? trigger.teamId,
+    uniqueKey: trigger.id,
+    body,
+  };
+}
+
 /** Most state changes a trigger keeps. */
 export const HISTORY_KEPT = 100;
 
@@ -128,6 +171,25 @@ export interface StateChange {
 /** `history` with `change` added, the oldest dropped past HISTORY_KEPT. */
 export function withChange(history: StateChange[] | undefined, change: StateChange): StateChange[] {
   return [...(history ?? []), change].slice(-HISTORY_KEPT);
+}
+
+/**
+ * The state half of a trigger's history (GET …/history): whether it is triggered (and since
+ * when) and its state changes, newest first; `resultUrl` gives a stored result's UI page.
+ */
+export function triggerHistoryAnswer(state: TriggerState | undefined, resultUrl: (resultId: string) => string) {
+  return {
+    triggered: state?.triggered ?? false,
+    ...(state?.triggered && state.triggeredAt ? { triggered_at: state.triggeredAt } : {}),
+    state_changes: [...(state?.history ?? [])].reverse().map((c) => ({
+      at: c.at,
+      status: c.status,
+      ...(c.value !== undefined ? { value: c.value } : {}),
+      threshold: c.threshold,
+      ...(c.reason ? { reason: c.reason } : {}),
+      ...(c.resultId ? { result_id: c.resultId, result_url: resultUrl(c.resultId) } : {}),
+    })),
+  };
 }
 
 /** `value op threshold`. */

@@ -46,7 +46,7 @@
 //   dedupKey `trigger:<id>` shared by a trigger and its resolve. Recipients are notified before
 //   the state is saved: a crash in between repeats a notification rather than losing it.
 import type { Job } from './scheduler.js';
-import { ZERO_WHEN_EMPTY_OPS, breaches, inScheduleWindow, stateIdOf, triggerDuration, withChange, type StoredTrigger, type TriggerState } from '../domain/triggers.js';
+import { ZERO_WHEN_EMPTY_OPS, breaches, inScheduleWindow, initialTriggerState, newTriggerState, stateIdOf, triggerDuration, withChange, type StoredTrigger, type TriggerState } from '../domain/triggers.js';
 import { derivedId, shortId } from '../domain/ids.js';
 import { newResult, type ResultBody } from '../domain/query-results.js';
 import { graphImagePath, resultPagePath, triggerPagePath } from '../domain/ui-links.js';
@@ -115,23 +115,14 @@ async function saveState(ctx: TriggerJobContext, t: StoredObject<StoredTrigger>,
     await ctx.store.updateObject<TriggerState>(TRIGGER_STATE_KIND, stateIdOf(t.id), { body: state });
     return;
   }
-  await ctx.store.createObject<TriggerState>({
-    id: stateIdOf(t.id),
-    kind: TRIGGER_STATE_KIND,
-    teamId: t.teamId,
-    environmentId: t.environmentId,
-    datasetId: t.datasetId,
-    scope: t.environmentId ?? t.teamId,
-    uniqueKey: t.id,
-    body: state,
-  });
+  await ctx.store.createObject(newTriggerState(t, state));
 }
 
 async function step(ctx: TriggerJobContext, t: StoredObject<StoredTrigger>, stateObj: StoredObject<TriggerState> | undefined, now: Date) {
   const trigger = t.body;
   const state: TriggerState = stateObj
     ? { ...stateObj.body }
-    : { triggerId: t.id, nextRun: new Date(Math.floor(now.getTime() / 1000) * 1000).toISOString(), consecutive: 0, triggered: false };
+    : initialTriggerState(t.id, now);
 
   if (trigger.disabled) {
     if (!state.triggered) return;

@@ -71,6 +71,26 @@ export function deliveryAnswer(o: StoredObject<DeliveryRecord>) {
   };
 }
 
+/**
+ * A trigger's delivery as its history answers it (GET /1/triggers/…/history): the last attempt's
+ * HTTP status only; optional members only when set.
+ */
+export function triggerDeliveryAnswer(o: StoredObject<DeliveryRecord>) {
+  const b = o.body;
+  const last = b.attempts.at(-1);
+  return {
+    id: o.id,
+    created_at: o.createdAt,
+    status: b.status,
+    recipient: b.recipient,
+    state: b.state,
+    attempt_count: b.attemptCount,
+    ...(last?.httpStatus !== undefined ? { http_status: last.httpStatus } : {}),
+    ...(b.finishedAt ? { finished_at: b.finishedAt } : {}),
+    ...(b.error ? { error: b.error } : {}),
+  };
+}
+
 /** The store's unique key of a delivery: one per notification and recipient. */
 export const deliveryKey = (n: Notification) => sha256(`${n.id}\u0000${n.recipient.id}`);
 

@@ -8,22 +8,16 @@
 // time range inside that window, and optionally a range of one field's values (a heatmap region).
 // Same permissions as query results (Manage Queries and Columns, Run Queries). Another
 // environment's dataset → 404. A comparison longer than the query timeout → 503; an event engine without BubbleUp → 501.
-import { Type, type Static } from '@sinclair/typebox';
+// The rules the body's schema cannot say, and the comparison's run: src/domain/bubbleup.ts.
+import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { envOf } from '../../http/auth.js';
-import { ApiError } from '../../errors.js';
-import { Problems } from '../../validation.js';
-import { bubbleUp, MAX_COLUMNS } from '../../query/bubbleup.js';
-import { querySources } from '../../query/sources.js';
-import { checkQuerySpec } from '../../query/validate.js';
-import { QueryTimeout } from '../../stores/events/types.js';
+import { MAX_COLUMNS } from '../../query/bubbleup.js';
 import type { ApiContext, App } from '../context.js';
-import { resultWindow } from '../../domain/queries.js';
+import { DEFAULT_LIMIT, runBubbleUp, type BubbleUpInput } from '../../domain/bubbleup.js';
 import { datasetOrAll } from '../../domain/datasets.js';
 import { SlugParams, orNull } from './schemas.js';
 import { QueryInput } from './shapes/query.js';
-
-const DEFAULT_LIMIT = 50;
 
 const Share = { selection: Type.Number({ description: 'Share of the selection (0…1, weighted by sample rate)' }), baseline: Type.Number() };
 const Side = Type.Object({
@@ -46,8 +40,8 @@ const Answer = Type.Object({
     }),
   ),
 });
-// The body's schema validates it (ajv); the handler checks what it cannot say: the query's own
-// rules (checkQuerySpec), the selection's times and bounds against each other and the query's
+// The body's schema validates it (ajv); runBubbleUp (src/domain/bubbleup.ts) checks what it cannot
+// say: the query's own rules, the selection's times and bounds against each other and the query's
 // window, and that its column is one of the dataset's.
 const Body = Type.Object({
   query: Type.Optional(orNull(QueryInput, 'Omitted or null: the empty query (the last 2 hours).')),
@@ -83,47 +77,7 @@ export function registerBubbleUp(app: App, ctx: ApiContext): void {
     async (request) => {
       const env = envOf(request);
       const dataset = await datasetOrAll(store, env, request.params.datasetSlug);
-      const input = request.body as Static<typeof Body>;
-      const p = new Problems();
-      const spec = input.query ? checkQuerySpec(p, input.query, (f) => `query.${f}`) : {};
-      const sel = input.selection;
-      const column = sel.column ?? undefined;
-      if (sel.end_time <= sel.start_time) p.add('selection.end_time', 'invalid', 'must be after selection.start_time');
-      const bound = (k: 'lower' | 'upper') => {
-        const v = sel[k] ?? undefined;
-        if (v !== undefined && column === undefined) return void p.add(`selection.${k}`, 'invalid', 'needs selection.column');
-        return v;
-      };
-      const lower = bound('lower');
-      const upper = bound('upper');
-      if (lower !== undefined && upper !== undefined && upper < lower) p.add('selection.upper', 'invalid', 'must not be below selection.lower');
-      const limit = input.limit ?? DEFAULT_LIMIT;
-      p.throwIfAny();
-
-      const window = resultWindow({ id: '', ...spec }, Math.floor(now().getTime() / 1000));
-      const s = { start: sel.start_time, end: sel.end_time, column, lower, upper };
-      const start = Math.max(s.start, window.start);
-      const end = Math.min(s.end, window.end);
-      if (end <= start) p.add('selection', 'invalid', "must overlap the query's time range");
-      const sources = await querySources(store, env, dataset);
-      if (s.column !== undefined) {
-        const known = sources.some((src) => src.columns.some((c) => c.keyName === s.column) || src.calculated.some((c) => c.name === s.column)) ||
-          (spec.calculated_fields ?? []).some((c) => c.name === s.column);
-        if (!known) p.add('selection.column', 'invalid', `is not a column or calculated field of ${dataset ? `dataset ${dataset.slug}` : 'the environment'}`);
-      }
-      p.throwIfAny();
-      try {
-        return await bubbleUp(events, sources, spec, {
-          start: window.start,
-          end: window.end,
-          selection: { ...s, start, end },
-          limit,
-          timeoutMs: settings.queryTimeoutMs,
-        });
-      } catch (err) {
-        if (err instanceof QueryTimeout) throw new ApiError(503, `BubbleUp exceeded the ${settings.queryTimeoutMs / 1000} s run time; narrow the query's time range or filters`);
-        throw err;
-      }
+      return runBubbleUp(store, events, env, dataset, request.body as BubbleUpInput, Math.floor(now().getTime() / 1000), settings.queryTimeoutMs);
     },
   );
 }

@@ -6,14 +6,11 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { envOf } from '../../http/auth.js';
 import { notFound, validationError } from '../../errors.js';
-import { MAX_NOTIFICATION_RECIPIENTS, NotificationRecipientSchema, saveNotificationRecipients } from '../../domain/notification-recipients.js';
-import { ApiError } from '../../errors.js';
-import { ALERT_TYPES, MAX_DESCRIPTION, MAX_THRESHOLD, MIN_BUDGET_RATE_WINDOW, burnAlertDetail, burnAlertListItem, checkAlert, checkRecipients, deleteBurnAlert, getAlertState, listSloBurnAlerts, newBurnAlert, type AlertType, type BurnAlertBody, type BurnAlertObject } from '../../domain/burn-alerts.js';
-
+import { MAX_NOTIFICATION_RECIPIENTS, NotificationRecipientSchema } from '../../domain/notification-recipients.js';
+import { ALERT_TYPES, MAX_DESCRIPTION, MAX_THRESHOLD, MIN_BUDGET_RATE_WINDOW, burnAlertDetail, burnAlertListItem, deleteBurnAlert, findBurnAlert, getAlertState, listSloBurnAlerts, newBurnAlert, parseBurnAlert, type AlertType, type BurnAlertBody } from '../../domain/burn-alerts.js';
 import type { ApiContext, App } from '../context.js';
-import { findOwned, sendCreated, sendDeleted } from '../resource.js';
-import { Problems } from '../../validation.js';
-import { getSloObject, sloScope, type SloObject, type SloScope } from '../../domain/slos.js';
+import { sendCreated, sendDeleted } from '../resource.js';
+import { getSloObject, sloScope, type SloScope } from '../../domain/slos.js';
 import { SlugParams, itemParams, orNull } from './schemas.js';
 import { BURN_ALERT_KIND } from '../../domain/kinds.js';
 
@@ -36,8 +33,8 @@ const ListItem = Type.Object({
   updated_at: Type.String(),
 });
 const Detail = Type.Intersect([ListItem, Type.Object({ recipients: Type.Array(NotificationRecipientSchema) })]);
-// The bodies' schemas validate them (ajv); what they cannot say is checkAlert's and
-// checkRecipients' (src/domain/burn-alerts.ts): the fields an alert type needs and refuses, the
+// The bodies' schemas validate them (ajv); what they cannot say is parseBurnAlert's
+// (src/domain/burn-alerts.ts: checkAlert, checkRecipients): the fields an alert type needs and refuses, the
 // window against the SLO's period, the recipients a body names; and the SLO it names.
 const alertFields = {
   alert_type: Type.Optional(
@@ -61,17 +58,7 @@ const ListQuery = Type.Object({ slo_id: Type.Optional(Type.String()) });
 export function registerBurnAlerts(app: App, ctx: ApiContext): void {
   const { store } = ctx;
 
-  /** The alert as seen from the path (its SLO must be visible there); 404 otherwise. */
-  const findAlert = async (scope: SloScope, id: string): Promise<{ alert: BurnAlertObject; slo: SloObject }> => {
-    const alert = await findOwned<BurnAlertBody>(store, BURN_ALERT_KIND, id, 'burn alert', scope.env);
-    if (!alert.body || typeof alert.body.slo_id !== 'string') throw notFound('burn alert');
-    try {
-      return { alert, slo: await getSloObject(store, scope, alert.body.slo_id) };
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 404) throw notFound('burn alert');
-      throw err;
-    }
-  };
+  const findAlert = (scope: SloScope, id: string) => findBurnAlert(store, scope, id);
   // A path's 404 (its dataset, the alert) comes before a body's 422, as the handlers' lookups would make it.
   const pathFirst = async (request: FastifyRequest) => {
     const { datasetSlug, burnAlertId } = request.params as { datasetSlug: string; burnAlertId?: string };
@@ -122,13 +109,8 @@ export function registerBurnAlerts(app: App, ctx: ApiContext): void {
       const { datasetSlug } = request.params as Static<typeof SlugParams>;
       const scope = await sloScope(store, envOf(request), datasetSlug);
       const input = request.body as Static<typeof CreateInput>;
-      const p = new Problems();
       const slo = await getSloObject(store, scope, input.slo.id);
-      const fields = checkAlert(p, input, slo);
-      const checked = await checkRecipients(p, store, scope.env.teamId, input);
-      p.throwIfAny();
-      const recipients = await saveNotificationRecipients(store, scope.env.teamId, checked);
-      const created = await store.createObject(newBurnAlert(scope.env, slo, { slo_id: slo.id, ...fields, recipients }));
+      const created = await store.createObject(newBurnAlert(scope.env, slo, await parseBurnAlert(store, scope.env.teamId, input, slo)));
       return sendCreated(reply, await burnAlertDetail(store, created));
     },
   );
@@ -160,13 +142,8 @@ export function registerBurnAlerts(app: App, ctx: ApiContext): void {
       const { datasetSlug, burnAlertId } = request.params as Static<typeof ItemParams>;
       const scope = await sloScope(store, envOf(request), datasetSlug);
       const { alert, slo } = await findAlert(scope, burnAlertId);
-      const input = request.body as Static<typeof UpdateInput>;
-      const p = new Problems();
-      const fields = checkAlert(p, input, slo);
-      const checked = await checkRecipients(p, store, scope.env.teamId, input);
-      p.throwIfAny();
-      const recipients = await saveNotificationRecipients(store, scope.env.teamId, checked);
-      const updated = await store.updateObject<BurnAlertBody>(BURN_ALERT_KIND, alert.id, { body: { slo_id: alert.body.slo_id, ...fields, recipients } });
+      const body = await parseBurnAlert(store, scope.env.teamId, request.body as Static<typeof UpdateInput>, slo);
+      const updated = await store.updateObject<BurnAlertBody>(BURN_ALERT_KIND, alert.id, { body });
       if (!updated) throw notFound('burn alert');
       return burnAlertDetail(store, updated);
     },

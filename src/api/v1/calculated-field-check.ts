@@ -5,6 +5,7 @@
 // create would answer (field `expression`, "at position N: problem"). `id`: the field an edit
 // replaces (its own alias may then be reused and it is not its own cycle).
 import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
 import { envOf } from '../../http/auth.js';
 import { calculatedFieldScope, checkExpression } from '../../domain/calculated-fields.js';
 import type { ApiContext, App } from '../context.js';
@@ -29,6 +30,8 @@ export function registerCalculatedFieldCheck(app: App, { store }: ApiContext): v
           'Waggle extension: checks a calculated field as a create or update would, storing nothing. 200 with its value type, or the 422 a create would answer.',
         response: { 200: Type.Object({ type: Type.String({ description: 'string, integer, float, boolean or null' }) }) },
       },
+      // A path's 404 (its dataset) comes before a body's 422.
+      preValidation: async (request: FastifyRequest) => void (await calculatedFieldScope(store, envOf(request), (request.params as { datasetSlug: string }).datasetSlug)),
       config: { auth: { kind: 'team', permission: 'manage_columns' } },
     },
     async (request) => {

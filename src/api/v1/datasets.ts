@@ -28,6 +28,7 @@ export function registerDatasets(app: App, { store, writer }: ApiContext): void 
     },
     async (request, reply) => {
       const { dataset, created } = await createOrGetDataset(store, envOf(request), request.body);
+      // Not sendCreated: an existing dataset of that name answers 200 (as Honeycomb's), a new one 201 without Location.
       return reply.code(created ? 201 : 200).send(await respond(dataset));
     },
   );

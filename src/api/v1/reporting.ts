@@ -25,7 +25,7 @@ const Request = Type.Object({
 
 export function registerReporting(app: App, ctx: ApiContext): void {
   const { store } = ctx;
-  const engine = ctx.slos;
+  const evaluator = ctx.slos;
   app.post(
     '/1/reporting/slos/historical',
     {
@@ -47,7 +47,7 @@ export function registerReporting(app: App, ctx: ApiContext): void {
       const out: Record<string, { timestamp: number; compliance: number; budget_remaining: number }[]> = {};
       for (const slo of slos) {
         const ends = starts.map((s) => Math.min(s + step, end));
-        const counts = await engine.history(env, slo, ends, ctx.now().getTime());
+        const counts = await evaluator.history(env, slo, ends, ctx.now().getTime());
         out[slo.id] = [];
         counts.forEach((c, k) => {
           if (c.good + c.bad <= 0) return;

@@ -38,7 +38,7 @@ const getSignal = (store: ConfigStore, env: Environment, dataset: Dataset, id: s
 
 export function registerSignals(app: App, ctx: ApiContext): void {
   const { store, events, notifier, now } = ctx;
-  const engine = { store, events, notifier, timeoutMs: ctx.settings.queryTimeoutMs };
+  const evalDeps = { store, events, notifier, timeoutMs: ctx.settings.queryTimeoutMs };
 
   app.get(
     '/1/signals/:datasetSlug',
@@ -145,7 +145,7 @@ export function registerSignals(app: App, ctx: ApiContext): void {
       const open = state?.openAnomalyId ? await store.getObject<StoredAnomaly>(ANOMALY_KIND, state.openAnomalyId) : undefined;
       if (open && open.body.ended_at === null) {
         const at = Math.floor(now().getTime() / 1000);
-        await closeAnomaly(engine, current, { env, dataset }, open, at, 'deleted');
+        await closeAnomaly(evalDeps, current, { env, dataset }, open, at, 'deleted');
       }
       for (const a of await listAnomalies(store, current)) await store.deleteObject(ANOMALY_KIND, a.id);
       return sendDeleted(reply);

@@ -8,11 +8,11 @@ import type { FastifyRequest } from 'fastify';
 import { envOf } from '../../http/auth.js';
 import { ApiError, notFound, validationError } from '../../errors.js';
 import { datasetSlug } from '../../domain/datasets.js';
-import { checkPeriodOfAlerts, deleteSlo, sloStatus } from '../../domain/burn-alerts.js';
+import { deleteSlo, detailedSloResponse } from '../../domain/burn-alerts.js';
 import type { ApiContext, App } from '../context.js';
-import { LIMITS, SLO_STATUSES, checkDatasetSlugs, checkSli, sloDraft, sloFields, getSloObject, listSloObjects, newSlo, sloResponse, sloScope, slugsById, type SloBody, type SloObject } from '../../domain/slos.js';
+import { LIMITS, SLO_STATUSES, getSloObject, listSloObjects, newSlo, parseNewSlo, parseSloReplacement, sloResponse, sloScope, slugsById, type SliResolver, type SloBody, type SloObject } from '../../domain/slos.js';
 import { sendCreated, sendDeleted } from '../resource.js';
-import { NOT_BLANK, Problems } from '../../validation.js';
+import { NOT_BLANK } from '../../validation.js';
 import { SlugParams, TagsInput, itemParams, orNull, tagsOutput } from './schemas.js';
 import { SLO_KIND } from '../../domain/kinds.js';
 
@@ -20,9 +20,9 @@ const tags = ['SLOs'];
 const security = [{ configuration_key: [] }];
 const auth = { kind: 'team', permission: 'manage_slos' } as const;
 
-// The body's schema validates it (ajv); the handlers check only what it cannot say: the datasets
-// and the SLI it names, `dataset_slugs` being required on `__all__`, the periods of the SLO's burn
-// alerts, unique tag keys (src/domain/slos.ts).
+// The body's schema validates it (ajv); parseNewSlo and parseSloReplacement (src/domain/slos.ts)
+// check only what it cannot say: the datasets and the SLI it names, `dataset_slugs` being required
+// on `__all__`, the periods of the SLO's burn alerts, unique tag keys.
 const SloInput = Type.Object({
   name: Type.String({ minLength: 1, maxLength: LIMITS.name, pattern: NOT_BLANK }),
   description: Type.Optional(orNull(Type.String({ maxLength: LIMITS.description }), 'Omitted or null: "".')),
@@ -68,6 +68,7 @@ function parseDetailed(v: string | undefined): boolean {
 export function registerSlos(app: App, ctx: ApiContext): void {
   const { store } = ctx;
   const evaluator = ctx.slos;
+  const resolveSli: SliResolver = (env, ds, alias) => evaluator.resolveSli(env, ds, alias, () => '?');
   // A path's 404 (its dataset, the SLO) comes before a body's 422, as the handler's lookups would make it.
   const scopeFirst = async (request: FastifyRequest) => {
     const { datasetSlug: segment, sloId } = request.params as { datasetSlug: string; sloId?: string };
@@ -111,13 +112,8 @@ export function registerSlos(app: App, ctx: ApiContext): void {
     async (request, reply) => {
       const { datasetSlug: segment } = request.params;
       const scope = await sloScope(store, envOf(request), segment);
-      const input = request.body as Static<typeof SloInput>;
-      const p = new Problems();
-      const draft = sloDraft(p, input);
-      const datasets = scope.dataset ? [scope.dataset] : await checkDatasetSlugs(p, store, scope.env, input.dataset_slugs);
-      if (draft.alias && datasets.length > 0) await checkSli(p, datasets, draft.alias, (ds) => evaluator.resolveSli(scope.env, ds, draft.alias, () => '?'));
-      p.throwIfAny();
-      const created = await store.createObject(newSlo(scope, { ...sloFields(draft), dataset_ids: datasets.map((d) => d.id), reset_at: null }));
+      const body = await parseNewSlo(store, scope, request.body as Static<typeof SloInput>, resolveSli);
+      const created = await store.createObject(newSlo(scope, body));
       return sendCreated(reply, sloResponse(created, await slugsById(store, scope.env)));
     },
   );
@@ -139,16 +135,10 @@ export function registerSlos(app: App, ctx: ApiContext): void {
       const scope = await sloScope(store, envOf(request), request.params.datasetSlug);
       const detailed = parseDetailed(request.query.detailed);
       const slo = await getSloObject(store, scope, request.params.sloId);
-      const out = sloResponse(slo, await slugsById(store, scope.env));
-      if (!detailed) return out;
+      const slugs = await slugsById(store, scope.env);
+      if (!detailed) return sloResponse(slo, slugs);
       const { figures } = await evaluator.evaluate(scope.env, slo, ctx.now().getTime());
-      return {
-        ...out,
-        compliance: figures.compliance,
-        budget_remaining: figures.budgetRemaining,
-        status: await sloStatus(store, slo, figures.eligible),
-        burn_rate: figures.burnRate,
-      };
+      return detailedSloResponse(store, slo, slugs, figures);
     },
   );
 
@@ -170,17 +160,9 @@ export function registerSlos(app: App, ctx: ApiContext): void {
       const { datasetSlug: segment, sloId } = request.params;
       const scope = await sloScope(store, envOf(request), segment);
       const current = await getSloObject(store, scope, sloId);
-      const input = request.body as Static<typeof SloInput>;
-      const p = new Problems();
-      const draft = sloDraft(p, input);
+      const body = await parseSloReplacement(store, scope, current, request.body as Static<typeof SloInput>, resolveSli);
       const slugs = await slugsById(store, scope.env);
-      const datasets = (await store.listDatasets(scope.env.id)).filter((d) => current.body.dataset_ids.includes(d.id));
-      if (draft.alias && datasets.length > 0) await checkSli(p, datasets, draft.alias, (ds) => evaluator.resolveSli(scope.env, ds, draft.alias, () => '?'));
-      if (draft.time_period_days) await checkPeriodOfAlerts(p, store, scope.env, sloId, draft.time_period_days);
-      p.throwIfAny();
-      const updated = await store.updateObject<SloBody>(SLO_KIND, sloId, {
-        body: { ...current.body, ...sloFields(draft) },
-      });
+      const updated = await store.updateObject<SloBody>(SLO_KIND, sloId, { body });
       if (!updated) throw notFound('SLO');
       return sloResponse(updated as SloObject, slugs);
     },

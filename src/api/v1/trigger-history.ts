@@ -9,9 +9,9 @@ import { Type, type Static } from '@sinclair/typebox';
 import { envOf } from '../../http/auth.js';
 import { datasetOrAll } from '../../domain/datasets.js';
 import { TRIGGER_KIND, TRIGGER_STATE_KIND } from '../../domain/kinds.js';
-import { stateIdOf, type StoredTrigger, type TriggerState } from '../../domain/triggers.js';
+import { stateIdOf, triggerHistoryAnswer, type StoredTrigger, type TriggerState } from '../../domain/triggers.js';
 import { resultPagePath } from '../../domain/ui-links.js';
-import { listDeliveries } from '../../notify/log.js';
+import { listDeliveries, triggerDeliveryAnswer } from '../../notify/log.js';
 import type { ApiContext, App } from '../context.js';
 import { findOwned } from '../resource.js';
 import { itemParams } from './schemas.js';
@@ -68,35 +68,13 @@ export function registerTriggerHistory(app: App, { store }: ApiContext): void {
       const state = (await store.getObject<TriggerState>(TRIGGER_STATE_KIND, stateIdOf(trigger.id)))?.body;
       const team = request.auth!.team.slug;
       const deliveries = await listDeliveries(store, { teamId: env.teamId, environmentId: env.id, alertId: trigger.id });
+      const resultUrl = (resultId: string) => request.publicBase + resultPagePath(team, env.slug, datasetSlug, resultId);
       return {
-        triggered: state?.triggered ?? false,
-        ...(state?.triggered && state.triggeredAt ? { triggered_at: state.triggeredAt } : {}),
-        state_changes: [...(state?.history ?? [])].reverse().map((c) => ({
-          at: c.at,
-          status: c.status,
-          ...(c.value !== undefined ? { value: c.value } : {}),
-          threshold: c.threshold,
-          ...(c.reason ? { reason: c.reason } : {}),
-          ...(c.resultId ? { result_id: c.resultId, result_url: request.publicBase + resultPagePath(team, env.slug, datasetSlug, c.resultId) } : {}),
-        })),
+        ...triggerHistoryAnswer(state, resultUrl),
         deliveries: deliveries
           .filter((o) => o.body.source === 'trigger')
           .slice(0, DELIVERIES)
-          .map((o) => {
-            const b = o.body;
-            const last = b.attempts.at(-1);
-            return {
-              id: o.id,
-              created_at: o.createdAt,
-              status: b.status,
-              recipient: b.recipient,
-              state: b.state,
-              attempt_count: b.attemptCount,
-              ...(last?.httpStatus !== undefined ? { http_status: last.httpStatus } : {}),
-              ...(b.finishedAt ? { finished_at: b.finishedAt } : {}),
-              ...(b.error ? { error: b.error } : {}),
-            };
-          }),
+          .map(triggerDeliveryAnswer),
       };
     },
   );

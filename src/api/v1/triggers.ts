@@ -10,8 +10,7 @@ import type { FastifyRequest } from 'fastify';
 import { envOf } from '../../http/auth.js';
 import { notFound } from '../../errors.js';
 import { ALL_DATASETS, datasetOrAll } from '../../domain/datasets.js';
-import { shortId } from '../../domain/ids.js';
-import { stateIdOf, type StoredTrigger, type TriggerState } from '../../domain/triggers.js';
+import { initialTriggerState, newTrigger, newTriggerState, stateIdOf, type StoredTrigger, type TriggerState } from '../../domain/triggers.js';
 import { resolveOnDelete } from '../../jobs/triggers.js';
 import type { ConfigStore, Dataset, Environment, StoredObject } from '../../stores/config/types.js';
 import type { ApiContext, App } from '../context.js';
@@ -40,8 +39,6 @@ export async function getTriggerObject(
 }
 
 const slugOfPath = (dataset: Dataset | null) => dataset?.slug ?? ALL_DATASETS;
-/** A whole-second ISO time: evaluation slots are whole seconds. */
-const wholeSecond = (d: Date) => new Date(Math.floor(d.getTime() / 1000) * 1000).toISOString();
 
 export function registerTriggers(app: App, ctx: ApiContext): void {
   const { store } = ctx;
@@ -92,30 +89,10 @@ export function registerTriggers(app: App, ctx: ApiContext): void {
       const env = envOf(request);
       const dataset = await datasetOf(request);
       const body = await validateTrigger(store, env, dataset, request.body as TriggerInput);
-      const id = shortId();
-      const created = await store.createObject<StoredTrigger>({
-        id,
-        kind: TRIGGER_KIND,
-        teamId: env.teamId,
-        environmentId: env.id,
-        datasetId: dataset?.id ?? null,
-        scope: env.id,
-        uniqueKey: null,
-        body,
-      });
+      const created = await store.createObject(newTrigger(env, dataset, body));
       // The first evaluation is due at once (the next tick); later ones every `frequency` from here.
-      const state: TriggerState = { triggerId: id, nextRun: wholeSecond(ctx.now()), consecutive: 0, triggered: false };
-      await store.createObject<TriggerState>({
-        id: stateIdOf(id),
-        kind: TRIGGER_STATE_KIND,
-        teamId: env.teamId,
-        environmentId: env.id,
-        datasetId: dataset?.id ?? null,
-        scope: env.id,
-        uniqueKey: id,
-        body: state,
-      });
-      return sendCreated(reply, await respond(created, dataset), `/1/triggers/${encodeURIComponent(slugOfPath(dataset))}/${id}`);
+      await store.createObject(newTriggerState(created, initialTriggerState(created.id, ctx.now())));
+      return sendCreated(reply, await respond(created, dataset), `/1/triggers/${encodeURIComponent(slugOfPath(dataset))}/${created.id}`);
     },
   );
 

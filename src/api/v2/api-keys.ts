@@ -165,6 +165,7 @@ export function registerApiKeys(app: App, { store, now }: ApiContext): void {
       const team = teamOf(request, request.params.teamSlug);
       const key = await findTeamKey(store, team, request.params.ID);
       await store.deleteApiKey(key.id);
+      // Not sendDeleted: send(null) would get the JSON:API content-type (index.ts's onSend); a 204 has none.
       return reply.code(204).send();
     },
   );

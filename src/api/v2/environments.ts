@@ -131,6 +131,7 @@ export function registerEnvironments(app: App, { store }: ApiContext): void {
     async (request, reply) => {
       const team = teamOf(request, request.params.teamSlug);
       await deleteEnvironment(store, team, request.params.ID);
+      // Not sendDeleted: send(null) would get the JSON:API content-type (index.ts's onSend); a 204 has none.
       return reply.code(204).send();
     },
   );
