@@ -7,6 +7,7 @@ import { ApiError, type FieldProblem } from '../api/client.js';
 import { bubbleUp, getResult, listCalculatedFields, listColumns, listMarkers, pollResult, runQuery } from '../api/endpoints.js';
 import type { BubbleUpAnswer, BubbleUpSelection, QueryResult, QuerySpec } from '../api/types.js';
 import type { ChartMarker } from '../charts/line-chart.js';
+import { AddToBoard } from '../components/add-to-board.js';
 import { BubbleUpPanel } from '../components/bubbleup-panel.js';
 import { QueryBuilder, type ColumnInfo } from '../components/query-builder.js';
 import { cleanSpec, clauseOf } from '../spec-edit.js';
@@ -204,6 +205,7 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
               <a href={run.result.links.query_url} title="A link to exactly this result">
                 Permalink
               </a>
+              <AddToBoard scope={scope} dataset={dataset} spec={run.spec} />
             </>
           )}
         </div>
