@@ -262,7 +262,10 @@ function EditCell(props: {
         {btn('⇥', 'Wider', () => props.onResize(1, 0))}
         {btn('⤒', 'Shorter', () => props.onResize(0, -1))}
         {btn('⤓', 'Taller', () => props.onResize(0, 1))}
-        <span class="small muted mono" title="column, row, width × height">
+        <span class="small muted mono" title="width × height" aria-live="polite">
+          <span class="sr-only">
+            {label} at column {r.x + 1}, row {r.y + 1}, size{' '}
+          </span>
           {r.w}×{r.h}
         </span>
         <span class="spacer" />
