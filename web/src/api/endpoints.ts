@@ -87,6 +87,15 @@ export const listMarkers = (ds: string) => get<Marker[]>(`/1/markers/${seg(ds)}`
 export const listBoards = () => get<Board[]>('/1/boards');
 export const getBoard = (id: string) => get<Board>(`/1/boards/${seg(id)}`);
 export const listBoardViews = (id: string) => get<BoardView[]>(`/1/boards/${seg(id)}/views`);
+/** A board as sent (POST, or the full-replacement PUT): every panel with its position. */
+export type BoardBody = Pick<Board, 'name' | 'description' | 'panels'> & Partial<Pick<Board, 'tags' | 'preset_filters'>> & { type: 'flexible'; layout_generation?: 'manual' | 'auto' };
+export const createBoard = (body: BoardBody) => post<Board>('/1/boards', body);
+export const updateBoard = (id: string, body: BoardBody) => request<Board>('PUT', `/1/boards/${seg(id)}`, body);
+export const deleteBoard = (id: string) => request<void>('DELETE', `/1/boards/${seg(id)}`);
+export const createBoardView = (id: string, body: Omit<BoardView, 'id'>) => post<BoardView>(`/1/boards/${seg(id)}/views`, body);
+export const updateBoardView = (id: string, viewId: string, body: Omit<BoardView, 'id'>) => request<BoardView>('PUT', `/1/boards/${seg(id)}/views/${seg(viewId)}`, body);
+export const deleteBoardView = (id: string, viewId: string) => request<void>('DELETE', `/1/boards/${seg(id)}/views/${seg(viewId)}`);
+export const createQueryAnnotation = (ds: string, body: { name: string; description?: string; query_id: string }) => post<QueryAnnotation>(`/1/query_annotations/${seg(ds)}`, body);
 export const getQueryAnnotation = (ds: string, id: string) => get<QueryAnnotation>(`/1/query_annotations/${seg(ds)}/${seg(id)}`);
 
 export const listSlos = (ds: string) => get<Slo[]>(`/1/slos/${seg(ds)}`);

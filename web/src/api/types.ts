@@ -81,7 +81,7 @@ export interface MarkerSetting {
 export interface BoardPanel {
   type: 'query' | 'slo' | 'text';
   position?: { x_coordinate: number; y_coordinate: number; width: number; height: number };
-  query_panel?: { query_id: string; query_annotation_id: string; query_style?: string; dataset?: string; visualization_settings?: { charts?: { chart_type?: string; log_scale?: boolean }[] } };
+  query_panel?: { query_id: string; query_annotation_id: string; query_style?: string; dataset?: string; visualization_settings?: { charts?: { chart_index?: number; chart_type?: string; log_scale?: boolean }[] } & Record<string, unknown> };
   slo_panel?: { slo_id: string };
   text_panel?: { content: string };
 }

@@ -6,6 +6,7 @@ import { getBoard, getQuery, getQueryAnnotation, getSlo, listBoardViews, runQuer
 import type { Board, BoardPanel, BoardView, Filter, FilterOp, QueryResult, QuerySpec } from '../api/types.js';
 import type { ChartMarker } from '../charts/line-chart.js';
 import { chartMarkers } from '../chart-markers.js';
+import { LazyBoardEditor } from '../components/board-edit.js';
 import { Markdown } from '../components/markdown.js';
 import { ResultsView } from '../components/results-view.js';
 import { SloFigures } from '../components/slo-summary.js';
@@ -19,10 +20,28 @@ import { PRESETS, truncatedWindow, withPreset } from '../time.js';
 
 export function BoardPage({ scope, boardId }: { scope: Scope; boardId: string }) {
   const board = useAsync(() => Promise.all([getBoard(boardId), listBoardViews(boardId).catch(() => [] as BoardView[])]), [boardId]);
-  return <Loaded async={board} label="Loading the board">{([b, views]) => <BoardBody scope={scope} board={b} views={views} />}</Loaded>;
+  // `?edit=1`: the Edit mode (components/board-edit.tsx, loaded when first asked for).
+  const loc = useLocation();
+  const edit = (on: boolean) => {
+    const s = new URLSearchParams(loc.search);
+    if (on) s.set('edit', '1');
+    else s.delete('edit');
+    navigate(`${pathOf({ page: 'board', boardId, ...scope })}${s.toString() ? `?${s}` : ''}`, { replace: true });
+  };
+  return (
+    <Loaded async={board} label="Loading the board">
+      {([b, views]) =>
+        loc.search.get('edit') ? (
+          <LazyBoardEditor scope={scope} board={b} views={views} onDone={() => (edit(false), board.reload())} />
+        ) : (
+          <BoardBody scope={scope} board={b} views={views} onEdit={() => edit(true)} />
+        )
+      }
+    </Loaded>
+  );
 }
 
-function BoardBody({ scope, board, views }: { scope: Scope; board: Board; views: BoardView[] }) {
+function BoardBody({ scope, board, views, onEdit }: { scope: Scope; board: Board; views: BoardView[]; onEdit?: () => void }) {
   const loc = useLocation();
   const viewId = loc.search.get('view') ?? '';
   const range = loc.search.get('range');
@@ -68,6 +87,7 @@ function BoardBody({ scope, board, views }: { scope: Scope; board: Board; views:
             </select>
           </label>
         )}
+        {onEdit && <button onClick={onEdit}>Edit</button>}
       </PageHead>
       {presets.length > 0 && (
         <form
@@ -126,7 +146,7 @@ function PanelBox({ panel, scope, extra, range }: { panel: BoardPanel; scope: Sc
   );
 }
 
-function QueryPanel({ p, scope, extra, range, chartHeight }: { p: NonNullable<BoardPanel['query_panel']>; scope: Scope; extra: Filter[]; range?: number; chartHeight: number }) {
+export function QueryPanel({ p, scope, extra, range, chartHeight }: { p: NonNullable<BoardPanel['query_panel']>; scope: Scope; extra: Filter[]; range?: number; chartHeight: number }) {
   const ds = p.dataset || '__all__';
   const chartType = p.visualization_settings?.charts?.[0]?.chart_type ?? 'default';
   const logScale = p.visualization_settings?.charts?.[0]?.log_scale ?? false;
@@ -188,7 +208,7 @@ function PanelResult(props: { spec: QuerySpec; window?: { start: number; end: nu
   );
 }
 
-function SloPanel({ id, scope }: { id: string; scope: Scope }) {
+export function SloPanel({ id, scope }: { id: string; scope: Scope }) {
   const slo = useAsync(() => getSlo('__all__', id), [id]);
   return (
     <Loaded async={slo} label="Loading the SLO">

@@ -7,6 +7,7 @@ import { ApiError, type FieldProblem } from '../api/client.js';
 import { bubbleUp, getResultWindow, listCalculatedFields, listColumns, runQuery } from '../api/endpoints.js';
 import type { BubbleUpAnswer, BubbleUpSelection, QueryResult, QuerySpec } from '../api/types.js';
 import type { ChartMarker } from '../charts/line-chart.js';
+import { AddToBoard } from '../components/add-to-board.js';
 import { BubbleUpPanel } from '../components/bubbleup-panel.js';
 import { QueryBuilder, type ColumnInfo } from '../components/query-builder.js';
 import { cleanSpec, clauseOf } from '../spec-edit.js';
@@ -230,6 +231,7 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
               <button type="button" onClick={() => { setMarkerAt(undefined); setMaking('marker'); }} disabled={making !== null} title="Then click a chart at the marker's time">
                 Add marker
               </button>
+              <AddToBoard scope={scope} dataset={dataset} spec={run.spec} />
             </>
           )}
         </div>
