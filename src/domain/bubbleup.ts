@@ -3,7 +3,9 @@
 // rules (checkQuerySpec); a selection that ends after it starts; value bounds only with a column,
 // the upper not below the lower; then the selection against the query's window (they must
 // overlap; the comparison uses the overlap) and its column, one of the dataset's (or the
-// environment's) columns or calculated fields, or one of the query's own. Every problem of a
+// environment's) columns or calculated fields, or one of the query's own; a "past" baseline's
+// offset (1 s … 26 weeks, the schema's) at least the selection's length (once clipped to the
+// window), so the two time ranges never overlap: an event is on one side only. Every problem of a
 // phase is answered together (422); a timed-out comparison is a 503.
 import { ApiError } from '../errors.js';
 import { bubbleUp, type BubbleUpAnswer } from '../query/bubbleup.js';
@@ -16,12 +18,16 @@ import { resultWindow } from './queries.js';
 
 /** Columns answered when the body names no `limit`. */
 export const DEFAULT_LIMIT = 50;
+/** The longest "past" baseline offset: 26 weeks, the longest of the Queries API's compare_time_offset_seconds. */
+export const MAX_BASELINE_OFFSET = 15_724_800;
 
 /** A BubbleUp body as its schema admits it (types and ranges checked). */
 export interface BubbleUpInput {
   query?: QueryInput | null;
   selection: { start_time: number; end_time: number; column?: string | null; lower?: number | null; upper?: number | null };
   limit?: number | null;
+  /** Omitted or null: `{kind: 'rest'}`. */
+  baseline?: { kind: 'rest' | 'past'; offset_seconds?: number | null } | null;
 }
 
 /**
@@ -66,9 +72,17 @@ export async function runBubbleUp(
       (spec.calculated_fields ?? []).some((c) => c.name === s.column);
     if (!known) p.add('selection.column', 'invalid', `is not a column or calculated field of ${dataset ? `dataset ${dataset.slug}` : 'the environment'}`);
   }
+  const baseline = input.baseline ?? { kind: 'rest' };
+  let past: { start: number; end: number } | undefined;
+  if (baseline.kind === 'rest' && baseline.offset_seconds != null) p.add('baseline.offset_seconds', 'invalid', 'must not be given with kind rest');
+  if (baseline.kind === 'past' && end > start) {
+    const n = baseline.offset_seconds ?? 0;
+    if (n < end - start) p.add('baseline.offset_seconds', 'invalid', `must be at least the selection's length (${end - start} s), so the two do not overlap`);
+    else past = { start: start - n, end: end - n };
+  }
   p.throwIfAny();
   try {
-    return await bubbleUp(events, sources, spec, { start: window.start, end: window.end, selection: { ...s, start, end }, limit, timeoutMs });
+    return await bubbleUp(events, sources, spec, { start: window.start, end: window.end, selection: { ...s, start, end }, past, limit, timeoutMs });
   } catch (err) {
     if (err instanceof QueryTimeout) throw new ApiError(503, `BubbleUp exceeded the ${timeoutMs / 1000} s run time; narrow the query's time range or filters`);
     throw err;

@@ -1,8 +1,11 @@
-// BubbleUp: why is a selection of a query's events different from the rest of them?
+// BubbleUp: why is a selection of a query's events different from the rest of them, or from the
+// same selection earlier?
 //
 // The query's events (its window, filters and calculated fields) are split in two: the
 // selection (a time range, and optionally a range of one field's values: a region of a heatmap)
-// and the baseline (every other event of the query). For every column the two distributions are
+// and the baseline: every other event of the query ("rest"), or ("past") the events the
+// selection would hold one offset earlier (its time range shifted back, the same value bounds and
+// filters; the scan then reads those two time ranges only). For every column the two distributions are
 // compared, and the columns are ranked by how far apart they are:
 //   - text, booleans, and numbers with at most 12 distinct values: each value's share of the
 //     selection and of the baseline (missing counts as a value); the score is the largest
@@ -62,7 +65,8 @@ export interface ColumnDifference {
 }
 export interface BubbleUpAnswer {
   selection: { events: number; rows: number; sampled: number };
-  baseline: { events: number; rows: number; sampled: number };
+  /** `start_time` and `end_time` (Unix seconds) for the "past" baseline: its time range. */
+  baseline: { kind: 'rest' | 'past'; start_time?: number; end_time?: number; events: number; rows: number; sampled: number };
   columns: ColumnDifference[];
 }
 
@@ -71,6 +75,8 @@ export interface BubbleUpOptions {
   start: number;
   end: number;
   selection: Selection;
+  /** The baseline's time range when it is the selection earlier (not overlapping it); none: the rest of the window. */
+  past?: { start: number; end: number };
   /** Most columns answered (the best ranked). */
   limit: number;
   timeoutMs: number;
@@ -87,14 +93,17 @@ export async function bubbleUp(events: EventStore, allSources: Source[], spec: Q
   const sel = opts.selection;
   const sources = await withTables(events, allSources);
   const names = comparedColumns(sources, sel.column);
-  const scan = planScan({ dialect: events.dialect, sources, spec: { filters: spec.filters, filter_combination: spec.filter_combination, calculated_fields: spec.calculated_fields }, start: opts.start, end: opts.end }, [
+  const past = opts.past;
+  const ranges = past ? [{ start: sel.start, end: sel.end }, past] : undefined;
+  const queried = { filters: spec.filters, filter_combination: spec.filter_combination, calculated_fields: spec.calculated_fields };
+  const scan = planScan({ dialect: events.dialect, sources, spec: queried, start: opts.start, end: opts.end, ranges }, [
     ...names,
     ...(sel.column ? [sel.column] : []),
   ]);
   const deadline = Date.now() + opts.timeoutMs;
   const remaining = () => Math.max(1, deadline - Date.now());
-  const counts = countsStatement(scan, sel);
-  const stats = statsStatement(scan, sel, names);
+  const counts = countsStatement(scan, sel, past);
+  const stats = statsStatement(scan, sel, names, past);
   const [countRows, statRows] = await Promise.all([
     events.analyse(counts.sql, counts.params, remaining()),
     stats ? events.analyse(stats.sql, stats.params, remaining()) : Promise.resolve([]),
@@ -102,7 +111,7 @@ export async function bubbleUp(events: EventStore, allSources: Source[], spec: Q
   const c = countRows[0] ?? {};
   const answer: BubbleUpAnswer = {
     selection: { events: num(c.se), rows: num(c.sr), sampled: 0 },
-    baseline: { events: num(c.be), rows: num(c.br), sampled: 0 },
+    baseline: { kind: past ? 'past' : 'rest', ...(past && { start_time: past.start, end_time: past.end }), events: num(c.be), rows: num(c.br), sampled: 0 },
     columns: [],
   };
   if (statRows.length > 0) {
@@ -165,11 +174,11 @@ export function rankColumn(column: string, type: ColumnDifference['type'], rows:
 
 const num = (v: unknown) => (typeof v === 'bigint' ? Number(v) : typeof v === 'number' ? v : v === null || v === undefined ? 0 : Number(v));
 
-/** The predicate "in the selection" over `f`, binding the selection's values. */
-function selectionSql(scan: Scan, sel: Selection, bind: (v: unknown) => string): string {
+/** The predicate "in the selection" over `f` (or, with `range`, in the selection moved to that time range), binding the selection's values. */
+function selectionSql(scan: Scan, sel: Selection, bind: (v: unknown) => string, range: { start: number; end: number } = sel): string {
   const d = scan.dialect;
   const t = (s: number) => d.timestamp(Math.trunc(s * 1_000_000));
-  const terms = [`__t >= ${t(sel.start)}`, `__t < ${t(sel.end)}`];
+  const terms = [`__t >= ${t(range.start)}`, `__t < ${t(range.end)}`];
   if (sel.column !== undefined) {
     const f = scan.fields.find((x) => x.name === sel.column)!;
     const n = numeric(scan.dialect, f);
@@ -190,17 +199,19 @@ function binder(scan: Scan) {
 }
 
 /** The exact weighted sizes (and rows) of both sides. */
-function countsStatement(scan: Scan, sel: Selection) {
+function countsStatement(scan: Scan, sel: Selection, past: BubbleUpOptions['past']) {
   const { params, bind } = binder(scan);
   const inSel = selectionSql(scan, sel, bind);
-  return { sql: scan.dialect.bubbleUp.counts(scan, inSel), params };
+  const inBase = past && selectionSql(scan, sel, bind, past);
+  return { sql: scan.dialect.bubbleUp.counts(scan, inSel, inBase), params };
 }
 
 /** Per compared column, the weighted sums of each value (or histogram bin) on each side of the samples. */
-function statsStatement(scan: Scan, sel: Selection, names: string[]) {
+function statsStatement(scan: Scan, sel: Selection, names: string[], past: BubbleUpOptions['past']) {
   if (names.length === 0) return undefined;
   const { params, bind } = binder(scan);
   const inSel = selectionSql(scan, sel, bind);
+  const inBase = past && selectionSql(scan, sel, bind, past);
   const fields = names.map((n) => scan.fields.find((f) => f.name === n)!).filter(Boolean);
-  return { sql: scan.dialect.bubbleUp.stats(scan, inSel, fields, LIMITS), params };
+  return { sql: scan.dialect.bubbleUp.stats(scan, inSel, fields, LIMITS, inBase), params };
 }

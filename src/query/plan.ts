@@ -58,6 +58,11 @@ export interface PlanInput {
   weightedPercentiles?: boolean;
   /** Fields read besides those the spec names (scans: every column for BubbleUp, raw events, traces). */
   extraFields?: string[];
+  /**
+   * The time ranges read (Unix seconds, each [start, end)), when not the whole window: a scan of
+   * BubbleUp against the past reads the selection and the same range earlier, nothing between.
+   */
+  ranges?: { start: number; end: number }[];
 }
 
 export const PERCENTILES: Partial<Record<QueryOp, number>> = {
@@ -168,8 +173,10 @@ function build(input: PlanInput) {
     const types = new Set(perSource.map((p) => p.resolved.get(f.name)?.type).filter((t): t is Exclude<ValueType, 'null'> => !!t && t !== 'null'));
     f.type = types.size === 1 ? [...types][0] : 'string';
   }
-  const startSql = d.timestamp(input.start * 1_000_000);
-  const endSql = d.timestamp(input.end * 1_000_000);
+  const t = quoteIdent(TIME_COLUMN);
+  const inRange = (r: { start: number; end: number }) => `${t} >= ${d.timestamp(Math.trunc(r.start * 1_000_000))} AND ${t} < ${d.timestamp(Math.trunc(r.end * 1_000_000))}`;
+  const ranges = input.ranges ?? [{ start: input.start, end: input.end }];
+  const timeWhere = ranges.length === 1 ? inRange(ranges[0]) : ranges.map((r) => `(${inRange(r)})`).join(' OR ');
   const selects = perSource.map(({ source, resolved, duration }) => {
     const cols = [`${quoteIdent(TIME_COLUMN)} AS __t`, `${quoteIdent(SAMPLERATE_COLUMN)} AS __w`];
     for (const f of fields.values()) {
@@ -178,8 +185,7 @@ function build(input: PlanInput) {
     }
     if (usesConcurrency) cols.push(`${d.tryCast(duration && duration.type !== 'null' ? duration.sql : 'NULL', 'float')} AS __dur`);
     return (
-      `SELECT ${cols.join(', ')} FROM ${quoteIdent(tableName(source.dataset.id))} ` +
-      `WHERE ${quoteIdent(TIME_COLUMN)} >= ${startSql} AND ${quoteIdent(TIME_COLUMN)} < ${endSql}`
+      `SELECT ${cols.join(', ')} FROM ${quoteIdent(tableName(source.dataset.id))} WHERE ${timeWhere}`
     );
   });
   const emptyBase = `SELECT ${d.nullTime()} AS __t, ${d.nullOf('integer')} AS __w${[...fields.values()]

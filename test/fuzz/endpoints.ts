@@ -211,6 +211,7 @@ const apiKeyBody = (env: string) => ({
 const bubbleBody = (f: Fixtures) => ({
   query: { time_range: 7200, calculations: [{ op: 'HEATMAP', column: 'duration_ms' }], filters: [{ column: 'region', op: 'exists' }] },
   selection: { start_time: f.nowS - 1800, end_time: f.nowS, column: 'duration_ms', lower: 100, upper: 300 },
+  baseline: { kind: 'past', offset_seconds: 86_400 },
 });
 const boardBody = (f: Fixtures) => ({
   name: 'Fuzz board', description: 'd', type: 'flexible',

@@ -2,10 +2,12 @@
 // compares a selection of a query's events with the rest of them on every column and answers
 // the columns that differ most, each with both distributions (src/query/bubbleup.ts).
 //
-// Body: `{query, selection: {start_time, end_time, column?, lower?, upper?}, limit?}`.
+// Body: `{query, selection: {start_time, end_time, column?, lower?, upper?}, baseline?, limit?}`.
 // `query` is a query spec (the Queries API's rules; only its time range, filters and calculated
 // fields matter here), its window truncated as query results truncate theirs; the selection is a
 // time range inside that window, and optionally a range of one field's values (a heatmap region).
+// `baseline` is what the selection is compared with: `{kind: "rest"}` (the default) the rest of
+// the query's events, `{kind: "past", offset_seconds}` the same selection that much earlier.
 // Same permissions as query results (Manage Queries and Columns, Run Queries). Another
 // environment's dataset → 404. A comparison longer than the query timeout → 503; an event engine without BubbleUp → 501.
 // The rules the body's schema cannot say, and the comparison's run: src/domain/bubbleup.ts.
@@ -14,9 +16,9 @@ import type { FastifyRequest } from 'fastify';
 import { envOf } from '../../http/auth.js';
 import { MAX_COLUMNS } from '../../query/bubbleup.js';
 import type { ApiContext, App } from '../context.js';
-import { DEFAULT_LIMIT, runBubbleUp, type BubbleUpInput } from '../../domain/bubbleup.js';
+import { DEFAULT_LIMIT, MAX_BASELINE_OFFSET, runBubbleUp, type BubbleUpInput } from '../../domain/bubbleup.js';
 import { datasetOrAll } from '../../domain/datasets.js';
-import { SlugParams, orNull } from './schemas.js';
+import { SlugParams, enumOf, orNull } from './schemas.js';
 import { QueryInput } from './shapes/query.js';
 
 const Share = { selection: Type.Number({ description: 'Share of the selection (0…1, weighted by sample rate)' }), baseline: Type.Number() };
@@ -27,7 +29,12 @@ const Side = Type.Object({
 });
 const Answer = Type.Object({
   selection: Side,
-  baseline: Side,
+  baseline: Type.Object({
+    kind: Type.Union([Type.Literal('rest'), Type.Literal('past')]),
+    start_time: Type.Optional(Type.Integer({ description: 'Past: the start of its time range, Unix seconds' })),
+    end_time: Type.Optional(Type.Integer({ description: 'Past: the end of its time range (exclusive), Unix seconds' })),
+    ...Side.properties,
+  }),
   columns: Type.Array(
     Type.Object({
       column: Type.String(),
@@ -53,6 +60,20 @@ const Body = Type.Object({
     upper: Type.Optional(orNull(Type.Number(), 'Needs column; not below lower.')),
   }),
   limit: Type.Optional(orNull(Type.Integer({ minimum: 1, maximum: MAX_COLUMNS }), `Omitted or null: ${DEFAULT_LIMIT}.`)),
+  baseline: Type.Optional(
+    orNull(
+      Type.Object(
+        {
+          kind: enumOf(['rest', 'past'] as const),
+          offset_seconds: Type.Optional(
+            orNull(Type.Integer({ minimum: 1, maximum: MAX_BASELINE_OFFSET }), "past: how far back, seconds (at least the selection's length; at most 26 weeks); rest: none."),
+          ),
+        },
+        { additionalProperties: false, if: { properties: { kind: { const: 'past' } }, required: ['kind'] }, then: { required: ['offset_seconds'], properties: { offset_seconds: { type: 'integer' } } } },
+      ),
+      'What the selection is compared with: the rest of the query’s events (`rest`, the default: omitted or null), or the same selection `offset_seconds` earlier (`past`).',
+    ),
+  ),
 });
 
 export function registerBubbleUp(app: App, ctx: ApiContext): void {
@@ -66,7 +87,7 @@ export function registerBubbleUp(app: App, ctx: ApiContext): void {
         params: SlugParams,
         body: Body,
         description:
-          'Compares the selected events of a query (a time range, optionally a range of one field) with the rest of its events on every column; ' +
+          'Compares the selected events of a query (a time range, optionally a range of one field) with the rest of its events, or with the same selection earlier, on every column; ' +
           'answers the columns that differ most, with both distributions.',
         response: { 200: Answer },
       },

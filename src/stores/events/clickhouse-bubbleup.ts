@@ -3,25 +3,25 @@
 // tables with a sampling key, so each side's sample is the first events ordered by a hash of time
 // and sample rate, every compared column's values and bins come from one pass over the samples
 // (arrayJoin of one tuple per column), and the top values per column from LIMIT … BY.
-import { numeric, type BubbleUpStatements } from './statements.js';
+import { bubbleUpSides, numeric, type BubbleUpStatements } from './statements.js';
 
 /** Up to `rows` rows of `from` where `where`: a pseudo-random sample, the same each time. */
 const sample = (from: string, where: string, rows: number) => `SELECT * FROM ${from} WHERE ${where} ORDER BY cityHash64(__t, __w) LIMIT ${Math.trunc(rows)}`;
 
 export const clickhouseBubbleUp: BubbleUpStatements = {
-  counts(scan, inSel) {
+  counts(scan, inSel, inBase) {
     const d = scan.dialect;
     return (
       'SELECT coalesce(sum(CASE WHEN __in = 1 THEN __w END), 0) AS se, sum(CASE WHEN __in = 1 THEN 1 ELSE 0 END) AS sr, ' +
       'coalesce(sum(CASE WHEN __in = 0 THEN __w END), 0) AS be, sum(CASE WHEN __in = 0 THEN 1 ELSE 0 END) AS br ' +
-      `FROM (SELECT __w, ${d.boolToInt(`coalesce(${inSel}, ${d.bool(false)})`)} AS __in FROM ${scan.f}) AS side`
+      `FROM (SELECT __w, ${d.boolToInt(`coalesce(${inSel}, ${d.bool(false)})`)} AS __in FROM ${scan.f}${bubbleUpSides(d, inSel, inBase)}) AS side`
     );
   },
 
-  stats(scan, inSel, fields, { sampleRows, topValues, bins, categoricalMax }) {
+  stats(scan, inSel, fields, { sampleRows, topValues, bins, categoricalMax }, inBase) {
     const d = scan.dialect;
     const numbers = fields.filter((f) => f.type === 'integer' || f.type === 'float');
-    const sides = `(SELECT *, ${d.boolToInt(`coalesce(${inSel}, ${d.bool(false)})`)} AS __in FROM ${scan.f}) AS sides`;
+    const sides = `(SELECT *, ${d.boolToInt(`coalesce(${inSel}, ${d.bool(false)})`)} AS __in FROM ${scan.f}${bubbleUpSides(d, inSel, inBase)}) AS sides`;
     const b = `(SELECT * FROM (${sample(sides, '__in = 1', sampleRows)}) AS bs UNION ALL SELECT * FROM (${sample(sides, '__in = 0', sampleRows)}) AS bb)`;
     const tot =
       'SELECT coalesce(sum(CASE WHEN __in = 1 THEN __w END), 0) AS __ts, coalesce(sum(CASE WHEN __in = 0 THEN __w END), 0) AS __tr, ' +

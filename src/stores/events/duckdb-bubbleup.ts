@@ -1,19 +1,19 @@
 // DuckDB's BubbleUp statements (the comparison itself: src/query/bubbleup.ts): common table
 // expressions over the scan's `f`, each side's sample a reservoir sample, the top values per
 // column by a window function.
-import { numeric, type BubbleUpStatements } from './statements.js';
+import { bubbleUpSides, numeric, type BubbleUpStatements } from './statements.js';
 
 export const duckdbBubbleUp: BubbleUpStatements = {
-  counts: (scan, inSel) =>
-    `${scan.prelude},\nside AS (SELECT __w, coalesce(${inSel}, false) AS __in FROM f)\n` +
+  counts: (scan, inSel, inBase) =>
+    `${scan.prelude},\nside AS (SELECT __w, coalesce(${inSel}, false) AS __in FROM f${bubbleUpSides(scan.dialect, inSel, inBase)})\n` +
     'SELECT coalesce(sum(__w) FILTER (WHERE __in), 0) AS se, count(*) FILTER (WHERE __in) AS sr, ' +
     'coalesce(sum(__w) FILTER (WHERE NOT __in), 0) AS be, count(*) FILTER (WHERE NOT __in) AS br FROM side',
 
-  stats(scan, inSel, fields, { sampleRows, topValues, bins, categoricalMax }) {
+  stats(scan, inSel, fields, { sampleRows, topValues, bins, categoricalMax }, inBase) {
     const numbers = fields.filter((f) => f.type === 'integer' || f.type === 'float');
     const sample = (where: string) => `(SELECT * FROM (SELECT * FROM sides WHERE ${where}) USING SAMPLE reservoir(${sampleRows} ROWS) REPEATABLE (17))`;
     const ctes = [
-      `sides AS NOT MATERIALIZED (SELECT *, coalesce(${inSel}, false) AS __in FROM f)`,
+      `sides AS NOT MATERIALIZED (SELECT *, coalesce(${inSel}, false) AS __in FROM f${bubbleUpSides(scan.dialect, inSel, inBase)})`,
       `b AS MATERIALIZED (SELECT * FROM ${sample('__in')} UNION ALL SELECT * FROM ${sample('NOT __in')})`,
       'tot AS MATERIALIZED (SELECT coalesce(sum(__w) FILTER (WHERE __in), 0) AS __ts, coalesce(sum(__w) FILTER (WHERE NOT __in), 0) AS __tr, ' +
         'count(*) FILTER (WHERE __in) AS __ns, count(*) FILTER (WHERE NOT __in) AS __nb FROM b)',

@@ -139,17 +139,27 @@ export interface BubbleUpLimits {
   categoricalMax: number;
 }
 
-/** BubbleUp's two statements over a scan; `inSelection` is a predicate over its events. */
+/**
+ * BubbleUp's two statements over a scan; `inSelection` is a predicate over its events, and so is
+ * `inBaseline` when given (the baseline is then only the events it holds that are not selected:
+ * the same selection earlier); without it the baseline is every other event of the scan.
+ */
 export interface BubbleUpStatements {
   /** One row: the exact weighted sizes (`se`, `be`) and rows (`sr`, `br`) of the selection and the baseline. */
-  counts(scan: Scan, inSelection: string): string;
+  counts(scan: Scan, inSelection: string, inBaseline?: string): string;
   /**
    * Per field, over a sample of each side: the weighted sums of each value (or histogram bin)
    * per side (`__f` the alias, `__v` the value as text or `__bin` with `__lo` and `__width`,
    * `__s` and `__r` the sums), the `topValues` most common on either side; every row also
    * carries the samples' totals (`__ts`, `__tr`) and sizes (`__ns`, `__nb`).
    */
-  stats(scan: Scan, inSelection: string, fields: StatementField[], limits: BubbleUpLimits): string;
+  stats(scan: Scan, inSelection: string, fields: StatementField[], limits: BubbleUpLimits, inBaseline?: string): string;
+}
+
+/** The condition keeping a scan's events on either side of a BubbleUp (none: every event is on one). */
+export function bubbleUpSides(d: SqlDialect, inSelection: string, inBaseline: string | undefined): string {
+  if (inBaseline === undefined) return '';
+  return ` WHERE coalesce(${inSelection}, ${d.bool(false)}) OR coalesce(${inBaseline}, ${d.bool(false)})`;
 }
 
 /** Service maps' statement (src/jobs/service-map.ts). */
