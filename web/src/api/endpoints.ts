@@ -1,7 +1,7 @@
 // Typed calls of Waggle's public API (and its documented extensions) the pages use.
 import { get, post, request } from './client.js';
 import type {
-  Board, BoardView, BubbleUpAnswer, BubbleUpSelection, BurnAlert, CalculatedField, Column, Dataset, DatasetDetail, Delivery, Marker,
+  Board, BoardView, BubbleUpAnswer, BubbleUpBaseline, BubbleUpSelection, BurnAlert, CalculatedField, Column, Dataset, DatasetDetail, Delivery, Marker,
   QueryAnnotation, QueryResult, QuerySpec, RawEvent, Recipient, SignedIn, Slo, SloHistoryPoint, Trace, Trigger, TriggerHistory,
 } from './types.js';
 
@@ -128,8 +128,8 @@ export const deleteRecipient = (id: string) => request<void>('DELETE', `/1/recip
 /** Queues a test notification (a Waggle extension); its delivery is found by the alert id. */
 export const testRecipient = (id: string) => post<{ alert_id: string }>(`/1/recipients/${seg(id)}/test`, {});
 
-export const bubbleUp = (ds: string, query: QuerySpec, selection: BubbleUpSelection, signal?: AbortSignal) =>
-  post<BubbleUpAnswer>(`/1/bubbleup/${seg(ds)}`, { query, selection }, signal);
+export const bubbleUp = (ds: string, query: QuerySpec, selection: BubbleUpSelection, baseline: BubbleUpBaseline = { kind: 'rest' }, signal?: AbortSignal) =>
+  post<BubbleUpAnswer>(`/1/bubbleup/${seg(ds)}`, { query, selection, baseline }, signal);
 export const getTrace = (ds: string, traceId: string) => get<Trace>(`/1/traces/${seg(ds)}/${seg(traceId)}`);
 export const latestEvents = (ds: string, query: QuerySpec, limit: number, signal?: AbortSignal) =>
   post<{ events: RawEvent[] }>(`/1/raw_events/${seg(ds)}`, { query, limit }, signal);

@@ -216,9 +216,12 @@ export interface ColumnDifference {
 }
 export interface BubbleUpAnswer {
   selection: { events: number; rows: number; sampled: number };
-  baseline: { events: number; rows: number; sampled: number };
+  /** `start_time` / `end_time`: the "past" baseline's time range. */
+  baseline: { kind: 'rest' | 'past'; start_time?: number; end_time?: number; events: number; rows: number; sampled: number };
   columns: ColumnDifference[];
 }
+/** What BubbleUp compares the selection with: the rest of the query's events, or the same selection earlier. */
+export type BubbleUpBaseline = { kind: 'rest' } | { kind: 'past'; offset_seconds: number };
 export interface BubbleUpSelection {
   start_time: number;
   end_time: number;

@@ -53,6 +53,9 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
   /** How the selection reads when a link named it (`sli = false` rather than a range 0 – 0). */
   const [selectionLabel, setSelectionLabel] = useState<string | undefined>(undefined);
   const [bubble, setBubble] = useState<{ answer?: BubbleUpAnswer; error?: unknown }>({});
+  /** BubbleUp's "Compare with": seconds back (0: the rest of the query's events). */
+  const [compareOffset, setCompareOffset] = useState(0);
+  const bubbleAsked = useRef(0);
   const [drawMs, setDrawMs] = useState<number | null>(null);
   const abort = useRef<AbortController>();
 
@@ -142,14 +145,18 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
     const kept = (base.filters ?? []).filter((f) => !add.some((a) => a.column === f.column));
     submit({ ...base, filters: [...kept, ...add], filter_combination: 'AND' });
   };
-  const startBubbleUp = (sel: BubbleUpSelection) => {
+  const startBubbleUp = (sel: BubbleUpSelection, offset = compareOffset) => {
     if (run.status !== 'done') return;
+    // The same selection earlier must not overlap it: a selection longer than the offset compares with the rest.
+    const back = offset >= sel.end_time - sel.start_time ? offset : 0;
     setSelection(sel);
-    setSelectionLabel(undefined);
+    if (sel !== selection) setSelectionLabel(undefined);
+    setCompareOffset(back);
     setBubble({});
-    bubbleUp(dataset, run.spec, sel).then(
-      (answer) => setBubble({ answer }),
-      (error) => setBubble({ error }),
+    const ticket = ++bubbleAsked.current;
+    bubbleUp(dataset, run.spec, sel, back > 0 ? { kind: 'past', offset_seconds: back } : { kind: 'rest' }).then(
+      (answer) => ticket === bubbleAsked.current && setBubble({ answer }),
+      (error) => ticket === bubbleAsked.current && setBubble({ error }),
     );
   };
 
@@ -301,6 +308,8 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
                 label={selectionLabel}
                 answer={bubble.answer}
                 error={bubble.error}
+                offset={compareOffset}
+                onOffset={(seconds) => startBubbleUp(selection, seconds)}
                 onClose={() => setSelection(null)}
                 onFilter={(column, value) =>
                   submit({ ...run.spec, filters: [...(run.spec.filters ?? []), value === null ? { column, op: 'does-not-exist' } : { column, op: '=', value }] })
