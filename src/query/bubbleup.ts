@@ -5,8 +5,8 @@
 // selection (a time range, and optionally a range of one field's values: a region of a heatmap)
 // and the baseline: every other event of the query ("rest"), or ("past") the events the
 // selection would hold one offset earlier (its time range shifted back, the same value bounds and
-// filters; the scan then reads those two time ranges only). For every column the two distributions are
-// compared, and the columns are ranked by how far apart they are:
+// filters; the scan then reads those two time ranges only). For every column the two
+// distributions are compared, and the columns are ranked by how far apart they are:
 //   - text, booleans, and numbers with at most 12 distinct values: each value's share of the
 //     selection and of the baseline (missing counts as a value); the score is the largest
 //     difference of one value's shares (0…1). The 20 values most common on either side are kept.
