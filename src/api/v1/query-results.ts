@@ -1,7 +1,8 @@
 // /1/query_results/{datasetSlug|__all__}: run a saved query (POST → 201, `complete: false`,
 // `Location`), then poll (GET) until `complete: true` with `data`. Both routes need the
 // configuration-key permissions Manage Queries and Columns and Run Queries. The rules (the
-// decisions) and the stored result are src/domain/query-results.ts's.
+// decisions) and the stored result are src/domain/query-results.ts's. A result made through the
+// web UI's session is also kept in the team's query history (src/domain/query-history.ts).
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { envOf } from '../../http/auth.js';
