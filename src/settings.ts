@@ -129,6 +129,8 @@ export interface Settings {
   sessionTtlHours: number;
   /** Per-key limit on creating query results from the web UI (its own bucket; interactive use runs many). */
   uiQueryResultRateLimit: RatePolicy | null;
+  /** Queries run in the web UI kept per environment (the team's query history); 0: none kept. */
+  queryHistoryMax: number;
   /** Port of a listener of its own for GET /metrics (on `metricsHost`); undefined: /metrics is on the main port. */
   metricsPort?: number;
   /** Address of the metrics listener (default: `host`). */
@@ -206,6 +208,7 @@ export const DEFAULTS: Settings = {
   trustProxy: false,
   sessionTtlHours: 168,
   uiQueryResultRateLimit: { limit: 120, windowSeconds: 60 },
+  queryHistoryMax: 1000,
   slowQueryMs: 2000,
   slowCommitMs: 1000,
   deployMarkerField: 'service.version',
@@ -360,6 +363,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Settin
   if (env.WAGGLE_UI_QUERY_RESULT_RATE_LIMIT) {
     s.uiQueryResultRateLimit = parseRate(env.WAGGLE_UI_QUERY_RESULT_RATE_LIMIT, 'WAGGLE_UI_QUERY_RESULT_RATE_LIMIT');
   }
+  s.queryHistoryMax = int('WAGGLE_QUERY_HISTORY_MAX', 0, 100_000) ?? s.queryHistoryMax;
   s.metricsPort = int('WAGGLE_METRICS_PORT', 0, 65535) ?? s.metricsPort;
   if (env.WAGGLE_METRICS_HOST) s.metricsHost = env.WAGGLE_METRICS_HOST;
   if (env.WAGGLE_METRICS_TOKEN !== undefined) {

@@ -11,6 +11,8 @@ export const MARKER_KIND = 'marker';
 export const MARKER_SETTING_KIND = 'marker_setting';
 export const QUERY_KIND = 'query';
 export const QUERY_ANNOTATION_KIND = 'query_annotation';
+/** A query run in the web UI (src/domain/query-history.ts). */
+export const QUERY_HISTORY_KIND = 'query_history';
 export const QUERY_RESULT_KIND = 'query_result';
 export const RECIPIENT_KIND = 'recipient';
 export const SIGNAL_KIND = 'signal';

@@ -61,6 +61,8 @@ export interface ResultBody {
    * image URL answers 404).
    */
   imageToken?: string;
+  /** The query history entry of this run, when the history keeps it (src/domain/query-history.ts). */
+  historyId?: string;
   /** What made it when not a person: the trigger whose firing stored it (its title and threshold in the image). */
   trigger?: { id: string; name: string; threshold: { op: string; value: number } };
 }

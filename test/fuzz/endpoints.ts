@@ -265,6 +265,7 @@ export const ENDPOINTS: Endpoint[] = [
     prepare: async (t, f) => ({ derivedColumn: (await created(await post(t, `/1/derived_columns/${f.dataset}`, { alias: `gone_${unique()}`, expression: '1' }), 'dc')).id }),
   },
   { name: 'GET /1/deliveries', method: 'GET', path: '/1/deliveries', dialect: 'v1', encoding: 'none', query: 'limit=10' },
+  { name: 'GET /1/query_history', method: 'GET', path: '/1/query_history', dialect: 'v1', encoding: 'none', query: 'dataset={dataset}&column=duration_ms&q=COUNT&sort=most_run&limit=10' },
   { name: 'GET /1/columns/{ds}', method: 'GET', path: '/1/columns/{dataset}', dialect: 'v1', encoding: 'none', query: 'key_name=region' },
   { name: 'POST /1/columns/{ds}', method: 'POST', path: '/1/columns/{dataset}', dialect: 'v1', encoding: 'json', changesColumns: true, body: () => ({ key_name: 'fuzz.col', type: 'integer', description: 'd', hidden: false }) },
   { name: 'GET /1/columns/{ds}/{id}', method: 'GET', path: '/1/columns/{dataset}/{column}', dialect: 'v1', encoding: 'none' },

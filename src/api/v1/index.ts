@@ -27,6 +27,7 @@ import { registerTraces } from './traces.js';
 import { registerRawEvents } from './raw-events.js';
 import { registerDeliveries } from './deliveries.js';
 import { registerTriggerHistory } from './trigger-history.js';
+import { registerQueryHistory } from './query-history.js';
 
 export async function registerV1(app: App, ctx: ApiContext): Promise<void> {
   registerAuth(app, ctx);
@@ -56,6 +57,7 @@ export async function registerV1(app: App, ctx: ApiContext): Promise<void> {
   registerRawEvents(app, ctx);
   registerDeliveries(app, ctx);
   registerTriggerHistory(app, ctx);
+  registerQueryHistory(app, ctx);
   // Its own scope: ingest routes read raw bodies with their own content-type parser.
   await app.register(async (ingest) => {
     registerEvents(ingest as App, ctx);

@@ -1,7 +1,8 @@
 // /1/query_results/{datasetSlug|__all__}: run a saved query (POST → 201, `complete: false`,
 // `Location`), then poll (GET) until `complete: true` with `data`. Both routes need the
 // configuration-key permissions Manage Queries and Columns and Run Queries. The rules (the
-// decisions) and the stored result are src/domain/query-results.ts's.
+// decisions) and the stored result are src/domain/query-results.ts's. A result made through the
+// web UI's session is also kept in the team's query history (src/domain/query-history.ts).
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { envOf } from '../../http/auth.js';
@@ -22,6 +23,7 @@ import { CreateResultBody as CreateBody, QueryResult } from './shapes/query-resu
 import { QUERY_RESULT_KIND } from '../../domain/kinds.js';
 import { resultChartPng } from '../../render/chart-image.js';
 import { graphImagePath, resultPagePath } from '../../domain/ui-links.js';
+import { completeRun, isRecorded, recordRun, SKIP_HEADER } from '../../domain/query-history.js';
 import { checkLimit, failureText, newResult, newResultObject, resultAnswer, resultOfImage, usesRelationalFields, type ResultBody } from '../../domain/query-results.js';
 
 /**
@@ -89,11 +91,14 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
         if (!(err instanceof QueryTimeout)) app.log.error({ err, queryResult: obj.id }, 'query result failed');
         done = { ...body, complete: true, data: { series: [], results: [] }, error: failureText(err, settings.queryTimeoutMs) };
       }
-      ctx.metrics.queries.observe({ status }, (performance.now() - started) / 1000);
+      const tookMs = performance.now() - started;
+      ctx.metrics.queries.observe({ status }, tookMs / 1000);
       done.completedAt = now().toISOString();
       answered(done);
       // The write (JSON of every series row) waits for the waiting GETs to have answered.
       await new Promise((resolve) => setImmediate(resolve));
+      // A run the UI's query history keeps (src/domain/query-history.ts): how long it took.
+      if (body.historyId) await completeRun(store, body.historyId, tookMs, done.error).catch((err) => app.log.error({ err }, 'query history'));
       await store.updateObject<ResultBody>(QUERY_RESULT_KIND, obj.id, { body: done });
       return done;
     }, async () => {
@@ -156,6 +161,10 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
       const nowSeconds = Math.ceil(now().getTime() / 1000);
       const id = shortId();
       const body = newResult(id, datasetSlug, query, b, nowSeconds);
+      if (isRecorded(ui, request.headers[SKIP_HEADER], settings.queryHistoryMax)) {
+        const run = { dataset: datasetSlug, datasetId: queryObj.datasetId, query, resultId: id, key: request.auth!.key, at: now() };
+        body.historyId = await recordRun(store, env, run, settings.queryHistoryMax);
+      }
       const obj = await store.createObject(newResultObject(env, queryObj.datasetId, body));
       void start(env, obj);
       reply.header('x-waggle-window', `${body.start},${body.end}`);

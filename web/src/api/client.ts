@@ -30,13 +30,13 @@ export function onUnauthenticated(fn: Listener): () => void {
   return () => unauthenticated.delete(fn);
 }
 
-export async function request<T>(method: string, path: string, body?: unknown, opts: { signal?: AbortSignal; quiet401?: boolean; onHeaders?: (h: Headers) => void } = {}): Promise<T> {
+export async function request<T>(method: string, path: string, body?: unknown, opts: { signal?: AbortSignal; quiet401?: boolean; onHeaders?: (h: Headers) => void; headers?: Record<string, string> } = {}): Promise<T> {
   let res: Response;
   try {
     res = await fetch(`${BASE}${path}`, {
       method,
       credentials: 'same-origin',
-      headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
+      headers: { accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...opts.headers },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: opts.signal,
     });

@@ -1,7 +1,7 @@
 // Typed calls of Waggle's public API (and its documented extensions) the pages use.
 import { get, post, request } from './client.js';
 import type {
-  Board, BoardView, BubbleUpAnswer, BubbleUpBaseline, BubbleUpSelection, BurnAlert, CalculatedField, Column, Dataset, DatasetDetail, Delivery, Marker,
+  Board, BoardView, BubbleUpAnswer, BubbleUpBaseline, BubbleUpSelection, BurnAlert, CalculatedField, Column, Dataset, DatasetDetail, Delivery, HistoryEntry, Marker,
   QueryAnnotation, QueryResult, QuerySpec, RawEvent, Recipient, SignedIn, Slo, SloHistoryPoint, Trace, Trigger, TriggerHistory,
 } from './types.js';
 
@@ -32,8 +32,15 @@ export const validateExpression = (ds: string, body: { alias: string; expression
 
 export const createQuery = (ds: string, spec: QuerySpec) => post<QuerySpec & { id: string }>(`/1/queries/${seg(ds)}`, spec);
 export const getQuery = (ds: string, id: string) => get<QuerySpec & { id: string }>(`/1/queries/${seg(ds)}/${seg(id)}`);
-export const createResult = (ds: string, queryId: string, onWindow?: (w: ResultWindow) => void) =>
-  request<QueryResult>('POST', `/1/query_results/${seg(ds)}`, { query_id: queryId, disable_other_by_aggregate: false, disable_total_by_aggregate: false }, { onHeaders: (h) => readWindow(h, onWindow) });
+/**
+ * `background`: a run nobody asked for by hand (a board's panel, a trigger page's graph), which
+ * the team's query history does not keep (`X-Waggle-Query-History: skip`).
+ */
+export const createResult = (ds: string, queryId: string, onWindow?: (w: ResultWindow) => void, background = false) =>
+  request<QueryResult>('POST', `/1/query_results/${seg(ds)}`, { query_id: queryId, disable_other_by_aggregate: false, disable_total_by_aggregate: false }, {
+    onHeaders: (h) => readWindow(h, onWindow),
+    headers: background ? { 'x-waggle-query-history': 'skip' } : undefined,
+  });
 
 /** The window a result covers, Unix seconds [start, end). */
 export interface ResultWindow {
@@ -71,14 +78,20 @@ export async function pollResult(ds: string, result: QueryResult, signal?: Abort
 /**
  * Saves a spec and runs it: the completed result, with the window the server cut for it
  * (`window`, so the charts cut the same buckets; absent from a server without the header).
- * `onStage` reports progress.
+ * `onStage` reports progress; `background` as createResult's.
  */
-export async function runQuery(ds: string, spec: QuerySpec, onStage?: (stage: 'saving' | 'running') => void, signal?: AbortSignal): Promise<QueryResult & { window?: ResultWindow }> {
+export async function runQuery(
+  ds: string,
+  spec: QuerySpec,
+  onStage?: (stage: 'saving' | 'running') => void,
+  signal?: AbortSignal,
+  opts: { background?: boolean } = {},
+): Promise<QueryResult & { window?: ResultWindow }> {
   onStage?.('saving');
   const q = await createQuery(ds, spec);
   onStage?.('running');
   let window: ResultWindow | undefined;
-  const created = await createResult(ds, q.id, (w) => (window = w));
+  const created = await createResult(ds, q.id, (w) => (window = w), opts.background);
   return { ...(await pollResult(ds, created, signal)), window };
 }
 
@@ -133,3 +146,10 @@ export const bubbleUp = (ds: string, query: QuerySpec, selection: BubbleUpSelect
 export const getTrace = (ds: string, traceId: string) => get<Trace>(`/1/traces/${seg(ds)}/${seg(traceId)}`);
 export const latestEvents = (ds: string, query: QuerySpec, limit: number, signal?: AbortSignal) =>
   post<{ events: RawEvent[] }>(`/1/raw_events/${seg(ds)}`, { query, limit }, signal);
+/** The team's query history (Waggle extension, docs/queries.md): newest first, or the most-run specs. */
+export function queryHistory(search: { dataset?: string; column?: string; q?: string; sort?: 'recent' | 'most_run'; limit?: number }, signal?: AbortSignal) {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(search)) if (v !== undefined && v !== '') params.set(k, String(v));
+  const qs = params.toString();
+  return get<HistoryEntry[]>(`/1/query_history${qs ? `?${qs}` : ''}`, signal);
+}

@@ -253,3 +253,18 @@ export interface Trace {
   truncated: boolean;
   spans: TraceSpan[];
 }
+/** A query run in the web UI, from the team's query history (Waggle extension, docs/queries.md). */
+export interface HistoryEntry {
+  id: string;
+  run_at: string;
+  dataset: string;
+  query: QuerySpec;
+  query_id: string;
+  result_id: string;
+  result_url: string;
+  run_by: { key_id: string; key_name: string };
+  duration_ms?: number;
+  error?: string;
+  /** `sort=most_run`: the runs of this spec kept. */
+  count?: number;
+}

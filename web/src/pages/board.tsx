@@ -156,7 +156,7 @@ export function QueryPanel({ p, scope, extra, range, chartHeight }: { p: NonNull
     const { id: _id, ...base } = q;
     let spec: QuerySpec = extra.length ? { ...base, filters: [...(base.filters ?? []), ...extra], filter_combination: 'AND' } : base;
     if (range) spec = withPreset(spec, range);
-    const result = await runQuery(ds, spec, undefined, signal);
+    const result = await runQuery(ds, spec, undefined, signal, { background: true });
     return { spec, result, title: annotation?.name };
   }, [p.query_id, JSON.stringify(extra), range]);
   return (

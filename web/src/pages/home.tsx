@@ -1,20 +1,17 @@
-// Home: the environment's datasets (last write, columns), the queries recently run here, and,
+// Home: the environment's datasets (last write, columns), the team's query history (recent and
+// most-run, searchable: components/query-history.tsx), and,
 // before any event has arrived, how to send the first ones (with this server's address).
 import { useState } from 'preact/hooks';
 import { BASE } from '../api/client.js';
 import { Empty, PageHead, Spinner } from '../components/ui.js';
-import { describeQuery } from '../describe.js';
+import { QueryHistory } from '../components/query-history.js';
 import { ago } from '../format.js';
-import { listRecent } from '../recent.js';
 import { Link } from '../router.js';
 import { pathOf, type Scope } from '../routes.js';
 import { useSession } from '../session.js';
-import { specToSearch } from '../query-url.js';
-import { describeRange } from '../time.js';
 
 export function HomePage({ scope }: { scope: Scope }) {
   const { session, datasets } = useSession();
-  const recent = listRecent(scope);
   const written = (datasets ?? []).filter((d) => d.last_written_at);
   return (
     <div class="stack">
@@ -68,26 +65,7 @@ export function HomePage({ scope }: { scope: Scope }) {
           </div>
         </section>
       )}
-      <section class="panel" aria-labelledby="recent-h">
-        <h2 id="recent-h">Recent queries</h2>
-        {recent.length === 0 ? (
-          <p class="muted">Queries you run appear here.</p>
-        ) : (
-          <ul class="stack" style={{ listStyle: 'none', padding: 0, margin: 0 }}>
-            {recent.map((r) => (
-              <li key={r.resultId}>
-                <Link href={`${pathOf({ page: 'query', dataset: r.dataset, ...scope })}${specToSearch(r.spec)}`} class="mono">
-                  {describeQuery(r.spec)}
-                </Link>
-                <div class="small muted">
-                  {r.dataset === '__all__' ? 'all datasets' : r.dataset} · {describeRange(r.spec)} · run {ago(new Date(r.at).toISOString())} ·{' '}
-                  <Link href={pathOf({ page: 'query', dataset: r.dataset, resultId: r.resultId, ...scope })}>result</Link>
-                </div>
-              </li>
-            ))}
-          </ul>
-        )}
-      </section>
+      <QueryHistory scope={scope} datasets={datasets} />
     </div>
   );
 }

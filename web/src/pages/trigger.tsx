@@ -167,7 +167,7 @@ function Figure({ label, value, sub }: { label: string; value: ComponentChildren
 function TriggerGraph({ dataset, trigger, history }: { dataset: string; trigger: Trigger; history?: TriggerHistory }) {
   const { spec, window, bucket } = useMemo(() => graphSpec(trigger), [trigger]);
   const [now] = useState(() => Math.floor(Date.now() / 1000));
-  const result = useAsync((signal) => runQuery(dataset, spec, undefined, signal), [dataset, JSON.stringify(spec)]);
+  const result = useAsync((signal) => runQuery(dataset, spec, undefined, signal, { background: true }), [dataset, JSON.stringify(spec)]);
   const baseline = !!trigger.baseline_details?.offset_minutes;
   const chart = useMemo(() => {
     if (!result.data?.data) return undefined;
