@@ -131,5 +131,6 @@ export const testRecipient = (id: string) => post<{ alert_id: string }>(`/1/reci
 export const bubbleUp = (ds: string, query: QuerySpec, selection: BubbleUpSelection, signal?: AbortSignal) =>
   post<BubbleUpAnswer>(`/1/bubbleup/${seg(ds)}`, { query, selection }, signal);
 export const getTrace = (ds: string, traceId: string) => get<Trace>(`/1/traces/${seg(ds)}/${seg(traceId)}`);
+export const getTypicalTrace = (ds: string, traceId: string) => get<import('./types.js').TypicalTrace>(`/1/traces/${seg(ds)}/${seg(traceId)}/typical`);
 export const latestEvents = (ds: string, query: QuerySpec, limit: number, signal?: AbortSignal) =>
   post<{ events: RawEvent[] }>(`/1/raw_events/${seg(ds)}`, { query, limit }, signal);

@@ -10,6 +10,7 @@ import { formatDuration, formatTimestamp } from '../format.js';
 import { Link } from '../router.js';
 import { pathOf, type Scope } from '../routes.js';
 import { buildWaterfall, offsetOf, type Waterfall, type WaterfallRow } from '../trace.js';
+import { CompareWith } from './trace-compare.js';
 
 export function TracePage({ scope, dataset, traceId }: { scope: Scope; dataset: string; traceId: string }) {
   const trace = useAsync(() => getTrace(dataset, traceId), [dataset, traceId]);
@@ -21,7 +22,10 @@ export function TracePage({ scope, dataset, traceId }: { scope: Scope; dataset: 
       {trace.error ? <ErrorNotice error={trace.error} /> : !trace.data ? <Spinner label="Finding the trace's spans" /> : trace.data.spans.length === 0 ? (
         <div class="panel empty">No events of trace {traceId} {dataset === '__all__' ? 'in this environment' : `in ${dataset}`}.</div>
       ) : (
-        <TraceView spans={trace.data.spans} truncated={trace.data.truncated} scope={scope} />
+        <>
+          <CompareWith scope={scope} dataset={dataset} traceId={traceId} />
+          <TraceView spans={trace.data.spans} truncated={trace.data.truncated} scope={scope} />
+        </>
       )}
     </div>
   );
