@@ -3,10 +3,12 @@
 // traces whose root is frontend "GET /checkout" (one root with an empty parent id), one more 14
 // hours earlier (outside the window), one root of another service with the same name and one of
 // another name: the typical trace is the one nearest the median (the lower middle value), never
-// the trace asked about; 404 when there is no other.
+// the trace asked about; 404 when there is no other. On DuckDB also: bad input, another
+// environment, no key, the OpenAPI document.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, makeApp, type TestApp } from './helpers.js';
 import { ingest } from './query-helpers.js';
+import { secondEnvironment } from './tenancy-fixtures.js';
 import { clickhouseBinary, startClickHouse, warnClickHouseSkipped, type ClickHouseCluster } from './clickhouse.js';
 
 function traces(nowMs: number) {
@@ -33,7 +35,7 @@ async function typical(t: TestApp, dataset: string, traceId: string) {
   return { status: res.statusCode, body: json(res) };
 }
 
-function scenario(name: string, make: () => Promise<TestApp>, after: () => Promise<void> = async () => {}) {
+function scenario(name: string, make: () => Promise<TestApp>, after: () => Promise<void> = async () => {}, edges = false) {
   describe(`the typical trace on ${name}`, { timeout: 60_000 }, () => {
     let t: TestApp;
     beforeAll(async () => {
@@ -62,10 +64,25 @@ function scenario(name: string, make: () => Promise<TestApp>, after: () => Promi
         expect(r.status, `${id}: ${JSON.stringify(r.body)}`).toBe(404);
       }
     });
+
+    it.skipIf(!edges)('refuses bad input, other environments and no key; is in the OpenAPI document', async () => {
+      const get = (url: string, headers: Record<string, string> = t.config) => t.app.inject({ method: 'GET', url, headers });
+      expect((await get('/1/traces/shop/c2000/typical?start_time=abc')).statusCode).toBe(422);
+      expect((await get('/1/traces/shop/c2000/typical?start_time=200&end_time=100')).statusCode).toBe(422);
+      expect((await get('/1/traces/nope/c2000/typical')).statusCode).toBe(404);
+      // A window that leaves the trace out: not found.
+      expect((await get(`/1/traces/shop/c2000/typical?start_time=1&end_time=1000`)).statusCode).toBe(404);
+      const staging = await secondEnvironment(t, 'Typical Staging');
+      expect((await get('/1/traces/shop/c2000/typical', staging.headers)).statusCode).toBe(404);
+      expect((await get('/1/traces/__all__/c2000/typical', staging.headers)).statusCode).toBe(404);
+      expect((await t.app.inject({ method: 'GET', url: '/1/traces/shop/c2000/typical' })).statusCode).toBe(401);
+      const op = json(await t.app.inject({ method: 'GET', url: '/openapi.json' })).paths['/1/traces/{datasetSlug}/{traceId}/typical']?.get;
+      expect(op?.responses['200']).toBeDefined();
+    });
   });
 }
 
-scenario('DuckDB', () => makeApp());
+scenario('DuckDB', () => makeApp(), async () => {}, true);
 let cluster: ClickHouseCluster | undefined;
 if (clickhouseBinary) {
   scenario(

@@ -53,6 +53,7 @@ function CompareView({ a, b, truncated }: { a: TraceSpan[]; b: TraceSpan[]; trun
         <span class={`badge${c.onlyA ? ' warn' : ''}`}>{c.onlyA} only in A</span>
         <span class={`badge${c.onlyB ? ' warn' : ''}`}>{c.onlyB} only in B</span>
         {truncated && <span class="badge warn">only the first 10,000 events of a trace are compared</span>}
+        <span class="muted">bars: A above, B below (lighter), each from its trace's start</span>
         <label class="row" style={{ gap: '4px' }}>
           <input type="checkbox" checked={onlyDifferent} onChange={(ev) => setOnlyDifferent((ev.target as HTMLInputElement).checked)} />
           only spans that differ (by 10 % or more, or in one trace only)
