@@ -8,13 +8,17 @@ import { getTrace, getTypicalTrace } from '../api/endpoints.js';
 import type { TraceSpan } from '../api/types.js';
 import { ErrorNotice, PageHead, Spinner, useAsync } from '../components/ui.js';
 import { formatDuration } from '../format.js';
-import { Link, navigate } from '../router.js';
+import { Link, navigate, useLocation } from '../router.js';
 import { pathOf, type Scope } from '../routes.js';
 import { compareTraces, formatDiff, type CompareRow, type Side } from '../trace-compare.js';
 
 export function TraceComparePage({ scope, dataset, traceId, otherId }: { scope: Scope; dataset: string; traceId: string; otherId: string }) {
   const traces = useAsync(() => Promise.all([getTrace(dataset, traceId), getTrace(dataset, otherId)]), [dataset, traceId, otherId]);
   const open = (id: string) => pathOf({ page: 'trace', dataset, traceId: id, ...scope });
+  // Reached by "Compare with a typical trace": what the server said of B (?median=&roots=).
+  const search = useLocation().search;
+  const median = Number(search.get('median') ?? NaN);
+  const roots = Number(search.get('roots') ?? NaN);
   return (
     <div class="stack">
       <PageHead
@@ -28,6 +32,11 @@ export function TraceComparePage({ scope, dataset, traceId, otherId }: { scope: 
       >
         <Link href={pathOf({ page: 'trace-compare', dataset, traceId: otherId, otherId: traceId, ...scope })}>Swap A and B</Link>
       </PageHead>
+      {Number.isFinite(median) && Number.isFinite(roots) && (
+        <div class="muted small" data-testid="typical-note">
+          B is a typical trace: of the {roots} traces with the same root span within 12 hours, its root took the time nearest their median, {formatDuration(median)}.
+        </div>
+      )}
       {traces.error ? <ErrorNotice error={traces.error} /> : !traces.data ? <Spinner label="Finding both traces' spans" /> : traces.data[0].spans.length === 0 || traces.data[1].spans.length === 0 ? (
         <div class="panel empty">No events of trace {traces.data[0].spans.length === 0 ? traceId : otherId} {dataset === '__all__' ? 'in this environment' : `in ${dataset}`}.</div>
       ) : (
@@ -108,7 +117,7 @@ export function CompareWith({ scope, dataset, traceId }: { scope: Scope; dataset
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(undefined);
   const [other, setOther] = useState('');
-  const go = (otherId: string) => navigate(pathOf({ page: 'trace-compare', dataset, traceId, otherId, ...scope }));
+  const go = (otherId: string, search = '') => navigate(pathOf({ page: 'trace-compare', dataset, traceId, otherId, ...scope }) + search);
   return (
     <div class="row small" data-testid="compare-with">
       <button
@@ -118,7 +127,8 @@ export function CompareWith({ scope, dataset, traceId }: { scope: Scope; dataset
           setBusy(true);
           setError(undefined);
           try {
-            go((await getTypicalTrace(dataset, traceId)).trace_id);
+            const typical = await getTypicalTrace(dataset, traceId);
+            go(typical.trace_id, `?median=${typical.median_ms}&roots=${typical.roots}`);
           } catch (err) {
             setError(err);
           } finally {

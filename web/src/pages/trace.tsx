@@ -1,6 +1,7 @@
 // A trace: its spans as a waterfall (nested by parent, placed by start and duration, coloured by
 // service, errors marked, span events as diamonds on their span, links listed), and a side
 // panel with every field of the selected span. Rows take the keyboard: arrows move, Enter selects.
+// Above it, the ways to compare the trace with another (trace-compare.tsx).
 import { Fragment } from 'preact';
 import { useMemo, useState } from 'preact/hooks';
 import { getTrace } from '../api/endpoints.js';
