@@ -53,6 +53,8 @@ export interface Fixtures {
   signal: string;
   mapRequest: string;
   traceId: string;
+  /** A trace with a typical one to compare it with (GET /1/traces/{ds}/{id}/typical). */
+  slowTraceId: string;
   /** An environment and a key of it for /2/ PATCHes (never the ones the fuzzer authenticates with). */
   env2: string;
   apiKey2: string;
@@ -151,6 +153,9 @@ export async function makeFixtures(t: TestApp): Promise<Fixtures> {
   await created(await post(t, '/1/datasets', { name: ds }), 'dataset');
   const batch = await t.app.inject({ method: 'POST', url: `/1/batch/${ds}`, headers: { ...t.ingest, 'content-type': 'application/json' }, payload: JSON.stringify(Array.from({ length: 200 }, (_, i) => event(i, nowS))) });
   expect(batch.statusCode, batch.body).toBe(200);
+  const roots = ['fuzz-slow', 'fuzz-typical'].map((id, i) => ({ time: new Date((nowS - 30) * 1000).toISOString(), data: { 'trace.trace_id': id, 'trace.span_id': `${id}-root`, 'service.name': 'fuzz-root', name: 'GET /compare', duration_ms: 500 - i * 400 } }));
+  const rootsBatch = await t.app.inject({ method: 'POST', url: `/1/batch/${ds}`, headers: { ...t.ingest, 'content-type': 'application/json' }, payload: JSON.stringify(roots) });
+  expect(rootsBatch.statusCode, rootsBatch.body).toBe(200);
   const recipient = (await created(await post(t, '/1/recipients', { type: 'webhook', details: hookDetails() }), 'recipient')).id;
   const board = (await created(await post(t, '/1/boards', { name: 'Fuzz', type: 'flexible' }), 'board')).id;
   const view = (await created(await post(t, `/1/boards/${board}/views`, { name: 'v', filters: [{ column: 'region', operation: '=', value: 'eu' }] }), 'view')).id;
@@ -174,7 +179,7 @@ export async function makeFixtures(t: TestApp): Promise<Fixtures> {
   const apiKey2 = (await created(await t.app.inject({ method: 'POST', url: `/2/teams/${team}/api-keys`, headers: t.mgmt, payload: apiKeyBody(env2) }), 'api key')).data.id;
   return {
     dataset: ds, team, recipient, board, view, trigger, slo, burnAlert, marker, markerSetting,
-    derivedColumn, column, query, triggerQuery, queryAnnotation, queryResult, signal, mapRequest, traceId: 't1', env2, apiKey2, nowS,
+    derivedColumn, column, query, triggerQuery, queryAnnotation, queryResult, signal, mapRequest, traceId: 't1', slowTraceId: 'fuzz-slow', env2, apiKey2, nowS,
     configKey: t.init.keys.configuration, cookie: await signIn(t),
   };
 }
@@ -335,6 +340,7 @@ export const ENDPOINTS: Endpoint[] = [
     prepare: async (t, f) => ({ trigger: (await created(await post(t, `/1/triggers/${f.dataset}`, triggerWithQuery([{ id: f.recipient }])), 'trigger')).id }),
   },
   { name: 'GET /1/traces/{ds}/{trace}', method: 'GET', path: '/1/traces/{dataset}/{traceId}', dialect: 'v1', encoding: 'none' },
+  { name: 'GET /1/traces/{ds}/{trace}/typical', method: 'GET', path: '/1/traces/{dataset}/{slowTraceId}/typical', dialect: 'v1', encoding: 'none' },
   { name: 'POST /1/maps/dependencies/requests', method: 'POST', path: '/1/maps/dependencies/requests', dialect: 'v1', encoding: 'json', body: (f) => mapBody(f.nowS) },
   { name: 'GET /1/maps/dependencies/requests/{id}', method: 'GET', path: '/1/maps/dependencies/requests/{mapRequest}', dialect: 'v1', encoding: 'none' },
   { name: 'GET /1/markers/{ds}', method: 'GET', path: '/1/markers/{dataset}', dialect: 'v1', encoding: 'none' },

@@ -17,6 +17,7 @@ import { ServiceMapPage } from './pages/service-map.js';
 import { SloPage } from './pages/slo.js';
 import { SlosPage } from './pages/slos.js';
 import { TracePage } from './pages/trace.js';
+import { TraceComparePage } from './pages/trace-compare.js';
 import { TriggersPage } from './pages/triggers.js';
 import { TriggerPage } from './pages/trigger.js';
 import { navigate, useLocation } from './router.js';
@@ -117,6 +118,8 @@ function Page({ route, home }: { route: Route; home: Scope }) {
       return <DatasetSettingsPage scope={home} dataset={route.dataset} />;
     case 'trace':
       return <TracePage scope={home} dataset={route.dataset} traceId={route.traceId} />;
+    case 'trace-compare':
+      return <TraceComparePage scope={home} dataset={route.dataset} traceId={route.traceId} otherId={route.otherId} />;
     case 'boards':
       return <BoardsPage scope={home} />;
     case 'board':

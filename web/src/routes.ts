@@ -14,6 +14,7 @@ export type Route =
   | ({ page: 'home' } & Scope)
   | ({ page: 'query'; dataset: string; resultId?: string } & Scope)
   | ({ page: 'trace'; dataset: string; traceId: string } & Scope)
+  | ({ page: 'trace-compare'; dataset: string; traceId: string; otherId: string } & Scope)
   | ({ page: 'events'; dataset: string } & Scope)
   | ({ page: 'dataset-settings'; dataset: string } & Scope)
   | ({ page: 'boards' } & Scope)
@@ -43,7 +44,7 @@ export function parseRoute(pathname: string): Route {
   if (parts.length < 3 || parts[1] !== 'environments') return { page: 'notfound' };
   const scope = { team: parts[0], env: parts[2] };
   const rest = parts.slice(3);
-  const [a, b, c, x] = rest;
+  const [a, b, c, x, y, z] = rest;
   if (rest.length === 0) return { page: 'home', ...scope };
   if (rest.length === 1 && ['boards', 'slos', 'triggers', 'recipients', 'service-map'].includes(a)) return { page: a as 'boards', ...scope };
   if (a === 'board' && rest.length === 2) return { page: 'board', boardId: b, ...scope };
@@ -51,6 +52,7 @@ export function parseRoute(pathname: string): Route {
     if (rest.length === 2) return { page: 'query', dataset: b, ...scope };
     if (c === 'result' && x !== undefined && rest.length === 4) return { page: 'query', dataset: b, resultId: x, ...scope };
     if (c === 'trace' && x !== undefined && rest.length === 4) return { page: 'trace', dataset: b, traceId: x, ...scope };
+    if (c === 'trace' && y === 'compare' && rest.length === 6) return { page: 'trace-compare', dataset: b, traceId: x, otherId: z, ...scope };
     if (c === 'slo' && x !== undefined && rest.length === 4) return { page: 'slo', dataset: b, sloId: x, ...scope };
     if (c === 'triggers' && x !== undefined && rest.length === 4) return { page: 'trigger', dataset: b, triggerId: x, ...scope };
     if (c === 'events' && rest.length === 3) return { page: 'events', dataset: b, ...scope };
@@ -79,6 +81,8 @@ export function pathOf(r: Route): string {
       return `${s}/datasets/${e(r.dataset)}${r.resultId ? `/result/${e(r.resultId)}` : ''}`;
     case 'trace':
       return `${s}/datasets/${e(r.dataset)}/trace/${e(r.traceId)}`;
+    case 'trace-compare':
+      return `${s}/datasets/${e(r.dataset)}/trace/${e(r.traceId)}/compare/${e(r.otherId)}`;
     case 'events':
       return `${s}/datasets/${e(r.dataset)}/events`;
     case 'dataset-settings':

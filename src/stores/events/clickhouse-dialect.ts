@@ -5,6 +5,7 @@ import type { ColumnType } from '../config/types.js';
 import { clickhouseBubbleUp } from './clickhouse-bubbleup.js';
 import { clickhouseQuery } from './clickhouse-query.js';
 import { clickhouseServiceMap } from './clickhouse-service-map.js';
+import { clickhouseTraces } from './clickhouse-traces.js';
 import { clickhouseIdent } from './clickhouse-sql.js';
 import { attributeBucket, type ExprFunctions } from './engine.js';
 import type { EngineDialect } from './statements.js';
@@ -227,4 +228,5 @@ export const clickhouseDialect: EngineDialect = {
   query: clickhouseQuery,
   bubbleUp: clickhouseBubbleUp,
   serviceMap: clickhouseServiceMap,
+  traces: clickhouseTraces,
 };

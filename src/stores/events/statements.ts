@@ -2,8 +2,8 @@
 // computes — the fields it reads, the filters, the calculations with their weighting, the
 // breakdowns, havings, order and limit — and hands that over as a QueryModel; BubbleUp and service
 // maps hand over their pieces likewise. Each engine turns them into its own statements:
-// `<engine>-query.ts`, `<engine>-bubbleup.ts`, `<engine>-service-map.ts` in this folder, reached
-// as `events.dialect.query`, `.bubbleUp` and `.serviceMap`. The pieces handed over are SQL
+// `<engine>-query.ts`, `<engine>-bubbleup.ts`, `<engine>-service-map.ts`, `<engine>-traces.ts` in
+// this folder, reached as `events.dialect.query`, `.bubbleUp`, `.serviceMap` and `.traces`. The pieces handed over are SQL
 // expressions written through the dialect (engine.ts); the statements around them are the
 // engine's.
 import type { ColumnType } from '../config/types.js';
@@ -173,6 +173,29 @@ export interface ServiceMapStatements {
   dependencies(spans: string, services: string | undefined, limit: string): string;
 }
 
+/** The rows a typical-trace statement reads (src/query/typical-trace.ts): SQL over the scan's events. */
+export interface TypicalTraceInput {
+  /** The event's trace id as text. */
+  trace: string;
+  /** The event's duration in ms as a number (NULL where it has none). */
+  duration: string;
+  /** Which events count: root spans of the service and name asked about, with a trace id and a duration. */
+  where: string;
+  /** A bound placeholder: the trace id never answered (the trace compared). */
+  exclude: string;
+}
+
+/** The typical trace's statement (src/query/typical-trace.ts). */
+export interface TraceStatements {
+  /**
+   * Of the scan's events where `where`: the median duration (the lower middle value: `median_ms`),
+   * how many there are (`roots`), and the one whose duration is nearest that median other than
+   * `exclude` (`trace_id`, `duration_ms`; the latest on a tie). One row, or none when no event
+   * but `exclude`'s qualifies.
+   */
+  typical(scan: Scan, input: TypicalTraceInput): string;
+}
+
 /** What an engine's SQL has, where the planner chooses between plans by it. */
 export interface Capabilities {
   /** Common table expressions: one intermediate result read by several parts of a statement. */
@@ -187,6 +210,7 @@ export interface EngineDialect extends SqlDialect {
   query: QueryStatements;
   bubbleUp: BubbleUpStatements;
   serviceMap: ServiceMapStatements;
+  traces: TraceStatements;
 }
 
 /** SQL reading a field as a number (text that is not a number reads as null). */

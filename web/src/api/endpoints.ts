@@ -144,6 +144,7 @@ export const testRecipient = (id: string) => post<{ alert_id: string }>(`/1/reci
 export const bubbleUp = (ds: string, query: QuerySpec, selection: BubbleUpSelection, baseline: BubbleUpBaseline = { kind: 'rest' }, signal?: AbortSignal) =>
   post<BubbleUpAnswer>(`/1/bubbleup/${seg(ds)}`, { query, selection, baseline }, signal);
 export const getTrace = (ds: string, traceId: string) => get<Trace>(`/1/traces/${seg(ds)}/${seg(traceId)}`);
+export const getTypicalTrace = (ds: string, traceId: string) => get<import('./types.js').TypicalTrace>(`/1/traces/${seg(ds)}/${seg(traceId)}/typical`);
 export const latestEvents = (ds: string, query: QuerySpec, limit: number, signal?: AbortSignal) =>
   post<{ events: RawEvent[] }>(`/1/raw_events/${seg(ds)}`, { query, limit }, signal);
 /** The team's query history (Waggle extension, docs/queries.md): newest first, or the most-run specs. */

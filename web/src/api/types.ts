@@ -248,6 +248,16 @@ export interface TraceSpan {
   link?: { trace_id: string | null; span_id: string | null };
   data: Record<string, FieldValue>;
 }
+/** GET /1/traces/{ds}/{id}/typical: a trace of the same root span nearest the median. */
+export interface TypicalTrace {
+  trace_id: string;
+  duration_ms: number;
+  root: { dataset: string; service_name: string | null; name: string; duration_ms: number | null };
+  median_ms: number;
+  roots: number;
+  start_time: number;
+  end_time: number;
+}
 export interface Trace {
   trace_id: string;
   truncated: boolean;

@@ -1,6 +1,7 @@
 // A trace: its spans as a waterfall (nested by parent, placed by start and duration, coloured by
 // service, errors marked, span events as diamonds on their span, links listed), and a side
 // panel with every field of the selected span. Rows take the keyboard: arrows move, Enter selects.
+// Above it, the ways to compare the trace with another (trace-compare.tsx).
 import { Fragment } from 'preact';
 import { useMemo, useState } from 'preact/hooks';
 import { getTrace } from '../api/endpoints.js';
@@ -10,6 +11,7 @@ import { formatDuration, formatTimestamp } from '../format.js';
 import { Link } from '../router.js';
 import { pathOf, type Scope } from '../routes.js';
 import { buildWaterfall, offsetOf, type Waterfall, type WaterfallRow } from '../trace.js';
+import { CompareWith } from './trace-compare.js';
 
 export function TracePage({ scope, dataset, traceId }: { scope: Scope; dataset: string; traceId: string }) {
   const trace = useAsync(() => getTrace(dataset, traceId), [dataset, traceId]);
@@ -21,7 +23,10 @@ export function TracePage({ scope, dataset, traceId }: { scope: Scope; dataset: 
       {trace.error ? <ErrorNotice error={trace.error} /> : !trace.data ? <Spinner label="Finding the trace's spans" /> : trace.data.spans.length === 0 ? (
         <div class="panel empty">No events of trace {traceId} {dataset === '__all__' ? 'in this environment' : `in ${dataset}`}.</div>
       ) : (
-        <TraceView spans={trace.data.spans} truncated={trace.data.truncated} scope={scope} />
+        <>
+          <CompareWith scope={scope} dataset={dataset} traceId={traceId} />
+          <TraceView spans={trace.data.spans} truncated={trace.data.truncated} scope={scope} />
+        </>
       )}
     </div>
   );
