@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, makeApp, type TestApp } from './helpers.js';
 import { ingest, runQuery, saveQuery } from './query-helpers.js';
 import { expectContract } from './contract.js';
+import { changePercent, formatChange, shapeResult } from '../web/src/results.js';
+import { normaliseSpec } from '../web/src/query-url.js';
 import { clickhouseBinary, startClickHouse, warnClickHouseSkipped, type ClickHouseCluster } from './clickhouse.js';
 
 const HOUR = 3600;
@@ -108,6 +110,36 @@ function checks(engine: string, heatmap: boolean, start: () => Promise<TestApp>,
     });
   });
 }
+
+describe('the web UI shapes a comparison', () => {
+  it('past lines on the main buckets (moved on by the offset), past rows per group, the change in %', () => {
+    const t0 = 1_700_000_400; // a multiple of 600
+    const time = (s: number) => new Date(s * 1000).toISOString().replace('.000Z', 'Z');
+    const spec = { calculations: [{ op: 'COUNT' as const }], breakdowns: ['s'], granularity: 600, compare_time_offset_seconds: DAY };
+    const shaped = shapeResult(
+      spec,
+      {
+        series: [{ time: time(t0), data: { s: 'a', COUNT: 4 } }],
+        results: [{ data: { s: 'a', COUNT: 4 } }, { data: { s: 'b', COUNT: 1 } }],
+        comparison: {
+          offset_seconds: DAY, start_time: t0 - DAY, end_time: t0 - DAY + 1200,
+          series: [{ time: time(t0 - DAY + 600), data: { s: 'a', COUNT: 2 } }, { time: time(t0 - DAY), data: { s: 'z', COUNT: 9 } }],
+          results: [{ data: { s: 'a', COUNT: 2 } }, { data: { s: 'z', COUNT: 9 } }],
+        },
+      },
+      { start: t0, end: t0 + 1200 },
+    );
+    expect(shaped.times).toEqual([t0, t0 + 600]);
+    expect(shaped.series[0].lines).toEqual([[4, 0], [0, 0]]);
+    expect(shaped.series[0].past).toEqual([[0, 2], [0, 0]]);
+    expect(shaped.comparison).toEqual({ offset: DAY, rows: [{ s: 'a', COUNT: 2 }, undefined] });
+    expect(formatChange(changePercent(4, 2))).toBe('+100%');
+    expect(formatChange(changePercent(1, 4))).toBe('−75%');
+    expect(formatChange(changePercent(1.05, 1))).toBe('+5%');
+    expect(formatChange(changePercent(1, 0))).toBe('–');
+    expect(normaliseSpec(spec).compare_time_offset_seconds).toBe(DAY);
+  });
+});
 
 checks('DuckDB', true, () => makeApp({ settings: { queryResultRateLimit: null } }));
 
