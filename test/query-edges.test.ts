@@ -377,7 +377,7 @@ describe('query results on real data: filter values, hostile column names, havin
     expect(await groupsWith([{ calculate_op: 'P50', column: 'v', op: '>=', value: 2 }], p50)).toEqual(['g3', 'g5a', 'g5b', 'g7']);
   });
 
-  it('compare_time_offset_seconds is ignored: the answer is that of the same query without it', async () => {
+  it('compare_time_offset_seconds: the answer is that of the same query without it, plus data.comparison', async () => {
     await ingest(t, 'compare', [
       { time: iso(nowS - 600), data: { s: 'now', n: 1 } },
       { time: iso(nowS - 1200), data: { s: 'now', n: 2 } },
@@ -388,7 +388,9 @@ describe('query results on real data: filter values, hostile column names, havin
     const withOffset = await runQuery(t, 'compare', { ...base, compare_time_offset_seconds: DAY }, { disable_total_by_aggregate: false });
     const without = await runQuery(t, 'compare', base, { disable_total_by_aggregate: false });
     expect(withOffset.query.compare_time_offset_seconds).toBe(DAY);
-    expect(withOffset.data).toEqual(without.data);
+    const { comparison, ...rest } = withOffset.data;
+    expect(rest).toEqual(without.data);
+    expect(comparison.results).toEqual([{ data: { s: 'yesterday', COUNT: 1, 'SUM(n)': 100 } }]);
     expect(withOffset.data.results).toEqual([{ data: { s: 'now', COUNT: 2, 'SUM(n)': 3 } }]);
   });
 

@@ -11,7 +11,8 @@
 //   5 minutes, ≤ 7 days → to 30 minutes; the start rounds down and the end up, so every second asked
 //   for stays inside); more than 7 days → 400.
 //   Only events of the past 7 days are read (the start is raised to now − 7 days).
-//   `compare_time_offset_seconds` is ignored.
+//   `compare_time_offset_seconds` adds `data.comparison`, the same query over the window shifted
+//   back (a Waggle extension, src/query/compare.ts).
 // - A run longer than WAGGLE_QUERY_TIMEOUT_MS (10 s) is interrupted; the result is then complete
 //   with empty data and an `error` text, as is a run that fails.
 // - Creation is limited per key (WAGGLE_QUERY_RESULT_RATE_LIMIT, 10/min; the web UI's session has a
@@ -29,7 +30,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { ApiError, invalidField } from '../errors.js';
 import { parseExpression, references } from '../query/expr/index.js';
 import { UnsupportedByEngine } from '../query/plan.js';
-import type { QueryData } from '../query/run.js';
+import type { ComparedData } from '../query/compare.js';
 import type { StoredQuery } from '../query/spec.js';
 import { QueryTimeout } from '../stores/events/types.js';
 import type { ConfigStore, Environment, NewObject, StoredObject } from '../stores/config/types.js';
@@ -52,7 +53,7 @@ export interface ResultBody {
   disableTotalByAggregate: boolean;
   disableOtherByAggregate: boolean;
   complete: boolean;
-  data?: QueryData;
+  data?: ComparedData;
   error?: string;
   completedAt?: string;
   /**

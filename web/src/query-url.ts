@@ -5,7 +5,7 @@ import type { QuerySpec } from './api/types.js';
 
 const KEYS = [
   'calculations', 'filters', 'filter_combination', 'breakdowns', 'orders', 'havings', 'limit',
-  'time_range', 'start_time', 'end_time', 'granularity', 'calculated_fields',
+  'time_range', 'start_time', 'end_time', 'granularity', 'calculated_fields', 'compare_time_offset_seconds',
 ] as const;
 
 /** The spec without empty or unset fields, keys in a fixed order; `filter_combination` AND is the default. */

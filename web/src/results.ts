@@ -1,6 +1,7 @@
 // A query result as the pages show it: its groups (one per combination of breakdown values),
 // one time series per calculation and group aligned on the result's time buckets, the table
-// rows, and "other" (the events of the groups past the limit).
+// rows, and "other" (the events of the groups past the limit). With a time comparison, each
+// group's line and row one offset back (the past buckets moved on by the offset).
 import { calculationKey, type QueryData, type QuerySpec, type ResultValue } from './api/types.js';
 import { granularityFor } from '../../src/query/spec.js';
 
@@ -18,6 +19,15 @@ export interface CalcSeries {
   op: string;
   /** Per group (same order as `groups`), one value per time (null where the group had no events). */
   lines: (number | null)[][];
+  /** With a comparison: per group, its values one offset back, on the same times. */
+  past?: (number | null)[][];
+}
+
+/** A time comparison as the pages show it. */
+export interface ShapedComparison {
+  offset: number;
+  /** Per group (same order as `groups`): its result row one offset back, if it had one. */
+  rows: (Record<string, ResultValue> | undefined)[];
 }
 
 export interface ShapedResult {
@@ -38,6 +48,7 @@ export interface ShapedResult {
   heatmap?: { key: string; column: string; rows: { time: number; cells: HeatCell[] }[] };
   rows: Record<string, ResultValue>[];
   other?: Record<string, ResultValue>;
+  comparison?: ShapedComparison;
 }
 
 export interface HeatCell {
@@ -168,9 +179,63 @@ export function shapeResult(spec: QuerySpec, data: QueryData, window?: { start: 
       rows: heatRows.map((r) => ({ time: r.time, cells: [...r.cells.values()].sort((a, b) => a.lower - b.lower) })),
     };
   }
+  if (data.comparison) shaped.comparison = shapeComparison(shaped, data.comparison, index, tIndex);
   const other = data.other_by_aggregate?.data;
   if (other && Object.keys(other).length > 0 && calcKeys.some((k) => other[k] !== undefined && other[k] !== 0)) shaped.other = other;
   return shaped;
+}
+
+/** Names of the offsets Honeycomb allows (docs/queries.md), e.g. `1 day`. */
+export const OFFSETS: { seconds: number; label: string }[] = [
+  { seconds: 1800, label: '30 minutes' },
+  { seconds: 3600, label: '1 hour' },
+  { seconds: 7200, label: '2 hours' },
+  { seconds: 28800, label: '8 hours' },
+  { seconds: 86400, label: '1 day' },
+  { seconds: 604800, label: '1 week' },
+  { seconds: 2419200, label: '4 weeks' },
+  { seconds: 15724800, label: '26 weeks' },
+];
+export const offsetLabel = (s: number) => OFFSETS.find((o) => o.seconds === s)?.label ?? `${s} s`;
+
+/** The change from `past` to `now` in %: undefined without both, or from 0. */
+export function changePercent(now: ResultValue | null | undefined, past: ResultValue | null | undefined): number | undefined {
+  if (typeof now !== 'number' || typeof past !== 'number' || past === 0) return undefined;
+  return ((now - past) / Math.abs(past)) * 100;
+}
+
+/** `+12%`, `−3.5%`, `0%` (one decimal under 10). */
+export function formatChange(pct: number | undefined): string {
+  if (pct === undefined || !Number.isFinite(pct)) return '–';
+  const a = Math.abs(pct);
+  const text = a >= 10 ? Math.round(a).toString() : a.toFixed(1).replace(/\.0$/, '');
+  return text === '0' ? '0%' : `${pct > 0 ? '+' : '−'}${text}%`;
+}
+
+/** Each series' past lines and each group's past row, on the main answer's groups and times. */
+function shapeComparison(
+  shaped: ShapedResult,
+  cmp: NonNullable<QueryData['comparison']>,
+  index: Map<string, number>,
+  tIndex: Map<number, number>,
+): ShapedComparison {
+  const { breakdowns, times, step } = shaped;
+  const offset = cmp.offset_seconds;
+  for (const c of shaped.series) c.past = shaped.groups.map(() => new Array<number | null>(times.length).fill(ZERO_WHEN_EMPTY.has(c.op) ? 0 : null));
+  // (a past bucket moved on by the offset is one of the main buckets, unless the granularity
+  // does not divide the offset: then the bucket it falls in)
+  const at = (t: number) => tIndex.get(t) ?? (times.length && t >= times[0] ? Math.floor((t - times[0]) / step) : -1);
+  for (const s of cmp.series) {
+    const g = index.get(groupOf(breakdowns, s.data).key);
+    const t = at(Date.parse(s.time) / 1000 + offset);
+    if (g === undefined || t < 0 || t >= times.length) continue;
+    for (const c of shaped.series) {
+      const v = s.data[c.key];
+      if (typeof v === 'number') c.past![g][t] = v;
+    }
+  }
+  const past = new Map(cmp.results.map((r) => [groupOf(breakdowns, r.data).key, r.data]));
+  return { offset, rows: shaped.groups.map((g) => past.get(g.key)) };
 }
 
 /** Rows sorted by one column (numbers numerically, text alphabetically), missing values last. */

@@ -10,7 +10,7 @@ import { ApiError } from '../../errors.js';
 import { runClaimed } from '../../cluster/leadership.js';
 import { RateLimiter } from '../../http/rate-limit.js';
 import { shortId } from '../../domain/ids.js';
-import { runQuery } from '../../query/run.js';
+import { runCompared } from '../../query/compare.js';
 import { querySources } from '../../query/sources.js';
 import { QueryTimeout } from '../../stores/events/types.js';
 import type { Environment, StoredObject } from '../../stores/config/types.js';
@@ -76,7 +76,7 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
       try {
         const dataset = await datasetOrAll(store, env, body.datasetSlug);
         const sources = await querySources(store, env, dataset);
-        const data = await runQuery(events, sources, body.query, {
+        const data = await runCompared(events, sources, body.query, {
           start: body.start,
           end: body.end,
           limit: body.limit,

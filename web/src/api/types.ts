@@ -53,6 +53,8 @@ export interface QueryData {
   results: ResultRow[];
   total_by_aggregate?: ResultRow;
   other_by_aggregate?: ResultRow;
+  /** Waggle's time comparison (docs/queries.md): the same query over the window shifted back. */
+  comparison?: QueryData & { offset_seconds: number; start_time: number; end_time: number };
 }
 export interface QueryResult {
   id: string;

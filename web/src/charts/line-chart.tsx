@@ -1,11 +1,14 @@
 // A time-series chart (uPlot): one line per group, a hover tooltip listing the groups' values at
 // the hovered time (largest first), markers drawn as vertical lines in their marker-setting
 // colours, and dragging across the chart selects a time range (for BubbleUp). Clicking a line
-// picks its group. uPlot draws on canvas and handles 10,000s of points per series.
+// picks its group. A line with `past` (a time comparison) gets a second, dashed and fainter line in
+// its colour (line charts only), and the tooltip shows the past value and the change in %.
+// uPlot draws on canvas and handles 10,000s of points per series.
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { formatNumber } from '../format.js';
+import { changePercent, formatChange } from '../results.js';
 import { formatTooltipTime } from '../time.js';
 import { cssVar } from './palette.js';
 import { cumulative, stackBands } from './stack.js';
@@ -14,6 +17,8 @@ export interface Line {
   label: string;
   values: (number | null)[];
   color: string;
+  /** The same group one comparison offset back, on the same times. */
+  past?: (number | null)[];
 }
 export interface ChartMarker {
   time: number;
@@ -52,7 +57,7 @@ interface Hover {
   left: number;
   top: number;
   time: number;
-  rows: { label: string; value: number; color: string }[];
+  rows: { label: string; value: number; color: string; past?: number | null }[];
   more: number;
 }
 
@@ -78,7 +83,9 @@ export function LineChart(props: LineChartProps) {
     // Stacked areas: each line drawn as the running sum of those before it, each band filled
     // between its top and the one below (charts/stack.ts), not each from zero.
     const values = stacked ? cumulative(props.lines.map((l) => l.values)) : props.lines.map((l) => l.values);
-    const data: uPlot.AlignedData = [props.times, ...values];
+    // The past lines of a comparison (not stacked nor as bars), drawn after the lines.
+    const pastOf = !stacked && props.style !== 'bars' ? props.lines.flatMap((l, i) => (l.past ? [i] : [])) : [];
+    const data: uPlot.AlignedData = [props.times, ...values, ...pastOf.map((i) => props.lines[i].past!)];
     const bars = props.style === 'bars' ? uPlot.paths.bars!({ size: [0.8, 40] }) : undefined;
     const opts: uPlot.Options = {
       width: Math.max(200, el.clientWidth),
@@ -111,6 +118,14 @@ export function LineChart(props: LineChartProps) {
           // (the stacked copy holds sums; the tooltip reads the lines' own values)
           value: (_u: uPlot, _v: number | null, _s: number, idx: number | null) => (idx === null ? '' : fmt(props.lines[i].values[idx] ?? NaN)),
         })),
+        ...pastOf.map((i) => ({
+          label: `${props.lines[i].label} (earlier)`,
+          stroke: props.lines[i].color + '99',
+          width: 1.25,
+          dash: [5, 4],
+          points: { show: false },
+          spanGaps: false,
+        })),
       ],
       hooks: {
         setCursor: [
@@ -120,8 +135,8 @@ export function LineChart(props: LineChartProps) {
             if (!hovering.current || idx === null || idx === undefined || u.cursor.left === undefined || u.cursor.left < 0) return setHover(null);
             const p = propsRef.current;
             const rows = p.lines
-              .map((l) => ({ label: l.label, value: l.values[idx], color: l.color }))
-              .filter((r): r is { label: string; value: number; color: string } => typeof r.value === 'number')
+              .map((l) => ({ label: l.label, value: l.values[idx], color: l.color, past: l.past?.[idx] }))
+              .filter((r): r is { label: string; value: number; color: string; past: number | null | undefined } => typeof r.value === 'number')
               .sort((a, b) => b.value - a.value);
             setHover({
               left: u.cursor.left + u.over.offsetLeft,
@@ -197,7 +212,8 @@ export function LineChart(props: LineChartProps) {
         if (u.cursor.left !== undefined && u.cursor.left >= 0) p.onPickTime(Math.round(u.posToVal(u.cursor.left, 'x')));
         return;
       }
-      if (focused.current !== null && focused.current > 0) p.onPick?.(focused.current - 1);
+      // (a past line picks its group)
+      if (focused.current !== null && focused.current > 0) p.onPick?.(focused.current <= p.lines.length ? focused.current - 1 : (pastOf[focused.current - 1 - p.lines.length] ?? 0));
     };
     u.over.addEventListener('click', click);
     const leave = () => {
@@ -232,6 +248,11 @@ export function LineChart(props: LineChartProps) {
               <span class="swatch" style={{ background: r.color }} />
               <span class="n">{r.label}</span>
               <strong>{(props.format ?? formatNumber)(r.value)}</strong>
+              {r.past !== undefined && (
+                <span class="past" data-testid="tooltip-past">
+                  was {typeof r.past === 'number' ? (props.format ?? formatNumber)(r.past) : '–'} · {formatChange(changePercent(r.value, r.past))}
+                </span>
+              )}
             </div>
           ))}
           {hover.more > 0 && <div class="muted">+{hover.more} more</div>}

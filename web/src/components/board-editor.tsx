@@ -10,7 +10,7 @@ import { deleteBoard, listSlos, updateBoard } from '../api/endpoints.js';
 import type { Board, BoardPanel, BoardView } from '../api/types.js';
 import { CHART_TYPES, QUERY_STYLES } from '../board-options.js';
 import { cellsMoved, compact, firstFree, moveBy, moveTo, positionOf, rectOf, resizeBy, resizeTo, settle, DEFAULT_HEIGHT, type Rect } from '../board-grid.js';
-import { QueryPanel, SloPanel } from '../pages/board.js';
+import { PanelCompare, QueryPanel, SloPanel } from '../pages/board.js';
 import { navigate } from '../router.js';
 import { pathOf, type Scope } from '../routes.js';
 import { BoardViewsEditor } from './board-views-editor.js';
@@ -278,6 +278,7 @@ function EditCell(props: {
                 </option>
               ))}
             </select>
+            <PanelCompare p={q} onPanel={(query_panel) => props.onPanel({ ...panel, query_panel })} />
             <select
               aria-label="Query style"
               value={q.query_style ?? 'graph'}

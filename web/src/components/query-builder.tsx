@@ -3,6 +3,9 @@
 // API (a native datalist: type to filter, arrow keys to pick). Problems the API reports are shown
 // in the box of the clause they concern.
 import type { ComponentChildren } from 'preact';
+import { useState } from 'preact/hooks';
+import { OFFSETS } from '../results.js';
+import { windowOf } from '../time.js';
 import type { FieldProblem } from '../api/client.js';
 import { clauseOf, filterValue, LIST_VALUE, NO_COLUMN, NO_VALUE } from '../spec-edit.js';
 import {
@@ -266,6 +269,64 @@ export function QueryBuilder(props: {
         })}
       </Clause>}
     </div>
+  );
+}
+
+/** The offsets offered first; "Custom" offers all of Honeycomb's. */
+const COMMON = [3600, 86400, 604800];
+
+/**
+ * "Compare to": none, 1 hour, 1 day or 1 week earlier, or custom (any offset the API allows);
+ * offsets shorter than the query's window are not offered (the API refuses them).
+ */
+export function CompareControl({ spec, onChange }: { spec: QuerySpec; onChange: (s: QuerySpec) => void }) {
+  const offset = spec.compare_time_offset_seconds;
+  const [custom, setCustom] = useState(offset !== undefined && !COMMON.includes(offset));
+  const w = windowOf(spec, Math.floor(Date.now() / 1000));
+  const duration = w.end - w.start;
+  const set = (v: number | undefined) => {
+    const { compare_time_offset_seconds: _, ...rest } = spec;
+    onChange(v === undefined ? rest : { ...rest, compare_time_offset_seconds: v });
+  };
+  const tooShort = offset !== undefined && offset < duration;
+  return (
+    <span class="row small muted" data-testid="compare">
+      <label class="row">
+        Compare to
+        <select
+          aria-label="Compare to"
+          value={custom ? 'custom' : String(offset ?? '')}
+          onChange={(e) => {
+            const v = (e.target as HTMLSelectElement).value;
+            setCustom(v === 'custom');
+            if (v === 'custom') set(offset ?? OFFSETS.find((o) => o.seconds >= duration)?.seconds);
+            else set(v === '' ? undefined : Number(v));
+          }}
+        >
+          <option value="">None</option>
+          {COMMON.map((s) => (
+            <option key={s} value={String(s)} disabled={s < duration}>
+              {OFFSETS.find((o) => o.seconds === s)!.label} earlier
+            </option>
+          ))}
+          <option value="custom">Custom…</option>
+        </select>
+      </label>
+      {custom && (
+        <select aria-label="Compare offset" value={String(offset ?? '')} onChange={(e) => set(Number((e.target as HTMLSelectElement).value))}>
+          {OFFSETS.map((o) => (
+            <option key={o.seconds} value={String(o.seconds)} disabled={o.seconds < duration}>
+              {o.label} earlier
+            </option>
+          ))}
+        </select>
+      )}
+      {tooShort && (
+        <span class="field-error" role="alert">
+          shorter than the time range
+        </span>
+      )}
+    </span>
   );
 }
 

@@ -1,6 +1,7 @@
 // A query's answer: a chart per calculation (a line per group), the HEATMAP, and the sortable
 // results table. Clicking a group (a line, or its row) narrows the query to it; dragging across
-// a chart or a heatmap region starts BubbleUp.
+// a chart or a heatmap region starts BubbleUp. With a time comparison, each line has a dashed
+// past line in its colour, and the table a past value and the change in % per calculation.
 import type { ComponentChildren } from 'preact';
 import { useMemo, useRef, useState } from 'preact/hooks';
 import type { BubbleUpSelection, ResultValue } from '../api/types.js';
@@ -8,7 +9,7 @@ import { HeatmapChart } from '../charts/heatmap-chart.js';
 import { LineChart, type ChartMarker, type Line } from '../charts/line-chart.js';
 import { seriesColor } from '../charts/palette.js';
 import { formatNumber } from '../format.js';
-import { sortRows, type Group, type ShapedResult } from '../results.js';
+import { changePercent, formatChange, offsetLabel, sortRows, type Group, type ShapedResult } from '../results.js';
 import { Link } from '../router.js';
 import { formatDateTime } from '../time.js';
 
@@ -98,7 +99,7 @@ export function ResultsView(props: ResultsViewProps) {
               calc={s.key}
               times={r.times}
               span={r.span}
-              lines={s.lines.map((values, i) => ({ label: r.groups[i].label, values, color: colors[i] }))}
+              lines={s.lines.map((values, i) => ({ label: r.groups[i].label, values, color: colors[i], ...(s.past ? { past: s.past[i] } : {}) }))}
               markers={props.markers}
               compact={props.compact}
               caption={captioned}
@@ -115,6 +116,11 @@ export function ResultsView(props: ResultsViewProps) {
           );
         })}
       {legend && <Legend labels={r.groups.map((g) => g.label)} colors={colors} />}
+      {charts && r.comparison && r.series.length > 0 && (
+        <div class="small muted" data-testid="comparison-note">
+          <span class="dash-swatch" aria-hidden="true" /> dashed: {offsetLabel(r.comparison.offset)} earlier
+        </div>
+      )}
       {props.children}
       {table && <ResultsTable {...props} colors={colors} />}
     </div>
@@ -244,7 +250,23 @@ function ResultsTable(props: ResultsViewProps & { colors: string[] }) {
   const r = props.result;
   const calcCols = r.calcKeys.filter((k) => !k.startsWith('HEATMAP'));
   const [sort, setSort] = useState<{ column: string; desc: boolean } | null>(null);
-  const indexed = r.rows.map((row, i) => ({ ...row, __i: i }) as Record<string, ResultValue> & { __i: number });
+  // With a comparison, each calculation's past value and change are columns of their own (sortable).
+  const cmp = r.comparison;
+  const earlier = cmp ? `${offsetLabel(cmp.offset)} earlier` : '';
+  const pastKey = (c: string) => `${c} · ${earlier}`;
+  const changeKey = (c: string) => `${c} · change`;
+  const indexed = r.rows.map((row, i) => {
+    const out = { ...row, __i: i } as Record<string, ResultValue> & { __i: number };
+    if (cmp) {
+      for (const c of calcCols) {
+        const past = cmp.rows[i]?.[c];
+        if (past !== undefined) out[pastKey(c)] = past;
+        const pct = changePercent(row[c], past);
+        if (pct !== undefined) out[changeKey(c)] = pct;
+      }
+    }
+    return out;
+  });
   const rows = sort ? (sortRows(indexed, sort.column, sort.desc) as typeof indexed) : indexed;
   const header = (col: string, numeric: boolean) => {
     const active = sort?.column === col;
@@ -267,6 +289,7 @@ function ResultsTable(props: ResultsViewProps & { colors: string[] }) {
               {r.breakdowns.length > 0 && <th aria-label="Colour" />}
               {r.breakdowns.map((b) => header(b, false))}
               {calcCols.map((c) => header(c, true))}
+              {cmp && calcCols.map((c) => [header(pastKey(c), true), header(changeKey(c), true)])}
             </tr>
           </thead>
           <tbody>
@@ -304,6 +327,15 @@ function ResultsTable(props: ResultsViewProps & { colors: string[] }) {
                       {typeof row[c] === 'number' ? formatNumber(row[c] as number) : String(row[c] ?? '–')}
                     </td>
                   ))}
+                  {cmp &&
+                    calcCols.map((c) => [
+                      <td key={pastKey(c)} class="num muted" data-past={c}>
+                        {typeof row[pastKey(c)] === 'number' ? formatNumber(row[pastKey(c)] as number) : '–'}
+                      </td>,
+                      <td key={changeKey(c)} class="num" data-change={c}>
+                        {formatChange(row[changeKey(c)] as number | undefined)}
+                      </td>,
+                    ])}
                 </tr>
               );
             })}
@@ -318,6 +350,7 @@ function ResultsTable(props: ResultsViewProps & { colors: string[] }) {
                     {typeof r.other![c] === 'number' ? formatNumber(r.other![c] as number) : '–'}
                   </td>
                 ))}
+                {cmp && calcCols.map((c) => [<td key={pastKey(c)} />, <td key={changeKey(c)} />])}
               </tr>
             )}
           </tbody>

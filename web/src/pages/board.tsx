@@ -1,8 +1,10 @@
 // A board: its panels laid out as positioned, each query panel running its query (with the
 // board's preset filters and the chosen view's filters added) and drawing it as the panel's chart
-// type, SLO panels showing their SLO, text panels their Markdown.
+// type, SLO panels showing their SLO, text panels their Markdown. A query panel shows its query's
+// time comparison (`compare_time_offset_seconds`) unless its `visualization_settings.hide_compare`
+// is set; the editor turns it on with another offset by saving the query with it (PanelCompare).
 import { useMemo, useState } from 'preact/hooks';
-import { getBoard, getQuery, getQueryAnnotation, getSlo, listBoardViews, runQuery } from '../api/endpoints.js';
+import { createQuery, createQueryAnnotation, getBoard, getQuery, getQueryAnnotation, getSlo, listBoardViews, runQuery } from '../api/endpoints.js';
 import type { Board, BoardPanel, BoardView, Filter, FilterOp, QueryResult, QuerySpec } from '../api/types.js';
 import type { ChartMarker } from '../charts/line-chart.js';
 import { chartMarkers } from '../chart-markers.js';
@@ -13,10 +15,10 @@ import { SloFigures } from '../components/slo-summary.js';
 import { ErrorNotice, Loaded, PageHead, Spinner, useAsync } from '../components/ui.js';
 import { formatNumber } from '../format.js';
 import { specToSearch } from '../query-url.js';
-import { shapeResult } from '../results.js';
+import { OFFSETS, shapeResult } from '../results.js';
 import { Link, navigate, useLocation } from '../router.js';
 import { pathOf, type Scope } from '../routes.js';
-import { PRESETS, truncatedWindow, withPreset } from '../time.js';
+import { PRESETS, truncatedWindow, windowOf, withPreset } from '../time.js';
 
 export function BoardPage({ scope, boardId }: { scope: Scope; boardId: string }) {
   const board = useAsync(() => Promise.all([getBoard(boardId), listBoardViews(boardId).catch(() => [] as BoardView[])]), [boardId]);
@@ -150,15 +152,21 @@ export function QueryPanel({ p, scope, extra, range, chartHeight }: { p: NonNull
   const ds = p.dataset || '__all__';
   const chartType = p.visualization_settings?.charts?.[0]?.chart_type ?? 'default';
   const logScale = p.visualization_settings?.charts?.[0]?.log_scale ?? false;
+  const hideCompare = p.visualization_settings?.hide_compare === true;
   const markers = useAsync(() => chartMarkers(ds), [ds]);
   const run = useAsync(async (signal) => {
     const [q, annotation] = await Promise.all([getQuery(ds, p.query_id), getQueryAnnotation(ds, p.query_annotation_id).catch(() => undefined)]);
     const { id: _id, ...base } = q;
     let spec: QuerySpec = extra.length ? { ...base, filters: [...(base.filters ?? []), ...extra], filter_combination: 'AND' } : base;
     if (range) spec = withPreset(spec, range);
+    // No comparison when the panel hides it, or when the board's time range is longer than its offset.
+    if (spec.compare_time_offset_seconds !== undefined && (hideCompare || (range !== undefined && range > spec.compare_time_offset_seconds))) {
+      const { compare_time_offset_seconds: _c, ...rest } = spec;
+      spec = rest;
+    }
     const result = await runQuery(ds, spec, undefined, signal, { background: true });
     return { spec, result, title: annotation?.name };
-  }, [p.query_id, JSON.stringify(extra), range]);
+  }, [p.query_id, JSON.stringify(extra), range, hideCompare]);
   return (
     <>
       <header class="row" style={{ marginBottom: '6px' }}>
@@ -205,6 +213,62 @@ function PanelResult(props: { spec: QuerySpec; window?: { start: number; end: nu
       logScale={props.logScale}
       show={{ charts: !table, table: table || props.style === 'combo' }}
     />
+  );
+}
+
+type QueryPanelOf = NonNullable<BoardPanel['query_panel']>;
+
+/**
+ * The editor's "Compare to" of a query panel: none hides the query's comparison
+ * (`hide_compare`); an offset the query has shows it; another offset saves the query with it (and
+ * a copy of the panel's annotation, which belongs to one query) and points the panel at them.
+ */
+export function PanelCompare({ p, onPanel }: { p: QueryPanelOf; onPanel: (q: QueryPanelOf) => void }) {
+  const ds = p.dataset || '__all__';
+  const query = useAsync(() => getQuery(ds, p.query_id), [p.query_id]);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const q = query.data;
+  const own = q?.compare_time_offset_seconds;
+  const hidden = p.visualization_settings?.hide_compare === true;
+  const value = own !== undefined && !hidden ? String(own) : '';
+  const w = q ? windowOf(q, Math.floor(Date.now() / 1000)) : undefined;
+  const duration = w ? w.end - w.start : 0;
+  const withHide = (panel: QueryPanelOf, hide: boolean): QueryPanelOf => {
+    const { hide_compare: _h, ...vs } = panel.visualization_settings ?? {};
+    return { ...panel, visualization_settings: hide ? { ...vs, hide_compare: true } : vs };
+  };
+  const choose = async (v: string) => {
+    if (!q) return;
+    if (v === '') return onPanel(withHide(p, true));
+    const offset = Number(v);
+    if (offset === own) return onPanel(withHide(p, false));
+    setBusy(true);
+    setError(null);
+    try {
+      const { id: _id, ...spec } = q;
+      const saved = await createQuery(ds, { ...spec, compare_time_offset_seconds: offset });
+      const annotation = await getQueryAnnotation(ds, p.query_annotation_id);
+      const copy = await createQueryAnnotation(ds, { name: annotation.name, description: annotation.description, query_id: saved.id });
+      onPanel(withHide({ ...p, query_id: saved.id, query_annotation_id: copy.id }, false));
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      <select aria-label="Compare to" title="Compare with the same window earlier" value={value} disabled={!q || busy} onChange={(e) => void choose((e.target as HTMLSelectElement).value)}>
+        <option value="">No comparison</option>
+        {OFFSETS.map((o) => (
+          <option key={o.seconds} value={String(o.seconds)} disabled={o.seconds < duration}>
+            vs {o.label} earlier
+          </option>
+        ))}
+      </select>
+      {error !== null && <ErrorNotice error={error} />}
+    </>
   );
 }
 

@@ -9,7 +9,7 @@ import type { BubbleUpAnswer, BubbleUpSelection, QueryResult, QuerySpec } from '
 import type { ChartMarker } from '../charts/line-chart.js';
 import { AddToBoard } from '../components/add-to-board.js';
 import { BubbleUpPanel } from '../components/bubbleup-panel.js';
-import { QueryBuilder, type ColumnInfo } from '../components/query-builder.js';
+import { CompareControl, QueryBuilder, type ColumnInfo } from '../components/query-builder.js';
 import { cleanSpec, clauseOf } from '../spec-edit.js';
 import { MarkerForm } from '../components/marker-form.js';
 import { ResultsView } from '../components/results-view.js';
@@ -216,6 +216,7 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
         <div class="builder-bar">
           <TimePicker spec={draft} onChange={(s) => setDraft(s)} />
           <GranularityPicker spec={draft} onChange={setDraft} />
+          <CompareControl spec={draft} onChange={setDraft} />
           {!draft.calculated_fields?.length && (
             <button type="button" class="ghost" onClick={() => setDraft({ ...draft, calculated_fields: [{ name: '', expression: '' }] })}>
               + Calculated field

@@ -14,6 +14,13 @@ export const CreateResultBody = Type.Object({
 const Data = Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]));
 const Row = Type.Object({ data: Data });
 const SeriesRow = Type.Object({ time: Type.String(), data: Data });
+const dataParts = {
+  series: Type.Array(SeriesRow),
+  results: Type.Array(Row),
+  total_by_aggregate: Type.Optional(Row),
+  total_by_aggregate_series: Type.Optional(Type.Array(SeriesRow)),
+  other_by_aggregate: Type.Optional(Row),
+};
 export const QueryResult = Type.Object({
   id: Type.String(),
   complete: Type.Boolean(),
@@ -21,11 +28,18 @@ export const QueryResult = Type.Object({
   links: Type.Object({ query_url: Type.String(), graph_image_url: Type.String() }),
   data: Type.Optional(
     Type.Object({
-      series: Type.Array(SeriesRow),
-      results: Type.Array(Row),
-      total_by_aggregate: Type.Optional(Row),
-      total_by_aggregate_series: Type.Optional(Type.Array(SeriesRow)),
-      other_by_aggregate: Type.Optional(Row),
+      ...dataParts,
+      comparison: Type.Optional(
+        Type.Object(
+          {
+            offset_seconds: Type.Integer(),
+            start_time: Type.Integer(),
+            end_time: Type.Integer(),
+            ...dataParts,
+          },
+          { description: "Waggle extension: the same query over the window shifted back by the query's compare_time_offset_seconds (docs/queries.md)." },
+        ),
+      ),
     }),
   ),
   error: Type.Optional(Type.String({ description: 'Why a complete result has no data (run time exceeded, failure).' })),
