@@ -134,6 +134,8 @@ function checks(engine: string, start: () => Promise<TestApp>, stop: () => Promi
         expect(res.body).toContain(field);
       }
       expect((await bands('nope')).statusCode).toBe(404);
+      const doc = json(await t.app.inject({ method: 'GET', url: '/openapi.json' }));
+      expect(doc.paths['/1/query_results/{datasetSlug}/{queryResultId}/bands'].get.responses['200']).toBeDefined();
       expect((await t.app.inject({ method: 'GET', url: `/1/query_results/shop/${result.id}/bands` })).statusCode).toBe(401);
     });
   });
