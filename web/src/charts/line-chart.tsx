@@ -91,9 +91,11 @@ export function LineChart(props: LineChartProps) {
     // The past lines of a comparison (not stacked nor as bars), drawn after the lines.
     const pastOf = !stacked && props.style !== 'bars' ? props.lines.flatMap((l, i) => (l.past ? [i] : [])) : [];
     const data: uPlot.AlignedData = [props.times, ...values, ...pastOf.map((i) => props.lines[i].past!)];
-    // Bands (not on stacked charts, whose lines are sums): the y axis reaches their tops too.
-    const banded = stacked ? [] : props.lines.flatMap((l, i) => (l.band ? [i] : []));
-    const bandTop = Math.max(-Infinity, ...banded.flatMap((i) => props.lines[i].band!.upper.filter((v): v is number => v !== null)));
+    // Bands (not on stacked charts, whose lines are sums, nor on a log scale, where a band's
+    // lower bound may be 0): the y axis reaches their tops too.
+    const banded = stacked || props.logScale ? [] : props.lines.flatMap((l, i) => (l.band ? [i] : []));
+    let bandTop = -Infinity;
+    for (const i of banded) for (const v of props.lines[i].band!.upper) if (v !== null && v > bandTop) bandTop = v;
     const bars = props.style === 'bars' ? uPlot.paths.bars!({ size: [0.8, 40] }) : undefined;
     const opts: uPlot.Options = {
       width: Math.max(200, el.clientWidth),
