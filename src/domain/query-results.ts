@@ -13,6 +13,8 @@
 //   Only events of the past 7 days are read (the start is raised to now − 7 days).
 //   `compare_time_offset_seconds` adds `data.comparison`, the same query over the window shifted
 //   back (a Waggle extension, src/query/compare.ts).
+//   A completed result's anomaly bands are a route of their own (`…/bands`, a Waggle extension,
+//   src/domain/anomaly-bands.ts); its answer stays Honeycomb's.
 // - A run longer than WAGGLE_QUERY_TIMEOUT_MS (10 s) is interrupted; the result is then complete
 //   with empty data and an `error` text, as is a run that fails.
 // - Creation is limited per key (WAGGLE_QUERY_RESULT_RATE_LIMIT, 10/min; the web UI's session has a

@@ -201,6 +201,41 @@ export function bandOf(baseline: Baseline, sensitivity: Sensitivity): { band: Ba
   return { band: { expected: (stats.meanCount * s.silentSeconds) / WINDOW_SECONDS, lower: 1, upper: null } };
 }
 
+/**
+ * Mean and population standard deviation of `values` (null for none), in two passes: stable
+ * (values all alike give 0, where one pass over sums of squares leaves rounding noise, and an
+ * engine's stddev may be either). The signals' baseline and the anomaly bands of any query
+ * (src/domain/anomaly-bands.ts) both take their figures from it.
+ */
+export function meanAndStddev(values: number[]): { mean: number; stddev: number } | null {
+  if (values.length === 0) return null;
+  const mean = values.reduce((a, b) => a + b, 0) / values.length;
+  return { mean, stddev: Math.sqrt(values.reduce((a, r) => a + (r - mean) ** 2, 0) / values.length) };
+}
+
+/** An anomaly band needs at least this many past values of a bucket (earlier periods with a value). */
+export const MIN_BAND_HISTORY = 2;
+
+/**
+ * The expected band of one value of any series from its past values (the same bucket one, two, …
+ * periods earlier), with the signals' bounds at a sensitivity: mean ± k·stddev, at least
+ * `minWidth` of the mean wide on each side (relative here, since a series may be in any unit: a
+ * series that never moved is not anomalous at its first small change), and not below 0 when no
+ * past value was. Null with fewer than MIN_BAND_HISTORY past values.
+ */
+export function seasonalBand(history: number[], sensitivity: Sensitivity): Band | null {
+  const values = history.filter((v) => Number.isFinite(v));
+  const m = values.length >= MIN_BAND_HISTORY ? meanAndStddev(values) : null;
+  if (!m) return null;
+  const s = SENSITIVITY[sensitivity];
+  const half = Math.max(s.k * m.stddev, s.minWidth * Math.abs(m.mean));
+  const lower = m.mean - half;
+  return { expected: m.mean, lower: values.every((v) => v >= 0) ? Math.max(0, lower) : lower, upper: m.mean + half };
+}
+
+/** Whether a value is outside its band (either side: for any series, a drop is as telling as a rise). */
+export const outsideBand = (value: number, band: Band) => value < band.lower || (band.upper !== null && value > band.upper);
+
 export const SIGNAL_NAME_MAX = 120;
 export const SIGNAL_DESCRIPTION_MAX = 1023;
 export const SERVICE_NAME_MAX = 255;

@@ -50,7 +50,7 @@ import { calculatedFieldsOf } from '../query/sources.js';
 import type { FieldInfo } from '../query/expr/index.js';
 import type { Notification, Notifier } from '../notify/types.js';
 import type { Job } from './scheduler.js';
-import { type SignalKind, type SignalStatus, type EndedReason, EVALUATION_INTERVAL_SECONDS, WINDOW_SECONDS, BASELINE_REFRESH_SECONDS, MIN_WINDOW_SPANS, MAX_ANOMALIES_PER_SIGNAL, SENSITIVITY, type StoredSignal, type ErrorRateStats, type PresenceStats, type Baseline, type Band, type Observation, type SignalState, type StoredAnomaly, stateId, bandOf, listAnomalies, getState } from '../domain/signals.js';
+import { type SignalKind, type SignalStatus, type EndedReason, EVALUATION_INTERVAL_SECONDS, WINDOW_SECONDS, BASELINE_REFRESH_SECONDS, MIN_WINDOW_SPANS, MAX_ANOMALIES_PER_SIGNAL, SENSITIVITY, meanAndStddev, type StoredSignal, type ErrorRateStats, type PresenceStats, type Baseline, type Band, type Observation, type SignalState, type StoredAnomaly, stateId, bandOf, listAnomalies, getState } from '../domain/signals.js';
 import { ANOMALY_KIND, SIGNAL_KIND, SIGNAL_STATE_KIND } from '../domain/kinds.js';
 
 // --- SQL
@@ -234,11 +234,8 @@ async function computeBaseline(
   let stats: ErrorRateStats | PresenceStats;
   if (signal.kind === 'error_rate') {
     const rates = perWindow.filter((x) => x.n >= MIN_WINDOW_SPANS).map((x) => x.errs / x.n);
-    const mean = rates.length > 0 ? rates.reduce((a, b) => a + b, 0) / rates.length : null;
-    // Two passes (stable: windows all at one rate give 0, where one pass over sums of squares
-    // leaves rounding noise, and an engine's stddev may be either).
-    const stddev = mean === null ? null : Math.sqrt(rates.reduce((a, r) => a + (r - mean) ** 2, 0) / rates.length);
-    stats = { kind: 'error_rate', windows, qualified: rates.length, mean, stddev };
+    const m = meanAndStddev(rates);
+    stats = { kind: 'error_rate', windows, qualified: rates.length, mean: m?.mean ?? null, stddev: m?.stddev ?? null };
   } else {
     const total = perWindow.reduce((a, x) => a + x.n, 0);
     stats = { kind: 'presence', windows, present: perWindow.length, meanCount: windows > 0 ? total / windows : 0 };

@@ -28,6 +28,7 @@ import { registerRawEvents } from './raw-events.js';
 import { registerDeliveries } from './deliveries.js';
 import { registerTriggerHistory } from './trigger-history.js';
 import { registerQueryHistory } from './query-history.js';
+import { registerQueryBands } from './query-bands.js';
 
 export async function registerV1(app: App, ctx: ApiContext): Promise<void> {
   registerAuth(app, ctx);
@@ -58,6 +59,7 @@ export async function registerV1(app: App, ctx: ApiContext): Promise<void> {
   registerDeliveries(app, ctx);
   registerTriggerHistory(app, ctx);
   registerQueryHistory(app, ctx);
+  registerQueryBands(app, ctx);
   // Its own scope: ingest routes read raw bodies with their own content-type parser.
   await app.register(async (ingest) => {
     registerEvents(ingest as App, ctx);

@@ -1,7 +1,7 @@
 // Typed calls of Waggle's public API (and its documented extensions) the pages use.
 import { get, post, request } from './client.js';
 import type {
-  Board, BoardView, BubbleUpAnswer, BubbleUpBaseline, BubbleUpSelection, BurnAlert, CalculatedField, Column, Dataset, DatasetDetail, Delivery, HistoryEntry, Marker,
+  BandsAnswer, Board, BoardView, BubbleUpAnswer, BubbleUpBaseline, BubbleUpSelection, BurnAlert, CalculatedField, Column, Dataset, DatasetDetail, Delivery, HistoryEntry, Marker,
   QueryAnnotation, QueryResult, QuerySpec, RawEvent, Recipient, SignedIn, Slo, SloHistoryPoint, Trace, Trigger, TriggerHistory,
 } from './types.js';
 
@@ -53,6 +53,9 @@ function readWindow(h: Headers, onWindow?: (w: ResultWindow) => void): void {
   const m = /^(\d+),(\d+)$/.exec(h.get('x-waggle-window') ?? '');
   if (m) onWindow?.({ start: Number(m[1]), end: Number(m[2]) });
 }
+/** The expected band of each series of a completed result (a Waggle extension, docs/queries.md). */
+export const getBands = (ds: string, id: string, seasonality: 'day' | 'week', signal?: AbortSignal) =>
+  get<BandsAnswer>(`/1/query_results/${seg(ds)}/${seg(id)}/bands?seasonality=${seasonality}`, signal);
 export const getResult = (ds: string, id: string, signal?: AbortSignal) => get<QueryResult>(`/1/query_results/${seg(ds)}/${seg(id)}`, signal);
 
 /**

@@ -280,3 +280,18 @@ export interface HistoryEntry {
   /** `sort=most_run`: the runs of this spec kept. */
   count?: number;
 }
+
+/** GET /1/query_results/{ds}/{id}/bands (Waggle extension): each series' expected band from its history. */
+export interface BandsAnswer {
+  seasonality: 'day' | 'week';
+  period_seconds: number;
+  periods: number;
+  sensitivity: string;
+  granularity: number;
+  series: {
+    group: Record<string, ResultValue>;
+    calculation: string;
+    outside: number;
+    points: { time: string; value: number | null; expected: number | null; lower: number | null; upper: number | null; outside: boolean }[];
+  }[];
+}

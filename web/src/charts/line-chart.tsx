@@ -3,7 +3,9 @@
 // colours, and dragging across the chart selects a time range (for BubbleUp). Clicking a line
 // picks its group. A line with `past` (a time comparison) gets a second, dashed and fainter line in
 // its colour (line charts only), and the tooltip shows the past value and the change in %.
-// uPlot draws on canvas and handles 10,000s of points per series.
+// A line with `band` (the "Show expected band" toggle, web/src/bands.ts) gets its expected band
+// filled in its colour behind it and the points outside it ringed in red; the tooltip shows the
+// expected value and the band. uPlot draws on canvas and handles 10,000s of points per series.
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
@@ -12,6 +14,7 @@ import { changePercent, formatChange } from '../results.js';
 import { formatTooltipTime } from '../time.js';
 import { cssVar } from './palette.js';
 import { cumulative, stackBands } from './stack.js';
+import type { LineBand } from '../bands.js';
 
 export interface Line {
   label: string;
@@ -19,6 +22,8 @@ export interface Line {
   color: string;
   /** The same group one comparison offset back, on the same times. */
   past?: (number | null)[];
+  /** Its expected band on the same times, and which points are outside it. */
+  band?: LineBand;
 }
 export interface ChartMarker {
   time: number;
@@ -57,7 +62,7 @@ interface Hover {
   left: number;
   top: number;
   time: number;
-  rows: { label: string; value: number; color: string; past?: number | null }[];
+  rows: { label: string; value: number; color: string; past?: number | null; band?: { expected: number; lower: number; upper: number; outside: boolean } }[];
   more: number;
 }
 
@@ -86,6 +91,11 @@ export function LineChart(props: LineChartProps) {
     // The past lines of a comparison (not stacked nor as bars), drawn after the lines.
     const pastOf = !stacked && props.style !== 'bars' ? props.lines.flatMap((l, i) => (l.past ? [i] : [])) : [];
     const data: uPlot.AlignedData = [props.times, ...values, ...pastOf.map((i) => props.lines[i].past!)];
+    // Bands (not on stacked charts, whose lines are sums, nor on a log scale, where a band's
+    // lower bound may be 0): the y axis reaches their tops too.
+    const banded = stacked || props.logScale ? [] : props.lines.flatMap((l, i) => (l.band ? [i] : []));
+    let bandTop = -Infinity;
+    for (const i of banded) for (const v of props.lines[i].band!.upper) if (v !== null && v > bandTop) bandTop = v;
     const bars = props.style === 'bars' ? uPlot.paths.bars!({ size: [0.8, 40] }) : undefined;
     const opts: uPlot.Options = {
       width: Math.max(200, el.clientWidth),
@@ -100,7 +110,7 @@ export function LineChart(props: LineChartProps) {
       },
       focus: { alpha: 0.35 },
       bands: stacked ? stackBands(props.lines.length).map((b) => ({ ...b, fill: props.lines[b.series[0] - 1].color + '99' })) : undefined,
-      scales: { x: props.xRange ? { time: true, range: () => props.xRange as [number, number] } : { time: true }, y: props.logScale ? { distr: 3 } : { range: (_u, min, max) => props.yRange ?? withThreshold([Math.min(0, min), max > 0 ? max * 1.05 : 1], props.threshold) } },
+      scales: { x: props.xRange ? { time: true, range: () => props.xRange as [number, number] } : { time: true }, y: props.logScale ? { distr: 3 } : { range: (_u, min, max) => props.yRange ?? withThreshold([Math.min(0, min), Math.max(max, bandTop) > 0 ? Math.max(max, bandTop) * 1.05 : 1], props.threshold) } },
       axes: [
         { stroke: axisColor, grid: { stroke: gridColor, width: 1 }, ticks: { stroke: gridColor } },
         { stroke: axisColor, grid: { stroke: gridColor, width: 1 }, ticks: { stroke: gridColor }, size: 56, values: (_u, ticks) => ticks.map((v) => fmt(v)) },
@@ -135,8 +145,8 @@ export function LineChart(props: LineChartProps) {
             if (!hovering.current || idx === null || idx === undefined || u.cursor.left === undefined || u.cursor.left < 0) return setHover(null);
             const p = propsRef.current;
             const rows = p.lines
-              .map((l) => ({ label: l.label, value: l.values[idx], color: l.color, past: l.past?.[idx] }))
-              .filter((r): r is { label: string; value: number; color: string; past: number | null | undefined } => typeof r.value === 'number')
+              .map((l) => ({ label: l.label, value: l.values[idx], color: l.color, past: l.past?.[idx], band: bandAt(l.band, idx) }))
+              .filter((r): r is typeof r & { value: number } => typeof r.value === 'number')
               .sort((a, b) => b.value - a.value);
             setHover({
               left: u.cursor.left + u.over.offsetLeft,
@@ -157,6 +167,7 @@ export function LineChart(props: LineChartProps) {
           },
         ],
         draw: [
+          (u) => drawBands(u, propsRef.current.lines, banded),
           (u) => {
             const t = propsRef.current.threshold;
             if (t === undefined || !Number.isFinite(t)) return;
@@ -248,6 +259,11 @@ export function LineChart(props: LineChartProps) {
               <span class="swatch" style={{ background: r.color }} />
               <span class="n">{r.label}</span>
               <strong>{(props.format ?? formatNumber)(r.value)}</strong>
+              {r.band && (
+                <span class={r.band.outside ? 'past outside' : 'past'} data-testid="tooltip-band" data-outside={r.band.outside || undefined}>
+                  {r.band.outside ? 'outside · ' : ''}expected {(props.format ?? formatNumber)(r.band.expected)} ({(props.format ?? formatNumber)(r.band.lower)}–{(props.format ?? formatNumber)(r.band.upper)})
+                </span>
+              )}
               {r.past !== undefined && (
                 <span class="past" data-testid="tooltip-past">
                   was {typeof r.past === 'number' ? (props.format ?? formatNumber)(r.past) : '–'} · {formatChange(changePercent(r.value, r.past))}
@@ -266,4 +282,54 @@ export function LineChart(props: LineChartProps) {
 export function withThreshold(range: [number, number], threshold: number | undefined): [number, number] {
   if (threshold === undefined || !Number.isFinite(threshold)) return range;
   return [Math.min(range[0], threshold), Math.max(range[1], threshold > 0 ? threshold * 1.1 : threshold)];
+}
+
+function bandAt(b: LineBand | undefined, i: number) {
+  const expected = b?.expected[i];
+  const lower = b?.lower[i];
+  const upper = b?.upper[i];
+  if (!b || typeof expected !== 'number' || typeof lower !== 'number' || typeof upper !== 'number') return undefined;
+  return { expected, lower, upper, outside: b.outside[i] };
+}
+
+/** Fills each banded line's band (each run of buckets with one) in its colour, and rings its points outside the band in red. */
+function drawBands(u: uPlot, lines: Line[], banded: number[]): void {
+  if (banded.length === 0) return;
+  const ctx = u.ctx;
+  const xs = u.data[0];
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(u.bbox.left, u.bbox.top, u.bbox.width, u.bbox.height);
+  ctx.clip();
+  for (const li of banded) {
+    const { band, color, values } = lines[li];
+    if (!band) continue;
+    ctx.fillStyle = color + '2e';
+    let i = 0;
+    while (i < xs.length) {
+      if (band.lower[i] === null || band.upper[i] === null) {
+        i++;
+        continue;
+      }
+      let j = i;
+      while (j + 1 < xs.length && band.lower[j + 1] !== null && band.upper[j + 1] !== null) j++;
+      ctx.beginPath();
+      for (let k = i; k <= j; k++) ctx.lineTo(u.valToPos(xs[k], 'x', true), u.valToPos(band.upper[k]!, 'y', true));
+      for (let k = j; k >= i; k--) ctx.lineTo(u.valToPos(xs[k], 'x', true), u.valToPos(band.lower[k]!, 'y', true));
+      ctx.closePath();
+      ctx.fill();
+      i = j + 1;
+    }
+    ctx.strokeStyle = '#d9534f';
+    ctx.fillStyle = '#d9534f';
+    ctx.lineWidth = 2 * devicePixelRatio;
+    for (let k = 0; k < xs.length; k++) {
+      const v = values[k];
+      if (!band.outside[k] || typeof v !== 'number') continue;
+      ctx.beginPath();
+      ctx.arc(u.valToPos(xs[k], 'x', true), u.valToPos(v, 'y', true), 5 * devicePixelRatio, 0, 2 * Math.PI);
+      ctx.stroke();
+    }
+  }
+  ctx.restore();
 }

@@ -1,12 +1,15 @@
 // A query's answer: a chart per calculation (a line per group), the HEATMAP, and the sortable
 // results table. Clicking a group (a line, or its row) narrows the query to it; dragging across
 // a chart or a heatmap region starts BubbleUp. With a time comparison, each line has a dashed
-// past line in its colour, and the table a past value and the change in % per calculation.
+// past line in its colour, and the table a past value and the change in % per calculation. With
+// `bands` (the query page's "Show expected band"), each line's expected band and the points
+// outside it.
 import type { ComponentChildren } from 'preact';
 import { useMemo, useRef, useState } from 'preact/hooks';
 import type { BubbleUpSelection, ResultValue } from '../api/types.js';
 import { HeatmapChart } from '../charts/heatmap-chart.js';
 import { LineChart, type ChartMarker, type Line } from '../charts/line-chart.js';
+import type { LineBand } from '../bands.js';
 import { seriesColor } from '../charts/palette.js';
 import { formatNumber } from '../format.js';
 import { changePercent, formatChange, offsetLabel, sortRows, type Group, type ShapedResult } from '../results.js';
@@ -38,6 +41,8 @@ export interface ResultsViewProps {
   threshold?: { calc: string; value: number };
   /** When set, clicking a chart gives the time under the pointer (placing a marker). */
   onPickTime?: (unixSeconds: number) => void;
+  /** Per calculation key, per group: its expected band (web/src/bands.ts). */
+  bands?: Map<string, (LineBand | undefined)[]>;
   /** Shown between the charts and the table (BubbleUp). */
   children?: ComponentChildren;
 }
@@ -99,7 +104,8 @@ export function ResultsView(props: ResultsViewProps) {
               calc={s.key}
               times={r.times}
               span={r.span}
-              lines={s.lines.map((values, i) => ({ label: r.groups[i].label, values, color: colors[i], ...(s.past ? { past: s.past[i] } : {}) }))}
+              lines={s.lines.map((values, i) => ({ label: r.groups[i].label, values, color: colors[i], ...(s.past ? { past: s.past[i] } : {}), ...(props.bands?.get(s.key)?.[i] ? { band: props.bands.get(s.key)![i] } : {}) }))}
+              bands={props.bands}
               markers={props.markers}
               compact={props.compact}
               caption={captioned}
@@ -144,11 +150,13 @@ function SeriesChart(p: {
   onPick?: (i: number) => void;
   onPickTime?: (t: number) => void;
   threshold?: number;
+  bands?: Map<string, (LineBand | undefined)[]>;
 }) {
-  // Stable identities so the chart is built once per answer, not on every render.
-  const lines = useMemo(() => p.lines, [p.times]);
+  // Stable identities so the chart is built once per answer (and per bands), not on every render.
+  const lines = useMemo(() => p.lines, [p.times, p.bands]);
+  const outside = p.bands ? lines.reduce((n, l) => n + (l.band?.outside.filter(Boolean).length ?? 0), 0) : undefined;
   return (
-    <section class={p.compact ? '' : 'panel chart-card'} aria-label={`Chart of ${p.calc}`} data-chart={p.calc} data-series={lines.length} data-span={p.span?.join(',')} data-threshold={p.threshold}>
+    <section class={p.compact ? '' : 'panel chart-card'} aria-label={`Chart of ${p.calc}`} data-chart={p.calc} data-series={lines.length} data-span={p.span?.join(',')} data-threshold={p.threshold} data-outside={outside}>
       {p.caption && <div class="chart-caption">{p.calc}</div>}
       {!p.compact && (
         <header>

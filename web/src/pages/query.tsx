@@ -13,6 +13,7 @@ import { CompareControl, QueryBuilder, type ColumnInfo } from '../components/que
 import { cleanSpec, clauseOf } from '../spec-edit.js';
 import { MarkerForm } from '../components/marker-form.js';
 import { ResultsView } from '../components/results-view.js';
+import { BandToggle, useResultBands } from '../components/band-toggle.js';
 import { TriggerForm, watchable } from '../components/trigger-form.js';
 import { GranularityPicker, TimePicker } from '../components/time-picker.js';
 import { ErrorNotice, PageHead, useAsync } from '../components/ui.js';
@@ -177,6 +178,7 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
   }, [run.status, asked]);
 
   const shaped = useMemo(() => (run.status === 'done' && run.result.data ? shapeResult(run.spec, run.result.data, run.window) : undefined), [run]);
+  const bands = useResultBands(dataset, run.status === 'done' && !run.result.error ? run.result.id : undefined, shaped);
   const problems = run.status === 'failed' ? run.problems : [];
   const busy = run.status === 'saving' || run.status === 'running';
   const dsName = dataset === '__all__' ? 'All datasets' : (datasets?.find((d) => d.slug === dataset)?.name ?? dataset);
@@ -253,6 +255,7 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
         <div class="stack" data-draw-ms={drawMs ?? undefined} data-result-id={run.result.id}>
           <div class="small muted" aria-live="polite">
             {dsName} · {describeQuery(run.spec)} · {shaped.groups.length} {shaped.groups.length === 1 ? 'group' : 'groups'}
+            {shaped.series.length > 0 && <BandToggle b={bands} />}
           </div>
           {making === 'trigger' && (
             <section class="panel">
@@ -294,6 +297,7 @@ export function QueryPage({ scope, dataset, resultId }: { scope: Scope; dataset:
             ))}
           <ResultsView
             result={shaped}
+            bands={bands.bands}
             threshold={making === 'trigger' ? threshold : undefined}
             onPickTime={making === 'marker' && markerAt === undefined ? setMarkerAt : undefined}
             markers={markers.data ?? []}
