@@ -407,8 +407,14 @@ function Row(props: { w: Waterfall; r: WaterfallRow; range: [number, number]; se
         {props.critical && <span class="cp-mark" title="On the critical path" aria-label="critical path" />}
       </div>
       <div class="wf-track">
-        <div class={`wf-bar${s.error ? ' error' : ''}`} style={{ left: `${left}%`, width: `${Math.max(width, 0.15)}%`, background: w.colors[service] }} />
-        {r.events.map((e, i) => (
+        {/* Zoomed in (the minimap), a bar is cut to the window, and not drawn when outside it. */}
+        {left + width >= 0 && left <= 100 && (
+          <div
+            class={`wf-bar${s.error ? ' error' : ''}`}
+            style={{ left: `${Math.max(0, left)}%`, width: `${Math.max(Math.min(left + width, 100) - Math.max(0, left), 0.15)}%`, background: w.colors[service] }}
+          />
+        )}
+        {r.events.map((e, i) => pos(offsetOf(w, e)) < 0 || pos(offsetOf(w, e)) > 100 ? null : (
           <span key={i} class="wf-event" style={{ left: `${pos(offsetOf(w, e))}%` }} title={`${e.name ?? 'span event'} at ${formatDuration(offsetOf(w, e) - r.offset)}`} />
         ))}
         <span class="wf-dur" style={{ left: `calc(${Math.max(0, Math.min(left + width, 100))}% + 6px)` }}>
