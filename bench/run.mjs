@@ -41,7 +41,7 @@ async function measure(name, server, headers) {
 }
 
 // BENCH_ONLY=auth, BENCH_ONLY=ingest, BENCH_ONLY=slo, BENCH_ONLY=query, BENCH_ONLY=clickhouse,
-// BENCH_ONLY=slo-engines, BENCH_ONLY=web or BENCH_ONLY=wide runs one part.
+// BENCH_ONLY=slo-engines, BENCH_ONLY=web, BENCH_ONLY=bigtrace or BENCH_ONLY=wide runs one part.
 const ONLY = process.env.BENCH_ONLY ?? '';
 
 async function authBench() {
@@ -94,3 +94,5 @@ if (ONLY === '' || ONLY === 'clickhouse') await (await import('./clickhouse.mjs'
 if (ONLY === '' || ONLY === 'slo-engines') await (await import('./slo-engines.mjs')).sloEnginesBench();
 // The web UI's budgets in Chromium: first-load JavaScript, drawing 50 groups × 120 points and 10,000 points against bare uPlot.
 if (ONLY === '' || ONLY === 'web') await (await import('./web-ui.mjs')).webBench();
+// A trace of 100,000 spans in Chromium: time to first paint of the waterfall, frame time while scrolling.
+if (ONLY === '' || ONLY === 'bigtrace') await (await import('./big-trace.mjs')).bigTraceBench();

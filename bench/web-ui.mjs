@@ -40,7 +40,7 @@ function firstLoadKb() {
   return { gz: gz / 1024, raw: raw / 1024 };
 }
 
-async function startServer(dataDir) {
+export async function startServer(dataDir) {
   const child = spawn(process.execPath, [join(ROOT, 'dist/main.js'), 'serve', '--port', '0', '--data-dir', dataDir], {
     env: { ...process.env, WAGGLE_LOG_LEVEL: 'info', WAGGLE_OTLP_GRPC_PORT: '0', WAGGLE_INGEST_RATE_LIMIT: 'off', WAGGLE_RATE_LIMIT: 'off', WAGGLE_UI_QUERY_RESULT_RATE_LIMIT: 'off', WAGGLE_QUERY_RESULT_RATE_LIMIT: 'off' },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -66,7 +66,7 @@ async function startServer(dataDir) {
   };
 }
 
-async function call(s, key, method, path, body) {
+export async function call(s, key, method, path, body) {
   const res = await fetch(`${s.url}${path}`, { method, headers: { 'x-honeycomb-team': key, 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
   return res.json();

@@ -9,8 +9,12 @@ import type { QuerySpec } from './spec.js';
 
 /** Most columns an event browser row carries (the most recently written). */
 export const MAX_EVENT_COLUMNS = 500;
-/** Most events of one trace answered. */
-export const MAX_TRACE_SPANS = 10_000;
+/**
+ * Most events of one trace answered (spans, span events and links): 100,000, past Honeycomb's
+ * 32,000-span cap, for the web UI's virtualised waterfall (docs/web-ui.md). Past it the answer
+ * has the oldest 100,000 and `truncated: true`.
+ */
+export const MAX_TRACE_SPANS = 100_000;
 
 export type FieldValue = string | number | boolean;
 

@@ -1,6 +1,6 @@
 // GET /1/traces/{datasetSlug|__all__}/{traceId} (Waggle extension; docs/web-ui.md, "Traces"):
-// every event of one trace, oldest first, at most 10,000 (`truncated` says when there were
-// more), for the web UI's trace waterfall. Each event is read with its dataset's definitions
+// every event of one trace, oldest first, at most 100,000 (MAX_TRACE_SPANS; `truncated` says
+// when there were more: the oldest 100,000 are answered), for the web UI's trace waterfall. Each event is read with its dataset's definitions
 // (trace id, span id, parent id, name, service, duration, error, annotation type: Beeline-style
 // `trace.*` fields by default, the shape OpenTelemetry spans arrive in too), so each answer
 // entry names them as `span_id`, `parent_id`, … beside every field in `data`. Span events and
