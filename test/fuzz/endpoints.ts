@@ -291,6 +291,7 @@ export const ENDPOINTS: Endpoint[] = [
   },
   { name: 'POST /1/query_results/{ds}', method: 'POST', path: '/1/query_results/{dataset}', dialect: 'v1', encoding: 'json', body: (f) => ({ query_id: f.query, disable_series: false, limit: 100 }) },
   { name: 'GET /1/query_results/{ds}/{id}', method: 'GET', path: '/1/query_results/{dataset}/{queryResult}', dialect: 'v1', encoding: 'none' },
+  { name: 'GET /1/query_results/{ds}/{id}/bands', method: 'GET', path: '/1/query_results/{dataset}/{queryResult}/bands', dialect: 'v1', encoding: 'none', query: 'seasonality=day&periods=2' },
   { name: 'GET /1/boards', method: 'GET', path: '/1/boards', dialect: 'v1', encoding: 'none' },
   { name: 'POST /1/boards', method: 'POST', path: '/1/boards', dialect: 'v1', encoding: 'json', body: boardBody },
   { name: 'GET /1/boards/{id}', method: 'GET', path: '/1/boards/{board}', dialect: 'v1', encoding: 'none' },
