@@ -1,7 +1,7 @@
 // `waggle` as the README starts it: through `npm start` and `npx waggle`. SIGTERM to the
 // launcher's PID (SIGINT too to npm start's), or Ctrl-C, stops the server gracefully; the bin
 // runs after `npm install` (its `prepare` script builds dist/); `waggle --version`.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ROOT, alive, call, killAll, launch, removeTempDirs, tempDir, waggle, type Served } from './cli-helpers.js';
@@ -9,7 +9,7 @@ import { ROOT, alive, call, killAll, launch, removeTempDirs, tempDir, waggle, ty
 afterEach(killAll);
 afterAll(removeTempDirs);
 
-const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; scripts: Record<string, string> };
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; scripts: Record<string, string>; bin: Record<string, string> };
 
 /** Resolves once process `pid` has ended (it is not our child: polled). */
 async function ended(pid: number, timeout = 20_000): Promise<void> {
@@ -80,7 +80,9 @@ describe('stopping the launcher stops the server', { timeout: 120_000 }, () => {
 describe('the bin', { timeout: 60_000 }, () => {
   it('`npm install` builds dist/ (prepare), so that `npx waggle` works in a fresh clone', () => {
     expect(pkg.scripts.prepare).toBe('npm run build');
-    expect(pkg.scripts.build).toMatch(/^tsc -p tsconfig.build.json && npm run build:web$/);
+    expect(pkg.scripts.build).toMatch(/^tsc -p tsconfig.build.json && node scripts\/bin-executable.mjs && npm run build:web$/);
+    // (sh runs the project's bin for npx: it must be executable)
+    expect(statSync(join(ROOT, pkg.bin.waggle)).mode & 0o111).not.toBe(0);
   });
 
   it('waggle --version and npx waggle -v print the version', async () => {
