@@ -6,5 +6,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Two test files at once on CI's 2 cores (vitest's default is one fewer than the cores): most
+    // files wait on servers they start (waggle serve, ClickHouse, Chromium), and one at a time
+    // used about two thirds of one core. Each file keeps its own temp dirs, ports, PostgreSQL
+    // schema and ClickHouse servers, so two never share state.
+    maxWorkers: 2,
   },
 });
