@@ -8,6 +8,7 @@ import { ingest } from './query-helpers.js';
 import { columnsOf } from '../src/stores/events/columns.js';
 import { versionSightings } from '../src/ingest/deploy-markers.js';
 import { loadSettings } from '../src/settings.js';
+import { clickhouseBinary, startClickHouse, warnClickHouseSkipped, type ClickHouseCluster } from './clickhouse.js';
 
 const apps: TestApp[] = [];
 afterAll(async () => {
@@ -87,3 +88,17 @@ describe('deploy markers', { timeout: 60_000 }, () => {
     expect(versionSightings(columnsOf(same), 'service.name', 'other')).toEqual([]);
   });
 });
+
+describe.skipIf(!clickhouseBinary)('deploy markers on ClickHouse', { timeout: 120_000 }, () => {
+  let cluster: ClickHouseCluster | undefined;
+  afterAll(async () => void (await cluster?.stop()));
+  it('a new version in events stored on ClickHouse makes one marker', async () => {
+    cluster = await startClickHouse(1);
+    const t = await makeApp({ eventStore: cluster.setting() });
+    apps.push(t);
+    await ingest(t, 'api', spans(t, 'checkout', ['v1', 'v1'], 120));
+    await ingest(t, 'api', spans(t, 'checkout', ['v2', 'v1', 'v2'], 60));
+    expect((await markers(t)).map((m) => m.message)).toEqual(['checkout v2']);
+  });
+});
+if (!clickhouseBinary) warnClickHouseSkipped('deploy markers on ClickHouse');

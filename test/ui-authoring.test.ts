@@ -304,4 +304,21 @@ describe.skipIf(!present && !CI)('authoring and the service map in the web UI (C
     await page.waitForSelector('.marker-flag');
     expect(errors).toEqual([]);
   });
+
+  it('draws the deploy marker a new service.version made on the query page', async () => {
+    const ingestKey = / ingest key +\(X-Honeycomb-Team\): (\S+)$/m.exec(server.stdout())![1];
+    const send = async (version: string, secondsAgo: number) => {
+      const events = Array.from({ length: 5 }, (_, i) => ({ time: new Date(Date.now() - (secondsAgo - i) * 1000).toISOString(), data: { 'service.name': 'shop', 'service.version': version, duration_ms: 10 + i } }));
+      const res = await fetch(`${server.url}/1/batch/deploys`, { method: 'POST', headers: { 'x-honeycomb-team': ingestKey, 'content-type': 'application/json' }, body: JSON.stringify(events) });
+      expect(res.status).toBe(200);
+    };
+    await send('1.4.1', 1500);
+    await send('1.4.2', 900);
+    await expect.poll(async () => ((await api('GET', '/1/markers/deploys')) as { message: string }[]).map((m) => m.message)).toEqual(['shop 1.4.2']);
+    const spec = { calculations: [{ op: 'COUNT' }], time_range: 3600 };
+    await page.goto(`${server.url}${scope}/datasets/deploys?query=${encodeURIComponent(JSON.stringify(spec))}`);
+    await page.waitForSelector('.marker-flag[title="deploy: shop 1.4.2"]');
+    await page.screenshot({ path: `${SHOTS}deploy-marker.png`, fullPage: true });
+    expect(errors).toEqual([]);
+  });
 });
