@@ -116,6 +116,20 @@ describe.skipIf(!clickhouseBinary)('the app on ClickHouse', { timeout: 60_000 },
     ]);
   });
 
+  it('a trace past the old 10,000-span cap reads whole from ClickHouse', async () => {
+    const tid = 'big-trace-on-clickhouse';
+    const t0 = Date.now() - 300_000;
+    const spans = Array.from({ length: 12_000 }, (_, i) => ({
+      time: new Date(t0 + i).toISOString(),
+      data: { 'trace.trace_id': tid, 'trace.span_id': `s${i}`, ...(i > 0 ? { 'trace.parent_id': `s${Math.floor((i - 1) / 4)}` } : {}), name: `op${i % 7}`, 'service.name': i % 2 ? 'api' : 'db', duration_ms: 1 },
+    }));
+    await ingest(t, 'big', spans);
+    const trace = json(await t.app.inject({ method: 'GET', url: `/1/traces/big/${tid}`, headers: t.config }));
+    expect(trace.spans).toHaveLength(12_000);
+    expect(trace.truncated ?? false).toBe(false);
+    expect(trace.spans[11_999].span_id).toBe('s11999');
+  });
+
   it('RATE_* and calculated fields run on ClickHouse; hostile expressions answer cleanly and the server stays up', async () => {
     const result = async (spec: Record<string, unknown>) => {
       const id = await saveQuery(t, 'shop', { time_range: 600, ...spec });
