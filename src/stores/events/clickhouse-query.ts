@@ -22,20 +22,27 @@ const sorted = (value: string) => `arraySort(groupArray(${value}))`;
 /** Over such an array: the ⌈k·n/1000⌉-th value, 1-based (exact integer arithmetic); NULL when empty. */
 const nearestRankOfSorted = (c: string, k: number) => `if(length(${c}) = 0, NULL, arrayElement(${c}, intDiv(${Math.trunc(k)} * length(${c}) + 999, 1000)))`;
 /**
- * Over a sortedWeighted array: HEATMAP's cells as JSON text, `[{"lower", "upper", "count"}, …]`
- * for the cells with values, in order: `buckets` cells of `width` from `lo` (the last one takes
- * everything above), counts the sum of weights; NULL when the array is empty.
+ * HEATMAP's cells as JSON text, `[{"lower", "upper", "count"}, …]` for the cells with values, in
+ * order: `buckets` cells of `width` from `lo` (the last one takes everything above), counts the
+ * sum of weights; NULL when there are no values. `values` and `weights` are a sortedWeighted
+ * array's two halves as arrays of their own (heatmapArrays): 18.16 refuses a tuple's member read
+ * inside a lambda within a lambda on some data ("Second argument to tupleElement must be a
+ * constant"), so the cells' lambdas read plain arrays.
  */
-const heatmapCells = (c: string, nullableLo: string, nullableWidth: string, buckets: number) => {
+const heatmapCells = (values: string, weights: string, nullableLo: string, nullableWidth: string, buckets: number) => {
   // (Non-NULL wherever the collection has values; lambdas must return UInt8, not Nullable.)
   const lo = `assumeNotNull(${nullableLo})`;
   const width = `assumeNotNull(${nullableWidth})`;
   const cell = (x: string) => `least(floor((${x} - ${lo}) / ${width}), ${buckets - 1})`;
-  const count = `arraySum(arrayMap(x -> if(${cell('x.1')} = i, x.2, 0), ${c}))`;
+  const count = `arraySum(arrayMap((v, w) -> if(${cell('v')} = i, w, 0), ${values}, ${weights}))`;
   const json = `concat('{"lower":', toString(${lo} + i * ${width}), ',"upper":', toString(${lo} + (i + 1) * ${width}), ',"count":', toString(${count}), '}')`;
-  const present = `arrayFilter(i -> arrayExists(x -> ${cell('x.1')} = i, ${c}), range(${buckets}))`;
-  return `if(length(${c}) = 0, NULL, concat('[', arrayStringConcat(arrayMap(i -> ${json}, ${present}), ','), ']'))`;
+  const present = `arrayFilter(i -> arrayExists(v -> ${cell('v')} = i, ${values}), range(${buckets}))`;
+  // (Both arrays named outside the lambdas too: 18.16 drops from the subquery a column that only a
+  // lambda within a lambda reads, "Unknown identifier".)
+  return `if(length(${values}) = 0 OR length(${weights}) = 0, NULL, concat('[', arrayStringConcat(arrayMap(i -> ${json}, ${present}), ','), ']'))`;
 };
+/** A sortedWeighted array's values and weights, as two arrays (for heatmapCells). */
+const heatmapArrays = (c: string, alias: string) => [`arrayMap(x -> x.1, ${c}) AS __hv_${alias}`, `arrayMap(x -> x.2, ${c}) AS __hw_${alias}`];
 
 // ---- CONCURRENCY and RATE_*
 /**
@@ -146,12 +153,12 @@ function level(m: QueryModel, rawFrom: string, keys: string[]): string {
       outer.push(`${pw ? nearestRank(`__q_${c.alias}`, k) : nearestRankOfSorted(`__q_${c.alias}`, k)} AS ${c.alias}`);
     } else if (c.op === 'HEATMAP') {
       // Bounds over every matching event (as in DuckDB's plan): the same cells in every part.
-      inner.push(`${sortedWeighted(n!, w ? '__w' : '1')} AS __q_${c.alias}`);
+      inner.push(`${sortedWeighted(n!, w ? '__w' : '1')} AS __q_${c.alias}`, ...heatmapArrays(`__q_${c.alias}`, c.alias));
       const all = `FROM (SELECT * FROM ${filtered(m)} WHERE ${n} IS NOT NULL) AS hb`;
       outer.push(
         `(SELECT min(${n}) ${all}) AS __lo_${c.alias}`,
         `(SELECT greatest((max(${n}) - min(${n})) / ${m.heatmapBuckets}, 1e-9) ${all}) AS __width_${c.alias}`,
-        `${heatmapCells(`__q_${c.alias}`, `__lo_${c.alias}`, `__width_${c.alias}`, m.heatmapBuckets)} AS ${c.alias}`,
+        `${heatmapCells(`__hv_${c.alias}`, `__hw_${c.alias}`, `__lo_${c.alias}`, `__width_${c.alias}`, m.heatmapBuckets)} AS ${c.alias}`,
       );
     } else if (c.op === 'CONCURRENCY') plain(keys.includes('__b') ? 'sum(__cw)' : busiestBucket('__b', '__cw', '__k = 2'));
     else if (c.op === 'RATE_AVG' || c.op === 'RATE_SUM' || c.op === 'RATE_MAX') {
