@@ -43,6 +43,13 @@ describe('deploy markers', { timeout: 60_000 }, () => {
     expect((await markers(t)).map((m) => m.message)).toEqual(['checkout v2', 'cart c2', 'checkout v3']);
   });
 
+  it('a field that changes per event (a build id, a random value) makes no storm: none past 3 versions within the hour', async () => {
+    const t = await makeApp();
+    apps.push(t);
+    for (let i = 0; i < 4; i++) await ingest(t, 'api', spans(t, 'noisy', Array.from({ length: 10 }, (_, j) => `b${(i * 10 + j) % 25}`), 300 - i * 20));
+    expect((await markers(t)).length).toBeLessThanOrEqual(2);
+  });
+
   it('a version back after an hour is a deploy again (a rollback); a restart remembers what was seen', async () => {
     const t = await makeApp();
     apps.push(t);

@@ -9,7 +9,8 @@
 //   within the last hour, and is not the version seen last. A rolling deploy that interleaves the old and the new version for
 //   minutes, or a value that flaps between two versions, makes one marker per version, not a
 //   storm; a rollback to a version last seen hours ago makes one. The first version ever seen
-//   makes none (nothing changed).
+//   makes none (nothing changed). A service with more than 3 versions within the hour (a field
+//   that changes per build or per event, not per deploy) makes none until it has 3 or fewer.
 // - What was seen is kept in the configuration store (kind `deploy_versions`, one object per
 //   dataset and service, written when a version is new and at most every 10 minutes otherwise),
 //   so a restart does not take every version for new.
@@ -34,6 +35,11 @@ const SAVE_EVERY_MS = 600_000;
 const MAX_PAIRS = 16;
 /** Versions kept per service (the most recently seen). */
 const MAX_VERSIONS = 64;
+/**
+ * More versions than this seen within the window: the field does not follow deploys (a build id
+ * per event, a random value), and the service makes no markers until it calms down.
+ */
+export const MAX_LIVE_VERSIONS = 3;
 
 export interface Sighting {
   service: string;
@@ -180,9 +186,12 @@ export class DeployMarkers {
     const now = this.opts.now().getTime();
     const last = st.versions[s.version];
     // Not the version seen last: a service back after a quiet spell with the version it had is no deploy.
-    const isNew = (last === undefined || now - last > VERSION_WINDOW_MS) && st.latest !== undefined && st.latest !== s.version;
+    const changed = (last === undefined || now - last > VERSION_WINDOW_MS) && st.latest !== undefined && st.latest !== s.version;
     st.versions[s.version] = now;
     st.latest = s.version;
+    let live = 0;
+    for (const t of Object.values(st.versions)) if (now - t <= VERSION_WINDOW_MS) live++;
+    const isNew = changed && live <= MAX_LIVE_VERSIONS;
     if (isNew) {
       const atMs = Math.floor(s.timeUs / 1000);
       await createMarker(
@@ -194,7 +203,7 @@ export class DeployMarkers {
     }
     // Written when a version is new or first seen; otherwise at most every 10 minutes (a rolling
     // deploy flips the latest version at every request: not a write each time).
-    if (!isNew && last !== undefined && now - st.savedAt < SAVE_EVERY_MS) return;
+    if (!isNew && (last !== undefined || live > MAX_LIVE_VERSIONS) && now - st.savedAt < SAVE_EVERY_MS) return;
     // Keep the most recently seen versions only.
     const kept = Object.entries(st.versions).sort((a, b) => b[1] - a[1]).slice(0, MAX_VERSIONS);
     st.versions = Object.fromEntries(kept);
