@@ -217,8 +217,8 @@ describe.skipIf(!present && !CI)('board authoring in the web UI (Chromium)', { t
     expect(isValidLayout(rects(b))).toBe(true);
     expect(b.panels[2].query_panel).toMatchObject({ query_style: 'combo', visualization_settings: { charts: [{ chart_type: 'tsbar' }] } });
     // The board draws what was saved: the query panel across the top, the text panel at column 7.
-    const drawn = await page.$eval('.board-panel[data-panel-type=text]', (e) => getComputedStyle(e).gridColumnStart);
-    expect(drawn).toBe('7');
+    // (polled: the board is drawn again once the saved board is read back)
+    await expect.poll(() => page.$eval('.board-panel[data-panel-type=text]', (e) => getComputedStyle(e).gridColumnStart)).toBe('7');
 
     // The SLO panel removed.
     await page.click('button:has-text("Edit")');
