@@ -12,7 +12,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, chromiumInstalled, launchChromium } from './browser-helpers.js';
+import { CHROMIUM, chromiumInstalled, launchChromium, printedKeys, signedInPage } from './browser-helpers.js';
 import { killAll, removeTempDirs, serve, tempDir, type Served } from './cli-helpers.js';
 import { HttpReceiver } from './receivers.js';
 
@@ -46,18 +46,13 @@ describe.skipIf(!present && !CI)('authoring and the service map in the web UI (C
     rmSync(SHOTS, { recursive: true, force: true });
     mkdirSync(SHOTS, { recursive: true });
     server = await serve(['--data-dir', tempDir()], { timeout: 60_000 });
-    key = / configuration key \(X-Honeycomb-Team\): (\S+)$/m.exec(server.stdout())![1];
-    const ingestKey = / ingest key +\(X-Honeycomb-Team\): (\S+)$/m.exec(server.stdout())![1];
+    key = printedKeys(server.stdout()).configuration;
+    const ingestKey = printedKeys(server.stdout()).ingest;
     const events = Array.from({ length: 20 }, (_, i) => ({ data: { duration_ms: 10 + i, status: i % 5 === 0 ? 500 : 200, route: `/r${i % 3}` } }));
     const res = await fetch(`${server.url}/1/batch/checkout`, { method: 'POST', headers: { 'x-honeycomb-team': ingestKey, 'content-type': 'application/json' }, body: JSON.stringify(events) });
     expect(res.status).toBe(200);
     ({ browser, close: closeBrowser } = await launchChromium());
-    page = await (await browser.newContext({ viewport: { width: 1360, height: 900 } })).newPage();
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${server.url}/login`);
-    await page.fill('#key', key);
-    await page.click('button[type=submit]');
-    await page.waitForSelector('[data-testid=environment]');
+    page = await signedInPage(browser, server.url, key, { width: 1360, height: 900 }, errors);
   }, 90_000);
 
   afterAll(async () => {
@@ -221,7 +216,7 @@ describe.skipIf(!present && !CI)('authoring and the service map in the web UI (C
   });
 
   it('draws the service map of the spans sent, with errors, and opens the query of an edge', async () => {
-    const ingestKey = / ingest key +\(X-Honeycomb-Team\): (\S+)$/m.exec(server.stdout())![1];
+    const ingestKey = printedKeys(server.stdout()).ingest;
     const spans = [];
     const time = new Date(Date.now() - 60_000).toISOString(); // (the map's window ends at the current second)
     for (let i = 0; i < 6; i++) {
@@ -306,7 +301,7 @@ describe.skipIf(!present && !CI)('authoring and the service map in the web UI (C
   });
 
   it('draws the deploy marker a new service.version made on the query page', async () => {
-    const ingestKey = / ingest key +\(X-Honeycomb-Team\): (\S+)$/m.exec(server.stdout())![1];
+    const ingestKey = printedKeys(server.stdout()).ingest;
     const send = async (version: string, secondsAgo: number) => {
       const events = Array.from({ length: 5 }, (_, i) => ({ time: new Date(Date.now() - (secondsAgo - i) * 1000).toISOString(), data: { 'service.name': 'shop', 'service.version': version, duration_ms: 10 + i } }));
       const res = await fetch(`${server.url}/1/batch/deploys`, { method: 'POST', headers: { 'x-honeycomb-team': ingestKey, 'content-type': 'application/json' }, body: JSON.stringify(events) });

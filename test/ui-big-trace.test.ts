@@ -8,7 +8,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, chromiumInstalled, launchChromium } from './browser-helpers.js';
+import { CHROMIUM, chromiumInstalled, launchChromium, printedKeys, signedInPage } from './browser-helpers.js';
 import { killAll, removeTempDirs, serve, tempDir, type Served } from './cli-helpers.js';
 
 const SHOTS = fileURLToPath(new URL('../test-results/ui-big-trace/', import.meta.url));
@@ -55,8 +55,8 @@ describe.skipIf(!present && !CI)('a trace of 20,000 spans in the web UI (Chromiu
     rmSync(SHOTS, { recursive: true, force: true });
     mkdirSync(SHOTS, { recursive: true });
     server = await serve(['--data-dir', tempDir()], { timeout: 60_000 });
-    const key = / configuration key \(X-Honeycomb-Team\): (\S+)$/m.exec(server.stdout())![1];
-    const ingestKey = / ingest key +\(X-Honeycomb-Team\): (\S+)$/m.exec(server.stdout())![1];
+    const key = printedKeys(server.stdout()).configuration;
+    const ingestKey = printedKeys(server.stdout()).ingest;
     const events = bigTrace(Date.now() - 60_000);
     expect(events).toHaveLength(1 + API + API * DB);
     for (let i = 0; i < events.length; i += 5000) {
@@ -64,12 +64,7 @@ describe.skipIf(!present && !CI)('a trace of 20,000 spans in the web UI (Chromiu
       expect(res.status).toBe(200);
     }
     ({ browser, close: closeBrowser } = await launchChromium());
-    page = await (await browser.newContext({ viewport: { width: 1360, height: 860 } })).newPage();
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${server.url}/login`);
-    await page.fill('#key', key);
-    await page.click('button[type=submit]');
-    await page.waitForSelector('[data-testid=environment]');
+    page = await signedInPage(browser, server.url, key, { width: 1360, height: 860 }, errors);
   }, 60_000);
 
   afterAll(async () => {

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isValidLayout } from '../web/src/board-grid.js';
-import { CHROMIUM, chromiumInstalled, launchChromium } from './browser-helpers.js';
+import { CHROMIUM, chromiumInstalled, launchChromium, printedKeys, signedInPage } from './browser-helpers.js';
 import { killAll, removeTempDirs, serve, tempDir, type Served } from './cli-helpers.js';
 
 const SHOTS = fileURLToPath(new URL('../test-results/ui-boards/', import.meta.url));
@@ -71,8 +71,8 @@ describe.skipIf(!present && !CI)('board authoring in the web UI (Chromium)', { t
     rmSync(SHOTS, { recursive: true, force: true });
     mkdirSync(SHOTS, { recursive: true });
     server = await serve(['--data-dir', tempDir()], { timeout: 60_000 });
-    key = / configuration key \(X-Honeycomb-Team\): (\S+)$/m.exec(server.stdout())![1];
-    const ingestKey = / ingest key +\(X-Honeycomb-Team\): (\S+)$/m.exec(server.stdout())![1];
+    key = printedKeys(server.stdout()).configuration;
+    const ingestKey = printedKeys(server.stdout()).ingest;
     const now = Math.floor(Date.now() / 1000);
     const events = Array.from({ length: 30 }, (_, i) => ({
       time: new Date((now - 60 * (i % 20)) * 1000).toISOString(),
@@ -83,12 +83,7 @@ describe.skipIf(!present && !CI)('board authoring in the web UI (Chromium)', { t
     await api('POST', '/1/derived_columns/checkout', { alias: 'fast', expression: 'LT($duration_ms, 100)' });
     sloId = ((await api('POST', '/1/slos/checkout', { name: 'Fast checkout', sli: { alias: 'fast' }, time_period_days: 7, target_per_million: 990000 })) as { id: string }).id;
     ({ browser, close: closeBrowser } = await launchChromium());
-    page = await (await browser.newContext({ viewport: { width: 1360, height: 900 } })).newPage();
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${server.url}/login`);
-    await page.fill('#key', key);
-    await page.click('button[type=submit]');
-    await page.waitForSelector('[data-testid=environment]');
+    page = await signedInPage(browser, server.url, key, { width: 1360, height: 900 }, errors);
   }, 90_000);
 
   afterAll(async () => {

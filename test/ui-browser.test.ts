@@ -10,7 +10,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, chromiumInstalled, launchChromium } from './browser-helpers.js';
+import { CHROMIUM, chromiumInstalled, launchChromium, printedKeys } from './browser-helpers.js';
 import { killAll, removeTempDirs, serve, tempDir, type Served } from './cli-helpers.js';
 import { seedDemo, type Seeded } from './ui-seed.js';
 import { formatNumber } from '../web/src/format.js';
@@ -60,10 +60,7 @@ describe.skipIf(!present && !CI)('the web UI in Chromium', { timeout: 120_000 },
     mkdirSync(SHOTS, { recursive: true });
     server = await serve(['--data-dir', tempDir()], { timeout: 60_000 });
     const out = server.stdout();
-    keys = {
-      configuration: / configuration key \(X-Honeycomb-Team\): (\S+)$/m.exec(out)![1],
-      ingest: / ingest key +\(X-Honeycomb-Team\): (\S+)$/m.exec(out)![1],
-    };
+    keys = printedKeys(out);
     seeded = await seedDemo(server.url, keys);
     scope = '/my-team/environments/production';
     ({ browser, close: closeBrowser } = await launchChromium());

@@ -4,7 +4,7 @@
 // test/web-round-two.test.ts. Skipped without Chromium, except with CI=true (as ui-browser).
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, chromiumInstalled, launchChromium } from './browser-helpers.js';
+import { CHROMIUM, chromiumInstalled, launchChromium, printedKeys } from './browser-helpers.js';
 import { killAll, removeTempDirs, serve, tempDir, type Served } from './cli-helpers.js';
 import { seedDemo, type Seeded } from './ui-seed.js';
 
@@ -40,10 +40,7 @@ describe.skipIf(!present && !CI)('issue 37’s web UI defects, in Chromium', { t
     if (!present) throw new Error(`CI: Chromium is required at ${CHROMIUM} for the web UI tests`);
     server = await serve(['--data-dir', tempDir()], { timeout: 60_000 });
     const out = server.stdout();
-    keys = {
-      configuration: / configuration key \(X-Honeycomb-Team\): (\S+)$/m.exec(out)![1],
-      ingest: / ingest key +\(X-Honeycomb-Team\): (\S+)$/m.exec(out)![1],
-    };
+    keys = printedKeys(out);
     seeded = await seedDemo(server.url, keys);
     ({ browser, close: closeBrowser } = await launchChromium());
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });

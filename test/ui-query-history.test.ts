@@ -9,7 +9,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, chromiumInstalled, launchChromium } from './browser-helpers.js';
+import { CHROMIUM, chromiumInstalled, launchChromium, printedKeys, signedInPage } from './browser-helpers.js';
 import { killAll, removeTempDirs, serve, tempDir, type Served } from './cli-helpers.js';
 
 const SHOTS = fileURLToPath(new URL('../test-results/ui-query-history/', import.meta.url));
@@ -30,15 +30,7 @@ describe.skipIf(!present && !CI)('the team’s query history on Home (Chromium)'
     return res.status === 204 ? undefined : res.json();
   };
   /** Signs a new browser context in with `token`; answers its page. */
-  const signedIn = async (token: string) => {
-    const p = await (await browser.newContext({ viewport: { width: 1360, height: 900 } })).newPage();
-    p.on('pageerror', (e) => errors.push(e.message));
-    await p.goto(`${server.url}/login`);
-    await p.fill('#key', token);
-    await p.click('button[type=submit]');
-    await p.waitForSelector('[data-testid=environment]');
-    return p;
-  };
+  const signedIn = (token: string) => signedInPage(browser, server.url, token, { width: 1360, height: 900 }, errors);
   /** Runs a spec in the query page, as a person does (the address's `?query=`), and waits for its result. */
   const runInUi = async (p: Page, dataset: string, spec: object) => {
     await p.goto(`${server.url}${scope}/datasets/${dataset}?query=${encodeURIComponent(JSON.stringify(spec))}`);
@@ -55,8 +47,8 @@ describe.skipIf(!present && !CI)('the team’s query history on Home (Chromium)'
     mkdirSync(SHOTS, { recursive: true });
     server = await serve(['--data-dir', tempDir()], { timeout: 30_000 });
     const out = server.stdout();
-    key = / configuration key \(X-Honeycomb-Team\): (\S+)$/m.exec(out)![1];
-    const ingestKey = / ingest key +\(X-Honeycomb-Team\): (\S+)$/m.exec(out)![1];
+    key = printedKeys(out).configuration;
+    const ingestKey = printedKeys(out).ingest;
     const mgmt = { authorization: `Bearer ${/ management key +\(Authorization: Bearer ID:SECRET\): (\S+)$/m.exec(out)![1]}`, 'content-type': 'application/vnd.api+json' };
     const now = Date.now();
     const events = Array.from({ length: 60 }, (_, i) => ({

@@ -8,7 +8,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, chromiumInstalled, launchChromium } from './browser-helpers.js';
+import { CHROMIUM, chromiumInstalled, launchChromium, printedKeys, signedInPage } from './browser-helpers.js';
 import { killAll, removeTempDirs, serve, tempDir, type Served } from './cli-helpers.js';
 
 const SHOTS = fileURLToPath(new URL('../test-results/ui-time-comparison/', import.meta.url));
@@ -39,8 +39,8 @@ describe.skipIf(!present && !CI)('time comparison in the web UI (Chromium)', { t
     rmSync(SHOTS, { recursive: true, force: true });
     mkdirSync(SHOTS, { recursive: true });
     server = await serve(['--data-dir', tempDir()], { timeout: 60_000 });
-    key = / configuration key \(X-Honeycomb-Team\): (\S+)$/m.exec(server.stdout())![1];
-    const ingestKey = / ingest key +\(X-Honeycomb-Team\): (\S+)$/m.exec(server.stdout())![1];
+    key = printedKeys(server.stdout()).configuration;
+    const ingestKey = printedKeys(server.stdout()).ingest;
     // Now: /a 3 events a minute for the last hour, /b 1; a day earlier: /a 2 a minute, /b 4.
     const nowS = Math.floor(Date.now() / 1000);
     const events: unknown[] = [];
@@ -54,12 +54,7 @@ describe.skipIf(!present && !CI)('time comparison in the web UI (Chromium)', { t
     const res = await fetch(`${server.url}/1/batch/shop`, { method: 'POST', headers: { 'x-honeycomb-team': ingestKey, 'content-type': 'application/json' }, body: JSON.stringify(events) });
     expect(res.status).toBe(200);
     ({ browser, close: closeBrowser } = await launchChromium());
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage();
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${server.url}/login`);
-    await page.fill('#key', key);
-    await page.click('button[type=submit]');
-    await page.waitForSelector('[data-testid=environment]');
+    page = await signedInPage(browser, server.url, key, { width: 1280, height: 860 }, errors);
   }, 60_000);
 
   afterAll(async () => {

@@ -9,7 +9,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, chromiumInstalled, launchChromium } from './browser-helpers.js';
+import { CHROMIUM, chromiumInstalled, launchChromium, printedKeys, signedInPage } from './browser-helpers.js';
 import { killAll, removeTempDirs, serve, tempDir, type Served } from './cli-helpers.js';
 
 const SHOTS = fileURLToPath(new URL('../test-results/ui-trace-compare/', import.meta.url));
@@ -52,8 +52,8 @@ describe.skipIf(!present && !CI)('comparing traces in the web UI (Chromium)', { 
     rmSync(SHOTS, { recursive: true, force: true });
     mkdirSync(SHOTS, { recursive: true });
     server = await serve(['--data-dir', tempDir()], { timeout: 60_000 });
-    const key = / configuration key \(X-Honeycomb-Team\): (\S+)$/m.exec(server.stdout())![1];
-    const ingestKey = / ingest key +\(X-Honeycomb-Team\): (\S+)$/m.exec(server.stdout())![1];
+    const key = printedKeys(server.stdout()).configuration;
+    const ingestKey = printedKeys(server.stdout()).ingest;
     const now = Date.now();
     // Roots of 180, 210, 240, 600 and 1,800 ms: the median is 240 (typ-c).
     const events = [
@@ -66,12 +66,7 @@ describe.skipIf(!present && !CI)('comparing traces in the web UI (Chromium)', { 
     const res = await fetch(`${server.url}/1/batch/checkout`, { method: 'POST', headers: { 'x-honeycomb-team': ingestKey, 'content-type': 'application/json' }, body: JSON.stringify(events) });
     expect(res.status).toBe(200);
     ({ browser, close: closeBrowser } = await launchChromium());
-    page = await (await browser.newContext({ viewport: { width: 1360, height: 760 } })).newPage();
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${server.url}/login`);
-    await page.fill('#key', key);
-    await page.click('button[type=submit]');
-    await page.waitForSelector('[data-testid=environment]');
+    page = await signedInPage(browser, server.url, key, { width: 1360, height: 760 }, errors);
   }, 60_000);
 
   afterAll(async () => {

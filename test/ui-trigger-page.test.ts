@@ -11,7 +11,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, chromiumInstalled, launchChromium } from './browser-helpers.js';
+import { CHROMIUM, chromiumInstalled, launchChromium, printedKeys } from './browser-helpers.js';
 import { killAll, removeTempDirs, serve, tempDir, type Served } from './cli-helpers.js';
 import { seedDemo, type Seeded } from './ui-seed.js';
 
@@ -42,8 +42,8 @@ describe.skipIf(!present && !CI)('the trigger page in Chromium', { timeout: 60_0
     // Evaluation every half second: the demo trigger (p99 > 500 ms over 15 minutes) fires at once.
     server = await serve(['--data-dir', tempDir()], { timeout: 30_000, env: { WAGGLE_EVALUATION_TICK_MS: '500' } });
     const out = server.stdout();
-    key = / configuration key \(X-Honeycomb-Team\): (\S+)$/m.exec(out)![1];
-    const ingest = / ingest key +\(X-Honeycomb-Team\): (\S+)$/m.exec(out)![1];
+    key = printedKeys(out).configuration;
+    const ingest = printedKeys(out).ingest;
     [seeded, { browser, close: closeBrowser }] = await Promise.all([seedDemo(server.url, { configuration: key, ingest }), launchChromium()]);
     page = await (await browser.newContext({ viewport: { width: 1360, height: 900 } })).newPage();
     page.on('pageerror', (e) => errors.push(e.message));
