@@ -161,3 +161,35 @@ export function copySql({ from, to, physicalFrom, physicalTo, time = (t) => t, s
     `SELECT ${time('__time')}, ${samplerate}, __ingested, ${fields.map((f) => q(physicalFrom[f])).join(', ')} FROM "${from}"`
   );
 }
+
+/**
+ * Bytes on disk per event of each column of `table` after a checkpoint (DuckDB connection `conn`),
+ * largest first: each persistent segment counts from its offset in its block to the next
+ * segment's (or the block's end), plus any further blocks it spans. An estimate (a block's unused
+ * tail is charged to its last segment), within 0.2 % of the file's size on this data.
+ * `names` maps physical column names to field names.
+ */
+export async function bytesByColumn(conn, table, names, events, blockBytes = 262144 - 8) {
+  const segs = (
+    await conn.runAndReadAll(
+      `SELECT column_name, segment_type, block_id, block_offset, len(additional_block_ids) AS more ` +
+        `FROM pragma_storage_info('${table.replace(/'/g, "''")}') WHERE persistent AND block_id >= 0`,
+    )
+  ).getRowObjects();
+  const byBlock = new Map();
+  for (const s of segs) {
+    const b = Number(s.block_id);
+    if (!byBlock.has(b)) byBlock.set(b, []);
+    byBlock.get(b).push(s);
+  }
+  const bytes = new Map();
+  for (const list of byBlock.values()) {
+    list.sort((a, b) => Number(a.block_offset) - Number(b.block_offset));
+    list.forEach((s, i) => {
+      const end = i + 1 < list.length ? Number(list[i + 1].block_offset) : blockBytes;
+      const name = `${names[s.column_name] ?? s.column_name}${s.segment_type === 'VALIDITY' ? ' (nulls)' : ''}`;
+      bytes.set(name, (bytes.get(name) ?? 0) + end - Number(s.block_offset) + Number(s.more ?? 0) * blockBytes);
+    });
+  }
+  return [...bytes].map(([column, b]) => ({ column, perEvent: b / events })).sort((a, b) => b.perEvent - a.perEvent);
+}

@@ -38,7 +38,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { FIELD_TYPES, copySql, generateSql, seedEvents } from './query-data.mjs';
+import { FIELD_TYPES, bytesByColumn, copySql, generateSql, seedEvents } from './query-data.mjs';
 import { api, serveWaggle } from './waggle-process.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -193,6 +193,9 @@ async function generate(file, datasets, window) {
     // Bytes on disk per event: the file after the checkpoint (every dataset's table and the
     // free blocks), over every event in it.
     timings.events = Object.values(got).reduce((n, x) => n + x, 0) - (got.bw ?? 0);
+    // Where the window dataset's bytes go, column by column (bench/query-storage.mjs compares layouts).
+    const names = Object.fromEntries(Object.entries(a.physical).map(([f, p]) => [p, f]));
+    timings.byColumn = await bytesByColumn(c, a.table, names, EVENTS);
   } finally {
     c.closeSync();
     inst.closeSync();
@@ -559,7 +562,8 @@ export async function queryBench() {
         `Generation: ${gen.window} s for the window` +
         (gen.week ? `, ${gen.week} s for the 7-day dataset (${(3 * EVENTS).toLocaleString('en')} events)` : '') +
         (gen.sampled ? `, ${gen.sampled} s for the sampled copy` : '') +
-        `, checkpoint ${gen.checkpoint} s, ${gen.total} s in all; copying the file ${gen.copy} s.`,
+        `, checkpoint ${gen.checkpoint} s, ${gen.total} s in all; copying the file ${gen.copy} s.` +
+        (gen.byColumn ? ` Bytes per event of ${DATASET} by column: ${gen.byColumn.map((x) => `${x.column} ${x.perEvent.toFixed(2)}`).join(', ')}.` : ''),
     );
     console.log(
       `${ITERATIONS} iterations each after ${WARMUP} warm-up, interleaved; ms. Waggle HTTP: POST /1/query_results, then GET every ${POLL_MS} ms until complete ` +
