@@ -310,13 +310,23 @@ function heatmap(lists: Float64Array[], bounds: { lo: number; width: number } | 
 
 /** Spans' weight per bucket they cover (from their own bucket to their last, capped at the window's last). */
 function concurrency(plan: StatesPlan, rows: StateRow[]): Map<number, number> {
-  const out = new Map<number, number>();
+  // A difference per bucket where spans start (+) and end (−), then one sweep: long spans cost
+  // nothing per bucket they cover.
+  const diff = new Map<number, number>();
+  const add = (b: number, w: number) => diff.set(b, (diff.get(b) ?? 0) + w);
   for (const r of rows) {
     const l = r.states.__spans as Float64Array;
     for (let j = 0; j < l.length; j += 2) {
-      const last = Math.min(Math.max(l[j], r.b), plan.lastBucket);
-      for (let b = r.b; b <= last; b++) out.set(b, (out.get(b) ?? 0) + l[j + 1]);
+      add(r.b, l[j + 1]);
+      add(Math.min(Math.max(l[j], r.b), plan.lastBucket) + 1, -l[j + 1]);
     }
+  }
+  const out = new Map<number, number>();
+  const points = [...diff.keys()].sort((x, y) => x - y);
+  let running = 0;
+  for (let i = 0; i < points.length - 1; i++) {
+    running += diff.get(points[i])!;
+    if (running > 0) for (let b = points[i]; b < points[i + 1]; b++) out.set(b, running);
   }
   return out;
 }
