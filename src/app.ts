@@ -27,6 +27,7 @@ import { LeaseLeadership, SoloLeadership, type Leadership } from './cluster/lead
 import { createNotifier } from './notify/index.js';
 import type { Notification, Notifier } from './notify/types.js';
 import { Metrics } from './ops/metrics.js';
+import { ALL_DATASETS, BucketCache, LOG_MAX_AGE_MS } from './query/bucket-cache.js';
 import { withSlowQueryLog } from './ops/observe.js';
 import { DiskGuard } from './ops/disk.js';
 
@@ -102,7 +103,15 @@ export async function createApp(deps: AppDeps): Promise<App> {
 
   const events = withSlowQueryLog(deps.eventStore, settings.slowQueryMs, app.log);
   const deployMarkers = settings.deployMarkerField ? new DeployMarkers({ store, versionField: settings.deployMarkerField, now, log: app.log }) : undefined;
+  // Kept bucket states of repeated queries; with several nodes their invalidations go through the config store.
+  const cache = settings.queryCache.enabled
+    ? new BucketCache({ ...settings.queryCache, now: () => now().getTime(), log: store.kind === 'postgres' ? store : undefined })
+    : undefined;
   const writer = new IngestWriter(store, events, {
+    late: cache && {
+      lateBefore: () => cache.lateBefore(),
+      onLate: (datasetId, fromUs, toUs) => cache.changed(datasetId, fromUs, toUs).catch((err: unknown) => app.log.error({ err, datasetId }, 'query cache invalidation failed')),
+    },
     afterCommit: deployMarkers ? (dataset, batch) => deployMarkers.watch(dataset, batch) : undefined,
     maxColumnsPerDataset: settings.maxColumnsPerDataset,
     hotColumns: settings.hotColumns,
@@ -134,14 +143,15 @@ export async function createApp(deps: AppDeps): Promise<App> {
   );
   // Every background job, in the order they run on each tick.
   if (leadership.shared) scheduler.register(deliveryTakeover(notifier, leadership, settings));
-  scheduler.register(triggerJob({ store, events, notifier, settings }));
+  scheduler.register(triggerJob({ store, events, notifier, settings, cache }));
   scheduler.register(
     signalJob({ store, events, notifier, timeoutMs: settings.queryTimeoutMs, onError: (signalId, err) => app.log.error({ err, signalId }, 'signal evaluation failed') }),
   );
   scheduler.register(burnAlertJob({ store, evaluator: slos, notifier, intervalSeconds: settings.burnAlertIntervalSeconds }));
   app.decorate('jobs', { scheduler, notifier, leadership });
 
-  const ctx: ApiContext = { store, events, writer, metrics, disk, now, settings, notifier, slos, leadership, authenticate };
+  if (cache) metrics.watchQueryCache(() => cache.stats());
+  const ctx: ApiContext = { store, events, writer, metrics, disk, now, settings, notifier, slos, leadership, authenticate, cache };
   await app.register(async (v1) => registerV1(v1 as App, ctx));
   await app.register(async (v2) => registerV2(v2 as App, ctx));
   await app.register(async (otlp) => registerOtlp(otlp as App, ctx));
@@ -170,6 +180,8 @@ function startBackground(app: App, ctx: ApiContext & { scheduler: Scheduler }) {
     const cutoffUs = (ctx.now().getTime() - ctx.settings.retentionDays * 86_400_000) * 1000;
     const n = await ctx.events.deleteBefore(cutoffUs);
     if (n > 0) app.log.info({ deleted: n, retentionDays: ctx.settings.retentionDays }, 'retention');
+    if (n > 0) await ctx.cache?.changed(ALL_DATASETS, -Infinity, cutoffUs);
+    if (ctx.store.kind === 'postgres') await ctx.store.pruneCacheInvalidations(LOG_MAX_AGE_MS);
   });
   const retention = setInterval(retain, 3_600_000);
   bookkeeping.unref();

@@ -131,6 +131,8 @@ export interface Settings {
   uiQueryResultRateLimit: RatePolicy | null;
   /** Queries run in the web UI kept per environment (the team's query history); 0: none kept. */
   queryHistoryMax: number;
+  /** The bucket-result cache (src/query/bucket-cache.ts): on, its memory bound (bytes), the age a bucket is kept from (seconds) and most kept values per query. */
+  queryCache: { enabled: boolean; maxBytes: number; graceSeconds: number; maxValues: number };
   /** Port of a listener of its own for GET /metrics (on `metricsHost`); undefined: /metrics is on the main port. */
   metricsPort?: number;
   /** Address of the metrics listener (default: `host`). */
@@ -209,6 +211,7 @@ export const DEFAULTS: Settings = {
   sessionTtlHours: 168,
   uiQueryResultRateLimit: { limit: 120, windowSeconds: 60 },
   queryHistoryMax: 1000,
+  queryCache: { enabled: true, maxBytes: 128 * 1024 * 1024, graceSeconds: 300, maxValues: 1_000_000 },
   slowQueryMs: 2000,
   slowCommitMs: 1000,
   deployMarkerField: 'service.version',
@@ -364,6 +367,12 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Settin
     s.uiQueryResultRateLimit = parseRate(env.WAGGLE_UI_QUERY_RESULT_RATE_LIMIT, 'WAGGLE_UI_QUERY_RESULT_RATE_LIMIT');
   }
   s.queryHistoryMax = int('WAGGLE_QUERY_HISTORY_MAX', 0, 100_000) ?? s.queryHistoryMax;
+  s.queryCache = {
+    enabled: env.WAGGLE_QUERY_CACHE ? parseBoolean(env.WAGGLE_QUERY_CACHE, 'WAGGLE_QUERY_CACHE') : s.queryCache.enabled,
+    maxBytes: (int('WAGGLE_QUERY_CACHE_MB', 1, 1_000_000) ?? s.queryCache.maxBytes / 1024 / 1024) * 1024 * 1024,
+    graceSeconds: int('WAGGLE_QUERY_CACHE_GRACE_SECONDS', 0, 86_400) ?? s.queryCache.graceSeconds,
+    maxValues: int('WAGGLE_QUERY_CACHE_MAX_VALUES', 0, 100_000_000) ?? s.queryCache.maxValues,
+  };
   s.metricsPort = int('WAGGLE_METRICS_PORT', 0, 65535) ?? s.metricsPort;
   if (env.WAGGLE_METRICS_HOST) s.metricsHost = env.WAGGLE_METRICS_HOST;
   if (env.WAGGLE_METRICS_TOKEN !== undefined) {

@@ -10,6 +10,7 @@ import type { Notifier } from '../notify/types.js';
 import type { App, Authenticate } from '../http/fastify.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { DiskGuard } from '../ops/disk.js';
+import type { BucketCache } from '../query/bucket-cache.js';
 
 export type { App };
 
@@ -34,4 +35,6 @@ export interface ApiContext {
    * and rate limits as the hook. Throws ApiError.
    */
   authenticate: Authenticate;
+  /** Kept bucket states of repeated queries (src/query/bucket-cache.ts); undefined when WAGGLE_QUERY_CACHE is off. */
+  cache?: BucketCache;
 }

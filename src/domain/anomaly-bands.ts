@@ -24,6 +24,7 @@
 //   own, asked for when wanted (the web UI's "Show expected band").
 import { invalidField } from '../errors.js';
 import { runQuery, isoSeconds, type QueryData, type ResultValue } from '../query/run.js';
+import type { BucketCache } from '../query/bucket-cache.js';
 import type { Source } from '../query/plan.js';
 import { calculationKey, granularityFor, type QueryOp, type StoredQuery } from '../query/spec.js';
 import type { EventStore } from '../stores/events/types.js';
@@ -149,7 +150,7 @@ export function computeBands(r: BandedResult, past: QueryData[], o: BandOptions)
 }
 
 /** Runs the result's query over its window 1…N periods back (at once, each within the run time) and computes the bands. */
-export async function resultBands(events: EventStore, sources: Source[], r: BandedResult, o: BandOptions, timeoutMs: number): Promise<BandsAnswer> {
+export async function resultBands(events: EventStore, sources: Source[], r: BandedResult, o: BandOptions, timeoutMs: number, cache?: BucketCache): Promise<BandsAnswer> {
   const period = SEASONALITIES[o.seasonality];
   const past = await Promise.all(
     Array.from({ length: o.periods }, (_, i) =>
@@ -161,6 +162,7 @@ export async function resultBands(events: EventStore, sources: Source[], r: Band
         disableTotalByAggregate: true,
         disableOtherByAggregate: true,
         timeoutMs,
+        cache,
       }),
     ),
   );

@@ -49,6 +49,13 @@ export interface CommitOptions {
    * close waits for what it returns.
    */
   afterCommit?: (dataset: Dataset, events: EventColumns) => (() => Promise<void>) | undefined;
+  /**
+   * Late events (src/query/bucket-cache.ts): events before `lateBefore()` (µs) may fall in kept
+   * query states; `onLate` is told of each dataset's earliest and latest such time once the group
+   * committed, and its requests are answered after it returns (so a query after the answer never
+   * reads a stale bucket).
+   */
+  late?: { lateBefore(): number; onLate(datasetId: string, fromUs: number, toUs: number): Promise<void> };
 }
 
 export class GroupCommit {
@@ -223,12 +230,14 @@ export class GroupCommit {
     // The field names written, gathered now so that nothing holds the events once they are
     // staged (they are garbage from then on, not kept until the commit ends), and recorded
     // (last_written) once the commit succeeds.
-    const written = new Map<string, { dataset: Dataset; names: Set<string>; events: number; attributes: Map<string, number>; buckets: number }>();
+    const written = new Map<string, { dataset: Dataset; names: Set<string>; events: number; attributes: Map<string, number>; buckets: number; late?: [number, number] }>();
+    const lateBefore = this.opts.late?.lateBefore();
     group.forEach(({ dataset, events }, i) => {
       if (!outcomes[i].ok) return;
       let t = written.get(dataset.id);
       if (!t) written.set(dataset.id, (t = { dataset, names: new Set<string>(), events: 0, attributes: new Map(), buckets: 0 }));
       t.events += events!.count;
+      if (lateBefore !== undefined) t.late = lateSpan(events!, lateBefore, t.late);
       t.buckets = Math.max(t.buckets, registries[i]?.buckets ?? 0);
       for (const f of events!.fields) {
         t.names.add(f.name);
@@ -250,7 +259,14 @@ export class GroupCommit {
     // (Closures of this function share its variables: let go of the staged events here too.)
     placed.length = 0;
     batches.clear();
-    const touched = committed.then(() => {
+    const touched = committed.then(async () => {
+      const late = this.opts.late;
+      if (late) {
+        for (const [id, w] of written) {
+          // (The events are durable: a failure here is logged by the hook, not answered.)
+          if (w.late) await late.onLate(id, w.late[0], w.late[1]);
+        }
+      }
       for (const [id, w] of written) {
         const t = this.touched.get(id);
         if (!t) this.touched.set(id, { dataset: w.dataset, names: w.names });
@@ -282,4 +298,15 @@ export class GroupCommit {
     await Promise.all(this.committing);
     await Promise.all(this.following);
   }
+}
+
+/** The earliest and latest late event time of `events`, joined with `span` so far. */
+function lateSpan(events: EventColumns, before: number, span: [number, number] | undefined): [number, number] | undefined {
+  let out = span;
+  for (let r = 0; r < events.count; r++) {
+    const t = events.timeUs[r];
+    if (t >= before) continue;
+    out = out ? [Math.min(out[0], t), Math.max(out[1], t)] : [t, t];
+  }
+  return out;
 }

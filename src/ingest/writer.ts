@@ -24,7 +24,7 @@ export class IngestWriter {
   constructor(
     config: ConfigStore,
     private readonly events: EventStore,
-    opts: WriterOptions,
+    private readonly opts: WriterOptions,
   ) {
     this.columns = new ColumnRegistry(config, events, opts, (dataset, columnId) => this.promotion.finishMove(dataset, columnId));
     this.promotion = new AttributePromotion(this.columns, config, events);
@@ -75,6 +75,7 @@ export class IngestWriter {
   dropDataset(datasetId: string): Promise<void> {
     return this.columns.exclusive(async () => {
       await this.events.dropDataset(datasetId);
+      await this.opts.late?.onLate(datasetId, -Infinity, Infinity);
       this.commits.datasetDropped(datasetId);
       this.columns.forget(datasetId);
     });

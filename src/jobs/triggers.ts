@@ -45,6 +45,7 @@
 //   deterministic id (trigger, slot, status, recipient) so a retried evaluation deduplicates, and
 //   dedupKey `trigger:<id>` shared by a trigger and its resolve. Recipients are notified before
 //   the state is saved: a crash in between repeats a notification rather than losing it.
+import type { BucketCache } from '../query/bucket-cache.js';
 import type { Job } from './scheduler.js';
 import { ZERO_WHEN_EMPTY_OPS, breaches, inScheduleWindow, initialTriggerState, newTriggerState, stateIdOf, triggerDuration, withChange, type StoredTrigger, type TriggerState } from '../domain/triggers.js';
 import { derivedId, shortId } from '../domain/ids.js';
@@ -67,6 +68,8 @@ export interface TriggerJobContext {
   events: EventStore;
   notifier: Notifier;
   settings: Pick<Settings, 'queryTimeoutMs' | 'publicUrl' | 'host' | 'port'>;
+  /** Kept bucket states: an evaluation reads only what changed since the last (src/query/bucket-cache.ts). */
+  cache?: BucketCache;
 }
 
 /** Most result groups one evaluation compares. */
@@ -289,6 +292,7 @@ export async function evaluateTrigger(ctx: TriggerJobContext, t: StoredObject<St
       disableTotalByAggregate: true,
       disableOtherByAggregate: true,
       timeoutMs: ctx.settings.queryTimeoutMs,
+      cache: ctx.cache,
     });
     const key = calculationKey(calc);
     const groups = new Map<string, GroupValue>();

@@ -167,6 +167,50 @@ export class Metrics {
     }
     if (stored > 0) this.ingestEvents.inc(stored);
   }
+
+  /** The bucket-result cache's size and counts, read at every scrape. */
+  watchQueryCache(stats: () => QueryCacheStats): void {
+    const r = this.registry;
+    valueGauge(r, 'waggle_query_cache_bytes', 'Memory the kept query bucket states take (bounded by WAGGLE_QUERY_CACHE_MB)', () => stats().bytes);
+    valueGauge(r, 'waggle_query_cache_entries', 'Queries with kept bucket states', () => stats().entries);
+    valueGauge(r, 'waggle_query_cache_buckets', 'Time buckets kept, over every query', () => stats().buckets);
+    totalCounter(r, 'waggle_query_cache_buckets_read_total', 'Time buckets of query windows, by where their states came from (kept, or read from the event store)', () => {
+      const s = stats();
+      return { kept: s.hits, read: s.misses };
+    }, ['source']);
+    totalCounter(r, 'waggle_query_cache_uncached_total', 'Queries run without the cache (their states would hold more than WAGGLE_QUERY_CACHE_MAX_VALUES values)', () => ({ '': stats().uncached }));
+    totalCounter(r, 'waggle_query_cache_invalidated_buckets_total', 'Kept buckets dropped because their events changed (late events, retention, a deleted dataset)', () => ({ '': stats().invalidated }));
+    totalCounter(r, 'waggle_query_cache_evicted_total', 'Queries whose kept states were dropped to stay within WAGGLE_QUERY_CACHE_MB', () => ({ '': stats().evicted }));
+  }
+}
+
+/** What the bucket-result cache reports (src/query/bucket-cache.ts: CacheStats). */
+export interface QueryCacheStats {
+  entries: number;
+  buckets: number;
+  bytes: number;
+  hits: number;
+  misses: number;
+  uncached: number;
+  invalidated: number;
+  evicted: number;
+}
+
+/** A counter whose total is read at every scrape. */
+function totalCounter(registry: Registry, name: string, help: string, read: () => Record<string, number>, labelNames: string[] = []): void {
+  new Counter({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [label, v] of Object.entries(read())) {
+        if (labelNames.length) this.inc({ [labelNames[0]]: label }, v);
+        else this.inc(v);
+      }
+    },
+  });
 }
 
 /** A gauge whose value is read at every scrape. */

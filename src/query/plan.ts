@@ -16,7 +16,7 @@
 import type { Column, Dataset } from '../stores/config/types.js';
 import { tableName } from '../stores/events/types.js';
 import { INGESTED_COLUMN, SAMPLERATE_COLUMN, TIME_COLUMN, UnsupportedByEngine, type SqlDialect } from '../stores/events/engine.js';
-import { numeric, type Aggregation, type EngineDialect, type Part, type QueryModel, type Scan } from '../stores/events/statements.js';
+import { numeric, stateColumns, type Aggregation, type EngineDialect, type Part, type QueryModel, type Scan, type StateColumn } from '../stores/events/statements.js';
 import type { ValueType } from './expr/index.js';
 import { FieldScope, columnSources, type CalculatedSource } from './fields.js';
 import { calculationKey, type Calculation, type Filter, type Having, type QueryOp, type QuerySpec } from './spec.js';
@@ -104,6 +104,30 @@ export function plan(input: PlanInput, part: 'results' | 'totals' | 'totalSeries
 /** Series or "other" of the given result groups (rows of the `results` statement). */
 export function planOfGroups(input: PlanInput, part: 'series' | 'other', groups: Record<string, unknown>[]): Plan {
   return build(input).ofGroups(part, groups);
+}
+
+/** What the bucket-result cache merges the states statement's rows by (src/query/bucket-states.ts). */
+export interface StatesPlan {
+  /** The states statement (BucketStateStatements) and its parameters (none of the havings'). */
+  sql: string;
+  params: unknown[];
+  keys: { alias: string; type: Exclude<ValueType, 'null'> }[];
+  calcs: Aggregation[];
+  states: StateColumn[];
+  order: OrderTerm[];
+  /** The havings, by calculation alias (undefined: a calculation the query does not have, which no group meets). */
+  havings: { alias?: string; op: Having['op']; value: number }[];
+  limit: number;
+  bucketUs: number;
+  lastBucket: number;
+  heatmapBuckets: number;
+  weighted: boolean;
+  weightedPercentiles: boolean;
+}
+
+/** The bucket-result cache's states statement over the input's window (or its `ranges`), and how to merge its rows. */
+export function planStates(input: PlanInput): StatesPlan {
+  return build(input).states();
 }
 
 /**
@@ -199,6 +223,7 @@ function build(input: PlanInput) {
   // Havings bind last, so parts without them take the parameters before theirs.
   const paramsBeforeHavings = params.length;
   const havings = (spec.havings ?? []).map((h) => havingCondition(d, h, calcs, bind));
+  const order = orderTerms(spec, calcs, breakdowns);
   const model: QueryModel = {
     dialect: d,
     events: base,
@@ -212,7 +237,7 @@ function build(input: PlanInput) {
     weightedPercentiles: input.weightedPercentiles ?? input.weighted,
     heatmapBuckets: HEATMAP_BUCKETS,
     havings,
-    order: orderSql(spec, calcs, breakdowns),
+    order: orderSql(order),
     limit: input.limit,
     params,
     paramsBeforeHavings,
@@ -244,6 +269,21 @@ function build(input: PlanInput) {
       const keys = groups.map((g) => breakdowns.map((b) => d.cast(bindKey(g[b.field.alias]), b.field.type)));
       return { sql: statements.ofGroups(model, part, keys), params: ps, ...shape };
     },
+    states: (): StatesPlan => ({
+      sql: d.bucketStates.states(model),
+      params: params.slice(0, paramsBeforeHavings),
+      keys: breakdowns.map((b) => ({ alias: b.field.alias, type: b.field.type })),
+      calcs: model.calcs,
+      states: stateColumns(model),
+      order,
+      havings: (spec.havings ?? []).map((h) => ({ alias: calcAlias(calcs, h.calculate_op, h.column), op: h.op, value: Number(h.value) })),
+      limit: Math.trunc(input.limit),
+      bucketUs,
+      lastBucket: model.lastBucket,
+      heatmapBuckets: HEATMAP_BUCKETS,
+      weighted: model.weighted,
+      weightedPercentiles: model.weightedPercentiles,
+    }),
     combined: (parts: Part[]): Plan | undefined => {
       if (!calcs.every((c) => DECOMPOSABLE.has(c.op))) return undefined;
       if (calcs.filter((c) => c.op === 'HEATMAP').length > 1) return undefined;
@@ -334,18 +374,28 @@ function havingCondition(d: SqlDialect, h: Having, calcs: Calc[], bind: (v: unkn
   return `${alias} ${h.op} ${d.cast(bind(h.value), 'float')}`;
 }
 
-/** ORDER BY of the result groups: the spec's orders, else the first calculation descending; keys break ties. */
-function orderSql(spec: QuerySpec, calcs: Calc[], breakdowns: { name: string; field: Field }[]): string {
-  const terms: string[] = [];
+/** A term of the result groups' order: a calculation's or a breakdown's alias. */
+export interface OrderTerm {
+  alias: string;
+  descending: boolean;
+}
+
+/** The result groups' order: the spec's orders, else the first calculation descending; keys break ties (nulls last in every term). */
+function orderTerms(spec: QuerySpec, calcs: Calc[], breakdowns: { name: string; field: Field }[]): OrderTerm[] {
+  const terms: OrderTerm[] = [];
   for (const o of spec.orders ?? []) {
-    const dir = o.order === 'descending' ? 'DESC' : 'ASC';
     const alias = o.op ? calcAlias(calcs, o.op, o.column) : breakdowns.find((b) => b.name === o.column)?.field.alias;
-    if (alias) terms.push(`${alias} ${dir} NULLS LAST`);
+    if (alias) terms.push({ alias, descending: o.order === 'descending' });
   }
   if (terms.length === 0) {
     const first = calcs.find((c) => c.op !== 'HEATMAP');
-    if (first) terms.push(`${first.alias} DESC NULLS LAST`);
+    if (first) terms.push({ alias: first.alias, descending: true });
   }
-  for (const b of breakdowns) terms.push(`${b.field.alias} ASC NULLS LAST`);
-  return terms.join(', ') || '1';
+  for (const b of breakdowns) terms.push({ alias: b.field.alias, descending: false });
+  return terms;
+}
+
+/** ORDER BY of the result groups (orderTerms). */
+function orderSql(terms: OrderTerm[]): string {
+  return terms.map((t) => `${t.alias} ${t.descending ? 'DESC' : 'ASC'} NULLS LAST`).join(', ') || '1';
 }

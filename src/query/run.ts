@@ -5,6 +5,7 @@ import { tableName, type EventStore } from '../stores/events/types.js';
 import { SAMPLERATE_COLUMN, TIME_COLUMN } from '../stores/events/engine.js';
 import { plan, planCombined, planOfGroups, type Part, type Source } from './plan.js';
 import { granularityFor, type QueryOp, type QuerySpec } from './spec.js';
+import type { BucketCache } from './bucket-cache.js';
 
 export { granularityFor };
 
@@ -32,6 +33,8 @@ export interface RunOptions {
   disableTotalByAggregate: boolean;
   disableOtherByAggregate: boolean;
   timeoutMs: number;
+  /** Kept bucket states of repeated queries (bucket-cache.ts); without it every query reads its whole window. */
+  cache?: BucketCache;
 }
 
 /** The ops whose answer does not depend on sample rates. */
@@ -78,7 +81,8 @@ export async function runQuery(events: EventStore, allSources: Source[], spec: Q
     }
     for (const c of p.calcs) {
       const v = jsonValue(row[c.alias]);
-      if (v !== undefined) data[c.key] = v;
+      // (HEATMAP's cells are JSON text: written by JSON.stringify, engines and the cache answer alike.)
+      if (v !== undefined) data[c.key] = c.op === 'HEATMAP' && typeof v === 'string' ? JSON.stringify(JSON.parse(v)) : v;
     }
     return data;
   };
@@ -89,6 +93,18 @@ export async function runQuery(events: EventStore, allSources: Source[], spec: Q
     time: timeOf(Number(row.__b)),
     data: toData(row),
   });
+
+  const merged = opts.cache && (await opts.cache.run(events, input, remaining));
+  if (merged) {
+    const out: QueryData = { series: [], results: merged.results.map((r) => ({ data: toData(r) })) };
+    if (!opts.disableSeries) out.series = merged.series.map(toSeries);
+    if (!opts.disableTotalByAggregate) {
+      out.total_by_aggregate = { data: merged.totals ? toData(merged.totals) : {} };
+      if (!opts.disableSeries) out.total_by_aggregate_series = merged.totalSeries.map(toSeries);
+    }
+    if (!opts.disableOtherByAggregate) out.other_by_aggregate = { data: merged.other ? toData(merged.other) : {} };
+    return out;
+  }
 
   // The parts asked for: with decomposable calculations, one statement answers them all from one
   // aggregation per group and time bucket; otherwise one statement per part.

@@ -72,7 +72,7 @@ export function registerQueryBands(app: App, ctx: ApiContext): void {
       if (!b.complete) throw new ApiError(409, 'the query result is still running: poll it until complete, then ask for its bands');
       const sources = await querySources(store, env, await datasetOrAll(store, env, b.datasetSlug));
       const data = b.data ?? { series: [], results: [] };
-      return resultBands(events, sources, { query: b.query, start: b.start, end: b.end, limit: b.limit, data }, options, settings.queryTimeoutMs);
+      return resultBands(events, sources, { query: b.query, start: b.start, end: b.end, limit: b.limit, data }, options, settings.queryTimeoutMs, ctx.cache);
     },
   );
 }

@@ -84,6 +84,7 @@ export function registerQueryResults(app: App, ctx: ApiContext): void {
           disableTotalByAggregate: body.disableTotalByAggregate,
           disableOtherByAggregate: body.disableOtherByAggregate,
           timeoutMs: settings.queryTimeoutMs,
+          cache: ctx.cache,
         });
         done = { ...body, complete: true, data };
       } catch (err) {

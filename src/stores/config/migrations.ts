@@ -161,6 +161,23 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // The cache invalidation log (src/query/bucket-cache.ts): which events changed (late events,
+  // retention, a deleted dataset), so that every node drops the query states it kept of them.
+  // `at_ms` is the database's clock; old entries are pruned.
+  '0007_cache_invalidations': {
+    async up(db: Kysely<any>) {
+      const pg = db.getExecutor().adapter instanceof PostgresAdapter;
+      await db.schema
+        .createTable('cache_invalidations')
+        .addColumn('seq', pg ? 'bigserial' : 'integer', (c) => (pg ? c.primaryKey() : c.primaryKey().autoIncrement()))
+        .addColumn('dataset_id', 'text', (c) => c.notNull())
+        .addColumn('from_us', 'bigint', (c) => c.notNull())
+        .addColumn('to_us', 'bigint', (c) => c.notNull())
+        .addColumn('at_ms', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('cache_invalidations_at').on('cache_invalidations').column('at_ms').execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -6,7 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Selectable } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Generated, type Selectable } from 'kysely';
 import pg from 'pg';
 import { migrationProvider } from './migrations.js';
 import {
@@ -30,6 +30,7 @@ import {
   type ObjectFilter,
   type StoredObject,
   type Lease,
+  type CacheInvalidation,
   type Page,
   type Team,
 } from './types.js';
@@ -111,8 +112,16 @@ interface LeaseRow {
   epoch: number | string;
   expires_at: number | string;
 }
+interface CacheInvalidationRow {
+  seq: Generated<number | string>;
+  dataset_id: string;
+  from_us: number | string;
+  to_us: number | string;
+  at_ms: number | string;
+}
 interface Tables {
   leases: LeaseRow;
+  cache_invalidations: CacheInvalidationRow;
   objects: ObjectRow;
   columns: ColumnRow;
   teams: TeamRow;
@@ -642,6 +651,20 @@ class KyselyConfigStore implements ConfigStore {
   }
   async pruneLeases(graceMs: number): Promise<number> {
     const r = await this.db.deleteFrom('leases').where('expires_at', '<', sql<number>`${this.nowMs()} - ${Math.max(0, Math.round(graceMs))}`).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+
+  // --- the cache invalidation log (times from the database's clock, as leases')
+  async appendCacheInvalidation(datasetId: string, fromUs: number, toUs: number): Promise<void> {
+    const clamp = (us: number) => Math.max(-(2 ** 62), Math.min(2 ** 62, Math.trunc(us)));
+    await this.db.insertInto('cache_invalidations').values({ dataset_id: datasetId, from_us: clamp(fromUs), to_us: clamp(toUs), at_ms: this.nowMs() }).execute();
+  }
+  async cacheInvalidationsSince(seq: number): Promise<CacheInvalidation[]> {
+    const rows = await this.db.selectFrom('cache_invalidations').selectAll().where('seq', '>', Math.trunc(seq)).orderBy('seq').execute();
+    return rows.map((r) => ({ seq: Number(r.seq), datasetId: r.dataset_id, fromUs: Number(r.from_us), toUs: Number(r.to_us), atMs: Number(r.at_ms) }));
+  }
+  async pruneCacheInvalidations(maxAgeMs: number): Promise<number> {
+    const r = await this.db.deleteFrom('cache_invalidations').where('at_ms', '<', sql<number>`${this.nowMs()} - ${Math.max(0, Math.round(maxAgeMs))}`).executeTakeFirst();
     return Number(r.numDeletedRows);
   }
 }

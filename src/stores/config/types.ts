@@ -203,4 +203,23 @@ export interface ConfigStore {
   liveLeases(prefix: string): Promise<Lease[]>;
   /** Deletes leases expired more than `graceMs` ago; returns how many. */
   pruneLeases(graceMs: number): Promise<number>;
+
+  /**
+   * The cache invalidation log several nodes share (src/query/bucket-cache.ts): appends that the
+   * events of `datasetId` (`*`: every dataset) between `fromUs` and `toUs` changed.
+   */
+  appendCacheInvalidation(datasetId: string, fromUs: number, toUs: number): Promise<void>;
+  /** The log's entries after `seq` (with the database's time of each, ms), oldest first. */
+  cacheInvalidationsSince(seq: number): Promise<CacheInvalidation[]>;
+  /** Deletes the log's entries older than `maxAgeMs`; returns how many. */
+  pruneCacheInvalidations(maxAgeMs: number): Promise<number>;
+}
+
+/** An entry of the cache invalidation log. */
+export interface CacheInvalidation {
+  seq: number;
+  datasetId: string;
+  fromUs: number;
+  toUs: number;
+  atMs: number;
 }

@@ -5,6 +5,7 @@ import type { ColumnType } from '../config/types.js';
 import { clickhouseBubbleUp } from './clickhouse-bubbleup.js';
 import { clickhouseQuery } from './clickhouse-query.js';
 import { clickhouseServiceMap } from './clickhouse-service-map.js';
+import { clickhouseBucketStates } from './clickhouse-bucket-states.js';
 import { clickhouseTraces } from './clickhouse-traces.js';
 import { clickhouseIdent } from './clickhouse-sql.js';
 import { attributeBucket, type ExprFunctions } from './engine.js';
@@ -229,4 +230,5 @@ export const clickhouseDialect: EngineDialect = {
   bubbleUp: clickhouseBubbleUp,
   serviceMap: clickhouseServiceMap,
   traces: clickhouseTraces,
+  bucketStates: clickhouseBucketStates,
 };

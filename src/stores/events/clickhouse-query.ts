@@ -10,9 +10,9 @@ import { numeric, topGroups, type QueryModel, type QueryStatements, type Stateme
 // ---- Aggregates over a group's values collected in an array
 /** Whether two values are equal or both NULL (never NULL itself). */
 const nullSafeEq = (a: string, b: string) => `((${a} IS NULL AND ${b} IS NULL) OR coalesce(${a} = ${b}, 0))`;
-/** The non-NULL values with their weights, sorted by value. (groupArray skips NULLs, so value and weight travel together as a tuple, filtered after.) */
+/** The non-NULL values with their weights, sorted by value. (groupArray skips NULLs, so value and weight travel together as a tuple, filtered after; a weight is NULL only beside a NULL value, in CONCURRENCY's and RATE_*'s extra rows.) */
 const sortedWeighted = (value: string, weight: string) =>
-  `arraySort(x -> x.1, arrayMap(x -> (assumeNotNull(x.1), x.2), arrayFilter(x -> isNotNull(x.1), groupArray((${value}, toInt64(${weight}))))))`;
+  `arraySort(x -> x.1, arrayMap(x -> (assumeNotNull(x.1), x.2), arrayFilter(x -> isNotNull(x.1), groupArray((${value}, toInt64(assumeNotNull(${weight})))))))`;
 /** Over such an array: the smallest value whose cumulative weight reaches k / 1000 of the total (exact integer comparison); NULL when empty. */
 const nearestRank = (c: string, k: number) =>
   `if(length(${c}) = 0, NULL, arrayElement(arrayMap(x -> x.1, ${c}), ` +
@@ -144,7 +144,7 @@ function level(m: QueryModel, rawFrom: string, keys: string[]): string {
     else if (c.op === 'AVG') plain(w ? `sum(${n} * __w) / sum(CASE WHEN ${n} IS NOT NULL THEN __w END)` : `avg(${n})`);
     else if (c.op === 'MAX') plain(`max(${n})`);
     else if (c.op === 'MIN') plain(`min(${n})`);
-    else if (c.op === 'COUNT_DISTINCT') plain(`uniqExact(${c.field!.alias})`);
+    else if (c.op === 'COUNT_DISTINCT') plain(`coalesce(uniqExact(${c.field!.alias}), 0)`); // (0, not NULL, for a group without values, as DuckDB)
     else if (c.op === 'PERCENTILE') {
       // (With every weight 1, or one rate for every event, the values alone, sorted.)
       const pw = m.weightedPercentiles;

@@ -3,6 +3,7 @@ import type { ColumnType } from '../config/types.js';
 import { duckdbBubbleUp } from './duckdb-bubbleup.js';
 import { duckdbQuery } from './duckdb-query.js';
 import { duckdbServiceMap } from './duckdb-service-map.js';
+import { duckdbBucketStates } from './duckdb-bucket-states.js';
 import { duckdbTraces } from './duckdb-traces.js';
 import { attributeBucket, type ExprFunctions } from './engine.js';
 import type { EngineDialect } from './statements.js';
@@ -81,4 +82,5 @@ export const duckdbDialect: EngineDialect = {
   bubbleUp: duckdbBubbleUp,
   serviceMap: duckdbServiceMap,
   traces: duckdbTraces,
+  bucketStates: duckdbBucketStates,
 };

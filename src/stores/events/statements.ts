@@ -211,6 +211,7 @@ export interface EngineDialect extends SqlDialect {
   bubbleUp: BubbleUpStatements;
   serviceMap: ServiceMapStatements;
   traces: TraceStatements;
+  bucketStates: BucketStateStatements;
 }
 
 /** SQL reading a field as a number (text that is not a number reads as null). */
@@ -229,4 +230,81 @@ export function numeric(d: SqlDialect, f: StatementField): string {
 /** The result groups of a level (`from`): the havings, the order, the limit. */
 export function topGroups(m: QueryModel, from: string): string {
   return `SELECT * FROM ${from}${m.havings.length ? ` WHERE ${m.havings.join(' AND ')}` : ''} ORDER BY ${m.order} LIMIT ${Math.trunc(m.limit)}`;
+}
+
+/**
+ * A partial state the bucket-result cache keeps per (breakdowns, time bucket): a column of the
+ * states statement (BucketStateStatements). Sums, counts, minima and maxima merge as numbers;
+ * the list kinds keep what an op needs of every event to be merged exactly (src/query/bucket-states.ts):
+ * `distinct` the distinct values, `values` (value, weight) pairs of the non-null numbers,
+ * `rates` (time µs, value) pairs of the non-null numbers, `spans` (last bucket the span covers,
+ * not capped by any window, weight) of every event.
+ */
+export type StateKind = 'sum' | 'sumWeighted' | 'count' | 'countWeighted' | 'min' | 'max' | 'distinct' | 'values' | 'rates' | 'spans';
+export interface StateColumn {
+  name: string;
+  kind: StateKind;
+  /** The field it reads (every kind but `spans`). */
+  field?: StatementField;
+}
+
+/** The states a model's calculations need, each once (calculations over one field share them). */
+export function stateColumns(m: QueryModel): StateColumn[] {
+  const out = new Map<string, StateColumn>();
+  const add = (kind: StateKind, field?: StatementField) => {
+    const name = field ? `__${kind}_${field.alias}` : `__${kind}`;
+    if (!out.has(name)) out.set(name, { name, kind, field });
+  };
+  for (const c of m.calcs) {
+    const f = c.field;
+    switch (c.op) {
+      case 'COUNT':
+        break;
+      case 'SUM':
+        add('sum', f);
+        add('sumWeighted', f);
+        break;
+      case 'AVG':
+        add('sum', f);
+        add('sumWeighted', f);
+        add('count', f);
+        add('countWeighted', f);
+        break;
+      case 'MIN':
+      case 'MAX':
+        add(c.op === 'MIN' ? 'min' : 'max', f);
+        break;
+      case 'COUNT_DISTINCT':
+        add('distinct', f);
+        break;
+      case 'PERCENTILE':
+      case 'HEATMAP':
+        add('values', f);
+        break;
+      case 'CONCURRENCY':
+        add('spans');
+        break;
+      case 'RATE_AVG':
+      case 'RATE_SUM':
+      case 'RATE_MAX':
+        add('rates', f);
+        break;
+    }
+  }
+  return [...out.values()];
+}
+
+/** The last bucket an event's span covers (CONCURRENCY): from its start through its duration, at least its own. */
+export function spanLastBucket(d: SqlDialect, bucketUs: number): string {
+  return `greatest(${d.cast(`floor((${d.epochUs('__t')} + greatest(coalesce(__dur, 0), 0) * 1000 - 1) / ${Math.trunc(bucketUs)})`, 'integer')}, __b)`;
+}
+
+/** The states statement of the bucket-result cache. */
+export interface BucketStateStatements {
+  /**
+   * One row per (breakdowns, `__b`) of the model's filtered events: the keys, `__b`, `__rows`
+   * (events), `__wsum` (their weight) and every stateColumns(m) column; list kinds as arrays
+   * (pairs as two-element arrays), NULL or empty when the group has none.
+   */
+  states(m: QueryModel): string;
 }
