@@ -13,8 +13,9 @@
 //   With several nodes the invalidations go through the config store's log, read before every
 //   use and before anything is kept, so that no node serves a bucket another node changed.
 // - Bounded: at most `maxBytes` of kept states (least recently used entries go first), and a
-//   query whose states would hold more than `maxValues` list values (percentiles, HEATMAP,
-//   COUNT_DISTINCT, RATE_*, CONCURRENCY keep per-event values) runs uncached.
+//   query whose states would hold more than `maxValues` rows (groups × buckets) and list values
+//   (percentiles, HEATMAP, COUNT_DISTINCT, RATE_*, CONCURRENCY keep per-event values) runs
+//   uncached: the engine ranks its many groups itself.
 import { createHash } from 'node:crypto';
 import type { CacheInvalidation } from '../stores/config/types.js';
 import type { EventStore } from '../stores/events/types.js';
@@ -48,6 +49,8 @@ const TOO_LARGE_MS = 10 * 60_000;
 const MAX_RANGES = 8;
 /** Entries of the invalidation log are pruned after this long (the leader's upkeep). */
 export const LOG_MAX_AGE_MS = 86_400_000;
+/** A state row against WAGGLE_QUERY_CACHE_MAX_VALUES, in list values (its keys and numbers take about as much memory). */
+const ROW_COST = 8;
 /** Log entries read again behind the newest seen: a PostgreSQL sequence can commit out of order. */
 const LOG_OVERLAP = 64;
 
@@ -125,10 +128,11 @@ export class BucketCache {
     }
     const fresh = new Set<number>();
     for (const [a, z] of runs) for (let b = a; b <= z; b++) fresh.add(b);
-    let keptRows = 0;
+    // What the answer holds against maxValues: a state row counts ROW_COST, each list value one.
+    let held = 0;
     const rows: StateRow[] = [];
     for (let b = first; b <= last; b++) if (!fresh.has(b)) for (const r of entry!.buckets.get(b)!) rows.push(r);
-    for (const r of rows) keptRows += stateRowValues(r);
+    for (const r of rows) held += ROW_COST + stateRowValues(r);
     this.counts.hits += last - first + 1 - fresh.size;
     this.counts.misses += fresh.size;
 
@@ -136,12 +140,17 @@ export class BucketCache {
     if (runs.length > 0) {
       const ranges = runs.map(([a, z]) => ({ start: Math.max(startUs, a * g) / 1e6, end: Math.min(endUs, (z + 1) * g) / 1e6 }));
       const listed = shape.states.some((s) => s.kind === 'distinct' || s.kind === 'values' || s.kind === 'rates' || s.kind === 'spans');
-      if (listed && (await this.countEvents(events, input, ranges, timeoutMs())) + keptRows > this.opts.maxValues) {
+      const tooLarge = () => {
         this.tooLarge.set(key, this.opts.now() + TOO_LARGE_MS);
         return this.uncached();
-      }
-      const p = planStates({ ...input, ranges });
-      for (const raw of await events.analyse(p.sql, p.params, timeoutMs())) freshRows.push(stateRow(shape, raw));
+      };
+      if (listed && (await this.countEvents(events, input, ranges, timeoutMs())) + held > this.opts.maxValues) return tooLarge();
+      // (At most one row past the budget is read: many groups × buckets run uncached, the engine ranks them.)
+      const budget = Math.floor((this.opts.maxValues - held) / ROW_COST);
+      const p = planStates({ ...input, ranges }, budget + 1);
+      const raws = budget < 0 ? [] : await events.analyse(p.sql, p.params, timeoutMs());
+      if (budget < 0 || raws.length > budget) return tooLarge();
+      for (const raw of raws) freshRows.push(stateRow(shape, raw));
     }
     // (What another node changed while the states were read is in the log by now.)
     if (freshRows.length > 0 || fresh.size > 0) await this.sync();

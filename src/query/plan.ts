@@ -108,7 +108,7 @@ export function planOfGroups(input: PlanInput, part: 'series' | 'other', groups:
 
 /** What the bucket-result cache merges the states statement's rows by (src/query/bucket-states.ts). */
 export interface StatesPlan {
-  /** The states statement (BucketStateStatements) and its parameters (none of the havings'). */
+  /** The states statement (BucketStateStatements: at most `maxRows` rows) and its parameters (none of the havings'). */
   sql: string;
   params: unknown[];
   keys: { alias: string; type: Exclude<ValueType, 'null'> }[];
@@ -126,8 +126,8 @@ export interface StatesPlan {
 }
 
 /** The bucket-result cache's states statement over the input's window (or its `ranges`), and how to merge its rows. */
-export function planStates(input: PlanInput): StatesPlan {
-  return build(input).states();
+export function planStates(input: PlanInput, maxRows = 1): StatesPlan {
+  return build(input).states(maxRows);
 }
 
 /**
@@ -269,8 +269,8 @@ function build(input: PlanInput) {
       const keys = groups.map((g) => breakdowns.map((b) => d.cast(bindKey(g[b.field.alias]), b.field.type)));
       return { sql: statements.ofGroups(model, part, keys), params: ps, ...shape };
     },
-    states: (): StatesPlan => ({
-      sql: d.bucketStates.states(model),
+    states: (maxRows: number): StatesPlan => ({
+      sql: d.bucketStates.states(model, maxRows),
       params: params.slice(0, paramsBeforeHavings),
       keys: breakdowns.map((b) => ({ alias: b.field.alias, type: b.field.type })),
       calcs: model.calcs,

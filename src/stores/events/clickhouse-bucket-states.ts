@@ -33,10 +33,10 @@ function stateSql(m: QueryModel, c: StateColumn): string {
 }
 
 export const clickhouseBucketStates: BucketStateStatements = {
-  states(m) {
+  states(m, maxRows) {
     const { from } = clickhouseQuery.scan(m);
     const keys = [...m.keys.map((k) => k.alias), '__b'];
     const cols = [...keys, 'count(*) AS __rows', 'sum(__w) AS __wsum', ...stateColumns(m).map((c) => `${stateSql(m, c)} AS ${c.name}`)];
-    return `SELECT ${cols.join(', ')} FROM ${from} GROUP BY ${keys.join(', ')}`;
+    return `SELECT ${cols.join(', ')} FROM ${from} GROUP BY ${keys.join(', ')} LIMIT ${Math.trunc(maxRows)}`;
   },
 };

@@ -33,10 +33,10 @@ function stateSql(m: QueryModel, c: StateColumn): string {
 }
 
 export const duckdbBucketStates: BucketStateStatements = {
-  states(m) {
+  states(m, maxRows) {
     const { prelude, from } = duckdbQuery.scan(m);
     const keys = [...m.keys.map((k) => k.alias), '__b'];
     const cols = [...keys, 'count(*) AS __rows', 'sum(__w) AS __wsum', ...stateColumns(m).map((c) => `${stateSql(m, c)} AS ${c.name}`)];
-    return `${prelude}\nSELECT ${cols.join(', ')} FROM ${from} GROUP BY ${keys.join(', ')}`;
+    return `${prelude}\nSELECT ${cols.join(', ')} FROM ${from} GROUP BY ${keys.join(', ')} LIMIT ${Math.trunc(maxRows)}`;
   },
 };

@@ -304,7 +304,7 @@ export interface BucketStateStatements {
   /**
    * One row per (breakdowns, `__b`) of the model's filtered events: the keys, `__b`, `__rows`
    * (events), `__wsum` (their weight) and every stateColumns(m) column; list kinds as arrays
-   * (pairs as two-element arrays), NULL or empty when the group has none.
+   * (pairs as two-element arrays), NULL or empty when the group has none; at most `maxRows` rows.
    */
-  states(m: QueryModel): string;
+  states(m: QueryModel, maxRows: number): string;
 }
