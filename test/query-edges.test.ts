@@ -2,9 +2,10 @@
 // truncation (1/5/30-minute rounding proven by events just inside and outside the rounded
 // bounds), the 7-day limits, the rate-limit buckets (relational prefixes, no Retry-After),
 // filter value conversion, hostile real column names, CONCURRENCY and RATE_* on sampled data,
-// having operators, `compare_time_offset_seconds`, mixed column types in `__all__`, and the
-// expression language through inline calculated fields. Expected answers are computed here or
-// by test/query-reference.ts from the events as sent.
+// having operators, `compare_time_offset_seconds`, mixed column types in `__all__`, the
+// expression language through inline calculated fields, and percentiles at their edges (the
+// unweighted, one-rate and weighted plans; exact cumulative boundaries). Expected answers are
+// computed here or by test/query-reference.ts from the events as sent.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, json, type TestApp } from './helpers.js';
 import { ingest, pollResult, runQuery, saveQuery } from './query-helpers.js';
