@@ -2,9 +2,10 @@
 // truncation (1/5/30-minute rounding proven by events just inside and outside the rounded
 // bounds), the 7-day limits, the rate-limit buckets (relational prefixes, no Retry-After),
 // filter value conversion, hostile real column names, CONCURRENCY and RATE_* on sampled data,
-// having operators, `compare_time_offset_seconds`, mixed column types in `__all__`, and the
-// expression language through inline calculated fields. Expected answers are computed here or
-// by test/query-reference.ts from the events as sent.
+// having operators, `compare_time_offset_seconds`, mixed column types in `__all__`, the
+// expression language through inline calculated fields, and percentiles at their edges (the
+// unweighted, one-rate and weighted plans; exact cumulative boundaries). Expected answers are
+// computed here or by test/query-reference.ts from the events as sent.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, json, type TestApp } from './helpers.js';
 import { ingest, pollResult, runQuery, saveQuery } from './query-helpers.js';
@@ -788,5 +789,72 @@ describe('percentiles: the unweighted, the weighted and the one-sample-rate plan
     expect((rows.get('n30') as any)['P10(v)']).toBe(3);
     expect((rows.get('n1') as any)['P999(v)']).toBe(5);
     expect(rows.get('none')).not.toHaveProperty('P50(v)');
+  });
+});
+
+describe('sample-weighted percentiles at exact cumulative boundaries', { timeout: 60_000 }, () => {
+  // The weighted plan (several sample rates in the window): per group, the smallest value whose
+  // cumulative sample-rate weight reaches p × the group's total weight. Pinned where p × total is
+  // exactly a cumulative weight (that value, not the next: `b100`, `b1000`, `nulls`), for a group
+  // of one event, ties across the target, events without the value (their weight is not in the
+  // total), a missing group key and a group with no value at all.
+  let t: TestApp;
+  const GROUPS: Record<string, [number | null, number][]> = {
+    // cumulative weights 1, 10, 50, 100: P01, P10 and P50 land on a boundary
+    b100: [[4, 50], [2, 9], [1, 1], [3, 40]],
+    // cumulative 989, 999, 1000: P999 lands on 999
+    b1000: [[3, 1], [1, 989], [2, 10]],
+    one: [[42, 3]],
+    // ties: the run of 5s holds cumulative 3 … 63 of 100
+    ties: [[5, 20], [1, 1], [5, 30], [9, 37], [5, 10], [2, 2]],
+    // the null values' weight (100, 50) is not counted: the total is 4
+    nulls: [[null, 100], [7, 1], [3, 2], [null, 50], [9, 1]],
+    none: [[null, 10], [null, 1]],
+  };
+  const OPS = ['P001', 'P01', 'P05', 'P10', 'P20', 'P25', 'P50', 'P75', 'P80', 'P90', 'P95', 'P99', 'P999'];
+  const refs = new Map<string, RefEvent[]>();
+
+  beforeAll(async () => {
+    t = await makeApp({ settings: { queryResultRateLimit: null } });
+    const nowS = setClock(t);
+    const start = floorTo(nowS - 7000, 60) + 5;
+    const rows = [...Object.entries(GROUPS), ['(no key)', [[6, 1], [8, 10]]] as [string, [number | null, number][]]];
+    let i = 0;
+    const events = rows.flatMap(([g, vs]) =>
+      vs.map(([v, w]) => {
+        const fields: Record<string, string | number> = g === '(no key)' ? {} : { g };
+        if (v !== null) fields.v = v;
+        return { timeMs: (start + i++) * 1000, samplerate: w, fields };
+      }),
+    );
+    for (const e of events) {
+      const key = String(e.fields.g ?? null);
+      refs.set(key, [...(refs.get(key) ?? []), e]);
+    }
+    await ingest(t, 'edges', events.map((e) => ({ time: iso(e.timeMs / 1000), samplerate: e.samplerate, data: e.fields })));
+  });
+  afterAll(() => t.close());
+
+  it('every percentile by group equals the weighted nearest rank', async () => {
+    const body = await runQuery(t, 'edges', { calculations: [{ op: 'COUNT' }, ...OPS.map((op) => ({ op, column: 'v' }))], breakdowns: ['g'], time_range: 7200 }, { disable_series: true });
+    const rows = new Map(body.data.results.map((r: any) => [String(r.data.g ?? null), r.data]));
+    expect([...rows.keys()].sort()).toEqual([...refs.keys()].sort());
+    for (const [g, evs] of refs) {
+      const data = rows.get(g) as Record<string, unknown>;
+      expect(data.COUNT, g).toBe(evs.reduce((s, e) => s + e.samplerate, 0));
+      for (const op of OPS) expect(data[`${op}(v)`], `${op} of ${g}`).toBe(aggregate(evs, op, 'v'));
+    }
+    // The boundaries, written out: the value whose cumulative weight is exactly p × total.
+    const at = (g: string, op: string) => (rows.get(g) as any)[`${op}(v)`];
+    expect([at('b100', 'P01'), at('b100', 'P10'), at('b100', 'P50'), at('b100', 'P99')]).toEqual([1, 2, 3, 4]);
+    expect([at('b1000', 'P95'), at('b1000', 'P99'), at('b1000', 'P999')]).toEqual([1, 2, 2]);
+    expect([at('one', 'P001'), at('one', 'P999')]).toEqual([42, 42]);
+    expect([at('ties', 'P05'), at('ties', 'P50'), at('ties', 'P75')]).toEqual([5, 5, 9]);
+    expect([at('nulls', 'P25'), at('nulls', 'P50'), at('nulls', 'P75'), at('nulls', 'P99')]).toEqual([3, 3, 7, 9]);
+    expect(rows.get('none')).not.toHaveProperty('P50(v)');
+    // Without a breakdown: the same rank over every event.
+    const whole = await runQuery(t, 'edges', { calculations: OPS.map((op) => ({ op, column: 'v' })), time_range: 7200 }, { disable_series: true });
+    const all = [...refs.values()].flat();
+    for (const op of OPS) expect(whole.data.results[0].data[`${op}(v)`], op).toBe(aggregate(all, op, 'v'));
   });
 });
