@@ -8,7 +8,8 @@
 //    and this process writes EVENTS events (100M) spread evenly over the 7 days ending now straight
 //    into the dataset's DuckDB table with one INSERT … SELECT, then checkpoints.
 //    BENCH_BOARD_DATA=<dir> keeps the data there and reuses it (its 7 days then end at the first
-//    run's time, so the board's 7 days hold fewer of them).
+//    run's time, so the board's 7 days hold fewer of them, and the events the sender sent in earlier
+//    runs stay).
 // 2. Twice, each on a fresh `waggle serve`: first with `WAGGLE_QUERY_CACHE=off` (the baseline:
 //    every query reads its whole window), then with the server's default. Each makes the board
 //    through the API as a user would (saved queries, their annotations, POST /1/boards), loads it
