@@ -41,7 +41,7 @@ async function measure(name, server, headers) {
 }
 
 // BENCH_ONLY=auth, BENCH_ONLY=ingest, BENCH_ONLY=slo, BENCH_ONLY=query, BENCH_ONLY=clickhouse,
-// BENCH_ONLY=slo-engines, BENCH_ONLY=web, BENCH_ONLY=bigtrace or BENCH_ONLY=wide runs one part.
+// BENCH_ONLY=slo-engines, BENCH_ONLY=web, BENCH_ONLY=bigtrace, BENCH_ONLY=wide or BENCH_ONLY=board runs one part.
 const ONLY = process.env.BENCH_ONLY ?? '';
 
 async function authBench() {
@@ -88,6 +88,8 @@ if (ONLY === '' || ONLY === 'wide') await (await import('./wide.mjs')).wideBench
 if (ONLY === '' || ONLY === 'slo') await (await import('./slo.mjs')).sloBench();
 // Query results on 10M events against the same queries hand-written in DuckDB SQL, and time pruning.
 if (ONLY === '' || ONLY === 'query') await (await import('./query.mjs')).queryBench();
+// A 6-panel board over 7 days of 100M events refreshed while events arrive, with the query cache off and on; a trigger's evaluation CPU (bench/board.mjs).
+if (ONLY === '' || ONLY === 'board') await (await import('./board.mjs')).boardBench();
 // ClickHouse behind the event-engine seam: ingest and queries on DuckDB, ClickHouse single node and 2 shards.
 if (ONLY === '' || ONLY === 'clickhouse') await (await import('./clickhouse.mjs')).clickhouseBench();
 // SLO detailed GETs on DuckDB (incremental rollups), ClickHouse and 2 shards (counted at every refresh).

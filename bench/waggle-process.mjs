@@ -54,7 +54,7 @@ export async function serveWaggle(dataDir, { nodeArgs = [], env = {}, waitMs = 6
   return { port, child, stop };
 }
 
-/** A JSON request to the server with a team key; throws on a status of 300 or more. */
+/** A JSON request to the server with a team key (undefined for an empty answer); throws on a status of 300 or more. */
 export async function api(port, key, method, path, body) {
   const r = await fetch(`http://127.0.0.1:${port}${path}`, {
     method,
@@ -63,5 +63,5 @@ export async function api(port, key, method, path, body) {
   });
   const text = await r.text();
   if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${text.slice(0, 500)}`);
-  return JSON.parse(text);
+  return text ? JSON.parse(text) : undefined;
 }
