@@ -211,7 +211,7 @@ export const DEFAULTS: Settings = {
   sessionTtlHours: 168,
   uiQueryResultRateLimit: { limit: 120, windowSeconds: 60 },
   queryHistoryMax: 1000,
-  queryCache: { enabled: true, maxBytes: 128 * 1024 * 1024, graceSeconds: 300, maxValues: 1_000_000 },
+  queryCache: { enabled: true, maxBytes: 128 * 1024 * 1024, graceSeconds: 60, maxValues: 1_000_000 },
   slowQueryMs: 2000,
   slowCommitMs: 1000,
   deployMarkerField: 'service.version',

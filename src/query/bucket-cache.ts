@@ -19,7 +19,7 @@
 import { createHash } from 'node:crypto';
 import type { CacheInvalidation } from '../stores/config/types.js';
 import type { EventStore } from '../stores/events/types.js';
-import { mergeStates, stateRow, stateRowBytes, stateRowValues, type MergedParts, type StateRow } from './bucket-states.js';
+import { coarsen, mergeStates, stateRow, stateRowBytes, stateRowValues, type MergedParts, type StateRow } from './bucket-states.js';
 import { plan, planStates, type PlanInput } from './plan.js';
 
 export interface BucketCacheOptions {
@@ -89,7 +89,10 @@ export class BucketCache {
    * The parts of the query's answer from kept and fresh bucket states, or undefined when it
    * runs uncached (too many values to keep).
    */
-  async run(events: EventStore, input: PlanInput, timeoutMs: () => number): Promise<MergedParts | undefined> {
+  async run(events: EventStore, query: PlanInput, timeoutMs: () => number): Promise<MergedParts | undefined> {
+    // States are kept per bucket of a finer grain than the query's (fineGrain): a refresh then
+    // reads only the last fine buckets, not the query's whole last bucket.
+    const input = { ...query, granularity: fineGrain(query) };
     const key = keyOf(input);
     const until = this.tooLarge.get(key);
     if (until !== undefined && until > this.opts.now()) return this.uncached();
@@ -99,6 +102,7 @@ export class BucketCache {
     const generation = this.generationOf(datasets);
     const shape = planStates(input);
     const g = shape.bucketUs;
+    const answer = planStates(query);
     const startUs = Math.trunc(input.start * 1e6);
     const endUs = Math.trunc(input.end * 1e6);
     const closedUs = (this.opts.now() - this.opts.graceSeconds * 1000) * 1000;
@@ -155,7 +159,7 @@ export class BucketCache {
     // (What another node changed while the states were read is in the log by now.)
     if (freshRows.length > 0 || fresh.size > 0) await this.sync();
     this.keep(key, datasets, g, generation, [...fresh].filter(keeps), freshRows);
-    return mergeStates(shape, [...rows, ...freshRows]);
+    return mergeStates(answer, coarsen(answer, [...rows, ...freshRows], g));
   }
 
   /** Events in the ranges that pass the filters: each is at most one value of each list state. */
@@ -220,8 +224,13 @@ export class BucketCache {
     else this.generations.set(datasetId, (this.generations.get(datasetId) ?? 0) + 1);
     for (const [key, e] of this.entries) {
       if (datasetId !== ALL_DATASETS && !e.datasets.includes(datasetId)) continue;
-      for (const [b, rs] of e.buckets) {
-        if ((b + 1) * e.bucketUs <= fromUs || b * e.bucketUs > toUs) continue;
+      // (The buckets of the range one by one when it is shorter than the kept list: a late batch spans seconds.)
+      const lo = Math.floor(fromUs / e.bucketUs);
+      const hi = Math.floor(toUs / e.bucketUs);
+      const hits = hi - lo + 1 < e.buckets.size ? Array.from({ length: hi - lo + 1 }, (_, i) => lo + i) : [...e.buckets.keys()].filter((b) => b >= lo && b <= hi);
+      for (const b of hits) {
+        const rs = e.buckets.get(b);
+        if (!rs) continue;
         e.buckets.delete(b);
         const size = 48 + rs.reduce((s, r) => s + stateRowBytes(r), 0);
         e.bytes -= size;
@@ -259,6 +268,18 @@ export class BucketCache {
     }
     if (this.applied.size > 4 * LOG_OVERLAP) for (const s of this.applied) if (s <= this.logSeq - LOG_OVERLAP) this.applied.delete(s);
   }
+}
+
+/** Most fine buckets in a window (fineGrain). */
+const MAX_FINE_BUCKETS = 2016;
+/** Bucket widths (seconds) a fine grain is chosen from. */
+const FINE_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600];
+
+/** The grain states are kept at: the smallest step dividing the query's bucket width that gives at most MAX_FINE_BUCKETS in its window. */
+export function fineGrain(input: PlanInput): number {
+  const span = Math.max(1, input.end - input.start);
+  const g = input.granularity;
+  return FINE_STEPS.find((d) => d <= g && Number.isInteger(g / d) && span / d <= MAX_FINE_BUCKETS) ?? g;
 }
 
 /** A query's identity: its states statement without the window, and its bucket width. */

@@ -72,6 +72,49 @@ export function stateRowValues(r: StateRow): number {
   return n;
 }
 
+/**
+ * State rows of a finer grain (`fineUs`, dividing the plan's bucket width) as rows of the plan's
+ * buckets: each group's rows of one bucket merged (numbers summed or compared, lists joined,
+ * spans' last buckets in the plan's buckets).
+ */
+export function coarsen(plan: StatesPlan, rows: StateRow[], fineUs: number): StateRow[] {
+  const k = Math.round(plan.bucketUs / fineUs);
+  if (k === 1) return rows;
+  const out = new Map<string, StateRow>();
+  for (const r of rows) {
+    const b = Math.floor(r.b / k);
+    const id = `${b}\0${groupKey(r.keys)}`;
+    const into = out.get(id);
+    const states = { ...r.states };
+    if (states.__spans instanceof Float64Array) {
+      const l = Float64Array.from(states.__spans);
+      for (let j = 0; j < l.length; j += 2) l[j] = Math.floor(l[j] / k);
+      states.__spans = l;
+    }
+    if (!into) {
+      out.set(id, { ...r, b, states });
+      continue;
+    }
+    into.rows += r.rows;
+    into.wsum += r.wsum;
+    for (const c of plan.states) {
+      const a = into.states[c.name];
+      const v = states[c.name];
+      if (v instanceof Float64Array) {
+        const joined = new Float64Array((a as Float64Array).length + v.length);
+        joined.set(a as Float64Array);
+        joined.set(v, (a as Float64Array).length);
+        into.states[c.name] = joined;
+      } else if (Array.isArray(v)) into.states[c.name] = [...new Set([...(a as string[]), ...v])];
+      else if (v !== null) {
+        const x = a as number | null;
+        into.states[c.name] = x === null ? v : c.kind === 'min' ? Math.min(x, v) : c.kind === 'max' ? Math.max(x, v) : x + v;
+      }
+    }
+  }
+  return [...out.values()];
+}
+
 export type Row = Record<string, unknown>;
 export interface MergedParts {
   results: Row[];
