@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { join } from 'node:path';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { StoreMemory } from '../stores/events/types.js';
+import type { CacheStats } from '../query/bucket-cache.js';
 
 /** Latency buckets (seconds) for requests, commits, queries and evaluation runs. */
 const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -169,7 +170,7 @@ export class Metrics {
   }
 
   /** The bucket-result cache's size and counts, read at every scrape. */
-  watchQueryCache(stats: () => QueryCacheStats): void {
+  watchQueryCache(stats: () => CacheStats): void {
     const r = this.registry;
     valueGauge(r, 'waggle_query_cache_bytes', 'Memory the kept query bucket states take (bounded by WAGGLE_QUERY_CACHE_MB)', () => stats().bytes);
     valueGauge(r, 'waggle_query_cache_entries', 'Queries with kept bucket states', () => stats().entries);
@@ -182,18 +183,6 @@ export class Metrics {
     totalCounter(r, 'waggle_query_cache_invalidated_buckets_total', 'Kept buckets dropped because their events changed (late events, retention, a deleted dataset)', () => ({ '': stats().invalidated }));
     totalCounter(r, 'waggle_query_cache_evicted_total', 'Queries whose kept states were dropped to stay within WAGGLE_QUERY_CACHE_MB', () => ({ '': stats().evicted }));
   }
-}
-
-/** What the bucket-result cache reports (src/query/bucket-cache.ts: CacheStats). */
-export interface QueryCacheStats {
-  entries: number;
-  buckets: number;
-  bytes: number;
-  hits: number;
-  misses: number;
-  uncached: number;
-  invalidated: number;
-  evicted: number;
 }
 
 /** A counter whose total is read at every scrape. */

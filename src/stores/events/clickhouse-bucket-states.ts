@@ -2,25 +2,15 @@
 // the merge is src/query/bucket-states.ts): one GROUP BY of the filtered events per
 // (breakdowns, time bucket); lists are arrays of tuples, answered as JSON arrays.
 import { clickhouseQuery } from './clickhouse-query.js';
-import { numeric, spanLastBucket, stateColumns, type BucketStateStatements, type StateColumn, type QueryModel } from './statements.js';
+import { numeric, numericStateSql, spanLastBucket, stateColumns, type BucketStateStatements, type StateColumn, type QueryModel } from './statements.js';
 
 function stateSql(m: QueryModel, c: StateColumn): string {
   const d = m.dialect;
   const n = c.field ? numeric(d, c.field) : '';
   const pairIf = (a: string, b: string, cond: string) => `groupArrayIf((toFloat64(assumeNotNull(${a})), toFloat64(assumeNotNull(${b}))), ${cond})`;
+  const plain = numericStateSql(d, c);
+  if (plain !== undefined) return plain;
   switch (c.kind) {
-    case 'sum':
-      return `sum(${n})`;
-    case 'sumWeighted':
-      return `sum(${n} * __w)`;
-    case 'count':
-      return `count(${n})`;
-    case 'countWeighted':
-      return `sum(CASE WHEN ${n} IS NOT NULL THEN __w END)`;
-    case 'min':
-      return `min(${n})`;
-    case 'max':
-      return `max(${n})`;
     case 'distinct':
       return `groupUniqArray(${c.field!.alias})`;
     case 'values':
@@ -29,6 +19,8 @@ function stateSql(m: QueryModel, c: StateColumn): string {
       return pairIf(d.epochUs('__t'), n, `isNotNull(${n})`);
     case 'spans':
       return pairIf(spanLastBucket(d, m.bucketUs), '__w', '1');
+    default:
+      throw new Error(`no state ${c.kind}`);
   }
 }
 

@@ -2,25 +2,15 @@
 // the merge is src/query/bucket-states.ts): one GROUP BY of the filtered events per
 // (breakdowns, time bucket).
 import { duckdbQuery } from './duckdb-query.js';
-import { numeric, spanLastBucket, stateColumns, type BucketStateStatements, type StateColumn, type QueryModel } from './statements.js';
+import { numeric, numericStateSql, spanLastBucket, stateColumns, type BucketStateStatements, type StateColumn, type QueryModel } from './statements.js';
 
 function stateSql(m: QueryModel, c: StateColumn): string {
   const d = m.dialect;
   const n = c.field ? numeric(d, c.field) : '';
   const pair = (a: string, b: string) => `list([CAST(${a} AS DOUBLE), CAST(${b} AS DOUBLE)])`;
+  const plain = numericStateSql(d, c);
+  if (plain !== undefined) return plain;
   switch (c.kind) {
-    case 'sum':
-      return `sum(${n})`;
-    case 'sumWeighted':
-      return `sum(${n} * __w)`;
-    case 'count':
-      return `count(${n})`;
-    case 'countWeighted':
-      return `sum(CASE WHEN ${n} IS NOT NULL THEN __w END)`;
-    case 'min':
-      return `min(${n})`;
-    case 'max':
-      return `max(${n})`;
     case 'distinct':
       return `list(DISTINCT ${c.field!.alias}) FILTER (WHERE ${c.field!.alias} IS NOT NULL)`;
     case 'values':
@@ -29,6 +19,8 @@ function stateSql(m: QueryModel, c: StateColumn): string {
       return `${pair(d.epochUs('__t'), n)} FILTER (WHERE ${n} IS NOT NULL)`;
     case 'spans':
       return pair(spanLastBucket(d, m.bucketUs), '__w');
+    default:
+      throw new Error(`no state ${c.kind}`);
   }
 }
 

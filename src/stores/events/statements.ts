@@ -299,6 +299,27 @@ export function spanLastBucket(d: SqlDialect, bucketUs: number): string {
   return `greatest(${d.cast(`floor((${d.epochUs('__t')} + greatest(coalesce(__dur, 0), 0) * 1000 - 1) / ${Math.trunc(bucketUs)})`, 'integer')}, __b)`;
 }
 
+/** A number kind's state as an aggregate (the same on every engine); undefined for the list kinds. */
+export function numericStateSql(d: SqlDialect, c: StateColumn): string | undefined {
+  const n = c.field ? numeric(d, c.field) : '';
+  switch (c.kind) {
+    case 'sum':
+      return `sum(${n})`;
+    case 'sumWeighted':
+      return `sum(${n} * __w)`;
+    case 'count':
+      return `count(${n})`;
+    case 'countWeighted':
+      return `sum(CASE WHEN ${n} IS NOT NULL THEN __w END)`;
+    case 'min':
+      return `min(${n})`;
+    case 'max':
+      return `max(${n})`;
+    default:
+      return undefined;
+  }
+}
+
 /** The states statement of the bucket-result cache. */
 export interface BucketStateStatements {
   /**
