@@ -145,6 +145,7 @@ export class BucketCache {
       const ranges = runs.map(([a, z]) => ({ start: Math.max(startUs, a * g) / 1e6, end: Math.min(endUs, (z + 1) * g) / 1e6 }));
       const listed = shape.states.some((s) => s.kind === 'distinct' || s.kind === 'values' || s.kind === 'rates' || s.kind === 'spans');
       const tooLarge = () => {
+        if (this.tooLarge.size >= 10_000) for (const [k, t] of this.tooLarge) if (t <= this.opts.now()) this.tooLarge.delete(k);
         this.tooLarge.set(key, this.opts.now() + TOO_LARGE_MS);
         return this.uncached();
       };
