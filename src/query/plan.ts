@@ -200,17 +200,16 @@ function build(input: PlanInput) {
   const t = quoteIdent(TIME_COLUMN);
   const inRange = (r: { start: number; end: number }) => `${t} >= ${d.timestamp(Math.trunc(r.start * 1_000_000))} AND ${t} < ${d.timestamp(Math.trunc(r.end * 1_000_000))}`;
   const ranges = input.ranges ?? [{ start: input.start, end: input.end }];
-  const timeWhere = ranges.length === 1 ? inRange(ranges[0]) : ranges.map((r) => `(${inRange(r)})`).join(' OR ');
-  const selects = perSource.map(({ source, resolved, duration }) => {
+  // One SELECT per dataset and time range: an engine prunes by each range (an OR of ranges made
+  // DuckDB read every row group's times: 1 s per statement on 100M events).
+  const selects = perSource.flatMap(({ source, resolved, duration }) => {
     const cols = [`${quoteIdent(TIME_COLUMN)} AS __t`, `${quoteIdent(SAMPLERATE_COLUMN)} AS __w`];
     for (const f of fields.values()) {
       const r = resolved.get(f.name);
       cols.push(`${d.cast(r && r.type !== 'null' ? r.sql : 'NULL', f.type)} AS ${f.alias}`);
     }
     if (usesConcurrency) cols.push(`${d.tryCast(duration && duration.type !== 'null' ? duration.sql : 'NULL', 'float')} AS __dur`);
-    return (
-      `SELECT ${cols.join(', ')} FROM ${quoteIdent(tableName(source.dataset.id))} WHERE ${timeWhere}`
-    );
+    return ranges.map((r) => `SELECT ${cols.join(', ')} FROM ${quoteIdent(tableName(source.dataset.id))} WHERE ${inRange(r)}`);
   });
   const emptyBase = `SELECT ${d.nullTime()} AS __t, ${d.nullOf('integer')} AS __w${[...fields.values()]
     .map((f) => `, ${d.nullOf(f.type)} AS ${f.alias}`)

@@ -60,12 +60,16 @@ export async function runQuery(events: EventStore, allSources: Source[], spec: Q
   // out when no calculation weighs (MIN, MAX, COUNT_DISTINCT and RATE_* only).
   const calculations = spec.calculations && spec.calculations.length > 0 ? spec.calculations : [{ op: 'COUNT' as const }];
   const weighs = calculations.some((c) => !UNWEIGHTED.has(c.op));
+  const base = { dialect: events.dialect, sources, spec, start: opts.start, end: opts.end, granularity, limit: opts.limit };
+  // The cache merges the weighted forms, whose answers are the same whatever the rates (with every
+  // weight 1, or one rate for every event, they are the unweighted ones exactly): no check there.
+  const merged = opts.cache && (await opts.cache.run(events, { ...base, weighted: true, weightedPercentiles: true }, remaining));
   // When every event of the window has the same sample rate, percentiles are the unweighted ones.
-  const rates = weighs && sources.length > 0 ? await sampleRates(events, sources, opts, remaining()) : { min: 1, max: 1 };
+  const rates = !merged && weighs && sources.length > 0 ? await sampleRates(events, sources, opts, remaining()) : { min: 1, max: 1 };
   const weighted = rates.max > 1;
   const weightedPercentiles = weighted && rates.min !== rates.max;
 
-  const input = { dialect: events.dialect, sources, spec, start: opts.start, end: opts.end, granularity, limit: opts.limit, weighted, weightedPercentiles };
+  const input = { ...base, weighted, weightedPercentiles };
   const p = plan(input, 'results');
   const run = (part: 'results' | 'totals' | 'totalSeries') => {
     const { sql, params } = part === 'results' ? p : plan(input, part);
@@ -94,7 +98,6 @@ export async function runQuery(events: EventStore, allSources: Source[], spec: Q
     data: toData(row),
   });
 
-  const merged = opts.cache && (await opts.cache.run(events, input, remaining));
   if (merged) {
     const out: QueryData = { series: [], results: merged.results.map((r) => ({ data: toData(r) })) };
     if (!opts.disableSeries) out.series = merged.series.map(toSeries);

@@ -54,7 +54,7 @@ export type Part = 'results' | 'series' | 'totals' | 'totalSeries' | 'other';
 export interface QueryModel {
   dialect: SqlDialect;
   /**
-   * The window's events, one SELECT per dataset joined by UNION ALL: `__t` (event time), `__w`
+   * The window's events, one SELECT per dataset (and time range) joined by UNION ALL: `__t` (event time), `__w`
    * (sample rate), one column per field named by its alias and, with CONCURRENCY, `__dur`
    * (duration in milliseconds). Each SELECT restricts itself to the window, so an engine prunes
    * by event time.
