@@ -141,7 +141,7 @@ function property(setting: () => string | undefined, size: { specs: number; roun
   });
 }
 
-describe('the bucket-result cache answers as a cold run: DuckDB', { timeout: 300_000 }, () => property(() => undefined, { specs: 24, rounds: 4 }));
+describe('the bucket-result cache answers as a cold run: DuckDB', { timeout: 300_000 }, () => property(() => undefined, { specs: 16, rounds: 3 }));
 
 describe.skipIf(!clickhouseBinary)('the bucket-result cache answers as a cold run: ClickHouse', { timeout: 300_000 }, () => {
   let cluster: ClickHouseCluster | undefined;
@@ -149,7 +149,7 @@ describe.skipIf(!clickhouseBinary)('the bucket-result cache answers as a cold ru
     cluster = await startClickHouse(1);
   }, 60_000);
   afterAll(() => cluster?.stop());
-  property(() => cluster!.setting(), { specs: 12, rounds: 3 });
+  property(() => cluster!.setting(), { specs: 8, rounds: 3 });
 });
 if (!clickhouseBinary) warnClickHouseSkipped('the bucket-result cache on ClickHouse (test/query-cache.test.ts)');
 
