@@ -45,6 +45,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { makeEvents } from './events.mjs';
 import { FIELD_TYPES, generateSql, seedEvents } from './query-data.mjs';
 import { api, serveWaggle } from './waggle-process.mjs';
+import { cpuSeconds, mean, p50, percentile, sleep } from './stats.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const EVENTS = Number(process.env.BENCH_BOARD_EVENTS ?? 100_000_000);
@@ -65,22 +66,8 @@ const INGEST_ALONE_MS = 15_000;
 // An hour for 10M events (generation, the phases at 60 s intervals), longer in proportion for more.
 const WATCHDOG_S = 3600 * Math.max(1, EVENTS / 10_000_000) + 2 * REFRESHES * INTERVAL_S;
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const percentile = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
-};
-const p50 = (xs) => percentile(xs, 50);
-const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const ms = (x) => (x === undefined ? '–' : x >= 100 ? x.toFixed(0) : x.toFixed(1));
 const secs = (t0) => ((performance.now() - t0) / 1000).toFixed(1);
-
-const TICKS = 100; // USER_HZ on Linux
-/** User + system CPU seconds of a process, all threads. */
-function cpuSeconds(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS;
-}
 
 function run(args) {
   return new Promise((resolve, reject) => {

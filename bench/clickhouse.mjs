@@ -22,6 +22,7 @@ import { clickhouseBinary, startClickHouse } from '../scripts/clickhouse-servers
 import { makeEvents } from './events.mjs';
 import { batchSender, freePort, serverRun } from './ingest.mjs';
 import { serverNodeFlags } from './server-node.mjs';
+import { p50, sleep } from './stats.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const EVENTS = Number(process.env.BENCH_CLICKHOUSE_EVENTS ?? 1_000_000);
@@ -56,8 +57,6 @@ const QUERIES = [
   },
 ];
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const p50 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 function runNode(args) {
   return new Promise((resolve, reject) => {

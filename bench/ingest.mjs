@@ -27,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { makeEvents } from './events.mjs';
 import { serverNodeEnv, serverNodeFlags } from './server-node.mjs';
+import { cpuSeconds, peakRssMb, percentile, sleep } from './stats.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
@@ -35,14 +36,7 @@ const BATCH = 1000;
 const BODIES = 48; // distinct bodies, 48,000 distinct events, sent round-robin
 const WARMUP = Math.min(3, DURATION / 3);
 const LATENCY_SAMPLES = 200;
-const TICKS = 100; // USER_HZ on Linux
 const WATCHDOG_S = 4 * DURATION + 180;
-
-function cpuSeconds(pid, thread) {
-  const path = thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`;
-  const fields = readFileSync(path, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS; // utime + stime (all threads, or one)
-}
 
 export function freePort() {
   return new Promise((resolve, reject) => {
@@ -62,11 +56,6 @@ function run(args, env = {}) {
     c.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${args.join(' ')} exited ${code}: ${out}`))));
   });
 }
-
-const percentile = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
-};
 
 /** POSTs one gzipped batch; resolves with the number of events answered 202. */
 function post(agent, port, key, body, dataset = 'bench') {
@@ -146,14 +135,6 @@ function load(port, key, bodies, connections, send) {
     },
     failed: all,
   };
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** Peak resident memory of a process, in MB (VmHWM). */
-function peakRssMb(pid) {
-  const kb = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-  return Number(kb) / 1024;
 }
 
 /**

@@ -40,6 +40,7 @@ import Database from 'better-sqlite3';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { FIELD_TYPES, bytesByColumn, copySql, generateSql, seedEvents } from './query-data.mjs';
 import { api, serveWaggle } from './waggle-process.mjs';
+import { cpuMs, cpuSeconds, mean, p50, p95, percentile, sleep } from './stats.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const EVENTS = Number(process.env.BENCH_QUERY_EVENTS ?? process.env.BENCH_EVENTS ?? 10_000_000);
@@ -61,28 +62,8 @@ const SAMPLERATE = `CASE WHEN hash(epoch_us(__time), 1) % 100 = 0 THEN 100 WHEN 
 /** The datasets a run needs: the 7-day one only for the pruning rows, the sampled one only for its query. */
 const NEEDED = [DATASET, ...(!ONLY || ONLY.some((k) => k.startsWith('pruning-')) ? [DATASET_7D] : []), ...(!ONLY || ONLY.includes('p99-by-service-sampled') ? [DATASET_SAMPLED] : [])];
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const percentile = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
-};
-const p50 = (xs) => percentile(xs, 50);
-const p95 = (xs) => percentile(xs, 95);
 const ms = (x) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
 const secs = (t0) => ((performance.now() - t0) / 1000).toFixed(1);
-
-const TICKS = 100; // USER_HZ on Linux
-/** User + system CPU seconds of a process, all threads. */
-function cpuSeconds(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS;
-}
-/** CPU ms of this process since `u0` (process.cpuUsage()). */
-const cpuMs = (u0) => {
-  const u = process.cpuUsage(u0);
-  return (u.user + u.system) / 1000;
-};
-const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 
 function run(args) {

@@ -2,20 +2,15 @@
 // absolute numbers beside them. Each server runs as its own process; autocannon drives it
 // from this one. Server CPU is read from /proc (user + system time) around each run.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { serverNodeFlags } from './server-node.mjs';
+import { cpuSeconds } from './stats.mjs';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = 32;
-const TICKS = 100; // USER_HZ on Linux
-
-function cpuSeconds(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS; // utime + stime
-}
 
 function start(args, env = {}) {
   return new Promise((resolve, reject) => {

@@ -5,9 +5,9 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './ingest.mjs';
 import { serverNodeEnv, serverNodeFlags } from './server-node.mjs';
+import { sleep } from './stats.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * `waggle serve` on dataDir, answering; `stop()` ends it with SIGTERM (checkpoint and close) and

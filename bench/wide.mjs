@@ -31,7 +31,7 @@
 // (the ingest servers run with --cpu-prof and write their profiles there), BENCH_WIDE_SERVER_ENV
 // ('NAME=value …', more environment for the servers, e.g. WAGGLE_HOT_COLUMNS=200).
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,6 +42,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { makeEvents, rng } from './events.mjs';
 import { batchSender } from './ingest.mjs';
 import { api, serveWaggle } from './waggle-process.mjs';
+import { cpuMs, cpuSeconds, mean, p50, peakRssMb, percentile, sleep } from './stats.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const WIDE_EVENTS = Number(process.env.BENCH_WIDE_EVENTS ?? 300_000);
@@ -58,7 +59,6 @@ const NARROW_BODIES = Math.ceil(48_000 / BATCH);
 // keys, so the dataset's columns are made in the first few.
 const WARMUP_BATCHES = Math.ceil(16_000 / BATCH);
 const POLL_MS = 5;
-const TICKS = 100; // USER_HZ on Linux
 const WATCHDOG_S = 900 + (WIDE_EVENTS + NARROW_EVENTS) / 1000;
 const WIDE = 'wide-bench';
 const NARROW = 'narrow-bench';
@@ -273,29 +273,8 @@ export const RARE = (() => {
 
 // --- measuring
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const percentile = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
-};
-const p50 = (xs) => percentile(xs, 50);
-const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const ms = (x) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
 const int = (x) => Math.round(x).toLocaleString('en');
-
-function cpuSeconds(pid, thread) {
-  const path = thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`;
-  const fields = readFileSync(path, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS; // utime + stime
-}
-const cpuMs = (u0) => {
-  const u = process.cpuUsage(u0);
-  return (u.user + u.system) / 1000;
-};
-/** Peak resident memory of a process, in MB (VmHWM). */
-function peakRssMb(pid) {
-  return Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
-}
 
 function run(args) {
   return new Promise((resolve, reject) => {
