@@ -10,9 +10,9 @@
 //   per part  otherwise: one statement per part; a Level computes the aggregates grouped by the
 //          breakdowns (results), breakdowns + bucket (series), nothing (totals, other) or the
 //          bucket (total series). Plain aggregates come from one GROUP BY; the ops that need
-//          ordering or expansion (sample-weighted percentiles, HEATMAP, CONCURRENCY, RATE_*)
-//          each come from their own CTE joined on the keys. The series and "other" statements
-//          take the groups `results` answered as bound parameters.
+//          ordering, expansion or a set (sample-weighted percentiles, HEATMAP, CONCURRENCY,
+//          RATE_*, COUNT_DISTINCT) each come from their own CTE joined on the keys. The series
+//          and "other" statements take the groups `results` answered as bound parameters.
 import { numeric, topGroups, type Aggregation, type Part, type QueryModel, type QueryStatements } from './statements.js';
 
 /** The CTEs `base` and `f`. */
@@ -232,8 +232,18 @@ class Level {
       else if (c.op === 'AVG') plain.push(w ? `sum(${n} * __w) / sum(CASE WHEN ${n} IS NOT NULL THEN __w END) AS ${c.alias}` : `avg(${n}) AS ${c.alias}`);
       else if (c.op === 'MAX') plain.push(`max(${n}) AS ${c.alias}`);
       else if (c.op === 'MIN') plain.push(`min(${n}) AS ${c.alias}`);
-      else if (c.op === 'COUNT_DISTINCT') plain.push(`count(DISTINCT ${c.field!.alias}) AS ${c.alias}`);
-      else if (c.op === 'PERCENTILE' && !m.weightedPercentiles) plain.push(`quantile_disc(${n}, ${c.p}) AS ${c.alias}`);
+      else if (c.op === 'COUNT_DISTINCT') {
+        // A GROUP BY of (keys, value), then a count per group, not count(DISTINCT …): DuckDB keeps
+        // a DISTINCT aggregate's sets in memory, while a GROUP BY spills to disk (7 days of 100M
+        // events passed the default 256 MB memory limit with count(DISTINCT …)).
+        const cte = `${name}_${c.alias}`;
+        const v = c.field!.alias;
+        const pairs = [...new Set([...keys, v])].join(', ');
+        ctes.push(
+          `${cte} AS (SELECT ${select([`count(*) AS ${c.alias}`])} FROM (SELECT ${pairs} FROM ${from} WHERE ${v} IS NOT NULL GROUP BY ${pairs})${keys.length ? ` GROUP BY ${keyList}` : ''})`,
+        );
+        joins.push({ cte, aliases: [c.alias] });
+      } else if (c.op === 'PERCENTILE' && !m.weightedPercentiles) plain.push(`quantile_disc(${n}, ${c.p}) AS ${c.alias}`);
       else if (c.op === 'PERCENTILE') {
         // Sample-weighted nearest rank: the smallest value whose cumulative weight reaches p × total.
         const cte = `${name}_${c.alias}`;
@@ -301,7 +311,8 @@ class Level {
       ...keys.map((k) => `${rows}.${k}`),
       ...m.calcs.map((c) => {
         const j = joins.find((x) => x.aliases.includes(c.alias));
-        if (j) return `${j.cte}.${c.alias}`;
+        // (A group without values has no row in a COUNT_DISTINCT CTE: its count is 0.)
+        if (j) return c.op === 'COUNT_DISTINCT' ? `coalesce(${j.cte}.${c.alias}, 0) AS ${c.alias}` : `${j.cte}.${c.alias}`;
         const zero = running.length > 0 && (c.op === 'COUNT' || c.op === 'SUM' || c.op === 'COUNT_DISTINCT');
         return zero ? `coalesce(${name}_plain.${c.alias}, 0) AS ${c.alias}` : `${name}_plain.${c.alias}`;
       }),
