@@ -3,12 +3,12 @@
 import { expect } from 'vitest';
 import { call, teamHeaders } from './cli-helpers.js';
 
-/** Runs a query through /1/queries and /1/query_results on a started server; the completed result. */
-export async function serverQuery(url: string, configKey: string, dataset: string, query: Record<string, unknown>): Promise<any> {
+/** Runs a query through /1/queries and /1/query_results on a started server (its series only when `series`); the completed result. */
+export async function serverQuery(url: string, configKey: string, dataset: string, query: Record<string, unknown>, series = false): Promise<any> {
   const h = { ...teamHeaders(configKey), 'content-type': 'application/json' };
   const saved = await call(url, `/1/queries/${dataset}`, { method: 'POST', headers: h, body: query });
   expect(saved.status, saved.text).toBe(200);
-  const created = await call(url, `/1/query_results/${dataset}`, { method: 'POST', headers: h, body: { query_id: saved.body.id, limit: 10_000, disable_series: true } });
+  const created = await call(url, `/1/query_results/${dataset}`, { method: 'POST', headers: h, body: series ? { query_id: saved.body.id } : { query_id: saved.body.id, limit: 10_000, disable_series: true } });
   expect(created.status, created.text).toBe(201);
   const path = new URL(created.headers.get('location')!).pathname;
   for (let i = 0; i < 600; i++) {

@@ -64,6 +64,16 @@ describe('a low event-store memory limit', { timeout: 300_000 }, () => {
     expect((await postBatch(low.url, init.keys.ingest, 'wide', [{ data: { id: 'after', n: 0 } }])).status).toBe(200);
     expect(low.proc.exitCode).toBeNull();
     expect(await low.stop()).toEqual({ code: 0, signal: null });
+
+    // COUNT_DISTINCT of the ids with its series at 48 MB, past the set's raw size (10 MB of ids):
+    // counted by a GROUP BY of (bucket, id), answered exactly. (Where count(DISTINCT …) and the
+    // GROUP BY part ways is larger: 7 days of 100M events at 256 MB, docs/benchmarks.md.)
+    const mid = await serve(['--data-dir', d], { env: { WAGGLE_EVENT_STORE_MEMORY: '48MB' } });
+    const distinct = await serverQuery(mid.url, init.keys.configuration, 'wide', { calculations: [{ op: 'COUNT_DISTINCT', column: 'id' }], time_range: 3600, granularity: 60 }, true);
+    expect(distinct.error).toBeUndefined();
+    expect(distinct.data.results[0].data['COUNT_DISTINCT(id)']).toBe(DISTINCT + HOT + 1);
+    expect(Math.max(...distinct.data.series.map((p: { data: Record<string, number> }) => p.data['COUNT_DISTINCT(id)']))).toBeGreaterThan(0);
+    expect(await mid.stop()).toEqual({ code: 0, signal: null });
   });
 });
 
