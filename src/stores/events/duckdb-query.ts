@@ -237,13 +237,13 @@ class Level {
         // Per group (breakdowns, time buckets), a GROUP BY of (keys, value) and a count per group,
         // not count(DISTINCT …): its sets of many groups passed the default 256 MB memory limit
         // over 7 days of 100M events (a series of 84 buckets), while a GROUP BY spills. One set
-        // alone (no keys) it holds within the limit and is faster: 12.5M distinct trace ids of
+        // alone (no keys, above) it holds within the limit, faster: 12.5M distinct trace ids of
         // those 100M events in 5.0 s against 8.8 s.
         const cte = `${name}_${c.alias}`;
         const v = c.field!.alias;
         const pairs = [...new Set([...keys, v])].join(', ');
         ctes.push(
-          `${cte} AS (SELECT ${select([`count(*) AS ${c.alias}`])} FROM (SELECT ${pairs} FROM ${from} WHERE ${v} IS NOT NULL GROUP BY ${pairs})${keys.length ? ` GROUP BY ${keyList}` : ''})`,
+          `${cte} AS (SELECT ${select([`count(*) AS ${c.alias}`])} FROM (SELECT ${pairs} FROM ${from} WHERE ${v} IS NOT NULL GROUP BY ${pairs}) GROUP BY ${keyList})`,
         );
         joins.push({ cte, aliases: [c.alias] });
       } else if (c.op === 'PERCENTILE' && !m.weightedPercentiles) plain.push(`quantile_disc(${n}, ${c.p}) AS ${c.alias}`);
