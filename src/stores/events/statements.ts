@@ -54,10 +54,10 @@ export type Part = 'results' | 'series' | 'totals' | 'totalSeries' | 'other';
 export interface QueryModel {
   dialect: SqlDialect;
   /**
-   * The window's events, one SELECT per dataset (and time range) joined by UNION ALL: `__t` (event time), `__w`
-   * (sample rate), one column per field named by its alias and, with CONCURRENCY, `__dur`
-   * (duration in milliseconds). Each SELECT restricts itself to the window, so an engine prunes
-   * by event time.
+   * The window's events, one SELECT per dataset (and time range) joined by UNION ALL: `__t`
+   * (event time), `__w` (sample rate), one column per field named by its alias and, with
+   * CONCURRENCY, `__dur` (duration in milliseconds). Each SELECT restricts itself to the window,
+   * so an engine prunes by event time.
    */
   events: string;
   /** The filters as one predicate; undefined when there are none. */
