@@ -220,6 +220,35 @@ describe('the bucket-result cache under small bounds', { timeout: 120_000 }, () 
   });
 });
 
+describe('the bucket-result cache keeps only states worth merging', { timeout: 120_000 }, () => {
+  it('a breakdown of many groups over fine buckets of few events (a state row per event or so) runs uncached; one of few groups stays cached', async () => {
+    const t = await makeApp({ settings: { queryResultRateLimit: null } });
+    try {
+      const now = t.clock.ms;
+      const r = rng(11);
+      // 16,000 events over 2 hours, each of 800 request ids: 5-second buckets hold about 11 events of 11 ids.
+      const wire = events(r, 16_000, now - 7000_000, now - 600_000).map((e) => ({ ...e, data: { ...e.data, request: `r${Math.floor(r() * 800)}` } }));
+      for (let i = 0; i < wire.length; i += 4000) await ingest(t, 'many', wire.slice(i, i + 4000));
+      const many = { calculations: [{ op: 'COUNT' }, { op: 'AVG', column: 'bytes' }], breakdowns: ['request'], time_range: 7200, granularity: 60 };
+      const before = await metric(t, 'waggle_query_cache_uncached_total');
+      const a = await runQuery(t, 'many', many, RESULT);
+      expect(a.data.results.length).toBeGreaterThan(100);
+      expect((await runQuery(t, 'many', many, RESULT)).data).toEqual(a.data);
+      expect(await metric(t, 'waggle_query_cache_uncached_total')).toBe(before + 2);
+      expect(await metric(t, 'waggle_query_cache_buckets')).toBe(0);
+      // The same events by service (5 groups): kept, and the repeat reads only the recent buckets.
+      const few = { ...many, breakdowns: ['service'] };
+      const c = await runQuery(t, 'many', few, RESULT);
+      const hits = await metric(t, 'waggle_query_cache_buckets_read_total{source="kept"}');
+      expect((await runQuery(t, 'many', few, RESULT)).data).toEqual(c.data);
+      expect(await metric(t, 'waggle_query_cache_buckets_read_total{source="kept"}')).toBeGreaterThan(hits);
+      expect(await metric(t, 'waggle_query_cache_uncached_total')).toBe(before + 2);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe.skipIf(!postgresUrl || !clickhouseBinary)('the bucket-result cache on two nodes (PostgreSQL and ClickHouse)', { timeout: 180_000 }, () => {
   let schema: TestSchema;
   let cluster: ClickHouseCluster;

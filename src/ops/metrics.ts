@@ -179,7 +179,7 @@ export class Metrics {
       const s = stats();
       return { kept: s.hits, read: s.misses };
     }, ['source']);
-    totalCounter(r, 'waggle_query_cache_uncached_total', 'Queries run without the cache (their states would hold more than WAGGLE_QUERY_CACHE_MAX_VALUES values)', () => ({ '': stats().uncached }));
+    totalCounter(r, 'waggle_query_cache_uncached_total', 'Queries run without the cache (their states would hold more than WAGGLE_QUERY_CACHE_MAX_VALUES values, or nearly a row per event)', () => ({ '': stats().uncached }));
     totalCounter(r, 'waggle_query_cache_invalidated_buckets_total', 'Kept buckets dropped because their events changed (late events, retention, a deleted dataset)', () => ({ '': stats().invalidated }));
     totalCounter(r, 'waggle_query_cache_evicted_total', 'Queries whose kept states were dropped to stay within WAGGLE_QUERY_CACHE_MB', () => ({ '': stats().evicted }));
   }

@@ -15,7 +15,8 @@
 // - Bounded: at most `maxBytes` of kept states (least recently used entries go first), and a
 //   query whose states would hold more than `maxValues` rows (groups × buckets) and list values
 //   (percentiles, HEATMAP, COUNT_DISTINCT, RATE_*, CONCURRENCY keep per-event values) runs
-//   uncached: the engine ranks its many groups itself.
+//   uncached: the engine ranks its many groups itself. So does a window whose states are nearly
+//   as many as its events (many groups over fine buckets): merging them costs more than a scan.
 import { createHash } from 'node:crypto';
 import type { CacheInvalidation } from '../stores/config/types.js';
 import type { EventStore } from '../stores/events/types.js';
@@ -72,7 +73,7 @@ export class BucketCache {
   /** Bumped at each invalidation of a dataset: states read before it are not kept. */
   private readonly generations = new Map<string, number>();
   private allGeneration = 0;
-  private readonly tooLarge = new Map<string, number>();
+  private readonly uncachedUntil = new Map<string, number>();
   private logSeq = 0;
   private lastSync = -Infinity;
   private readonly applied = new Set<number>();
@@ -94,9 +95,9 @@ export class BucketCache {
     // reads only the last fine buckets, not the query's whole last bucket.
     const input = { ...query, granularity: fineGrain(query) };
     const key = keyOf(input);
-    const until = this.tooLarge.get(key);
+    const until = this.uncachedUntil.get(key);
     if (until !== undefined && until > this.opts.now()) return this.uncached();
-    this.tooLarge.delete(key);
+    this.uncachedUntil.delete(key);
     await this.sync();
     const datasets = input.sources.map((s) => s.dataset.id);
     const generation = this.generationOf(datasets);
@@ -144,18 +145,17 @@ export class BucketCache {
     if (runs.length > 0) {
       const ranges = runs.map(([a, z]) => ({ start: Math.max(startUs, a * g) / 1e6, end: Math.min(endUs, (z + 1) * g) / 1e6 }));
       const listed = shape.states.some((s) => s.kind === 'distinct' || s.kind === 'values' || s.kind === 'rates' || s.kind === 'spans');
-      const tooLarge = () => {
-        if (this.tooLarge.size >= 10_000) for (const [k, t] of this.tooLarge) if (t <= this.opts.now()) this.tooLarge.delete(k);
-        this.tooLarge.set(key, this.opts.now() + TOO_LARGE_MS);
-        return this.uncached();
-      };
-      if (listed && (await this.countEvents(events, input, ranges, timeoutMs())) + held > this.opts.maxValues) return tooLarge();
+      if (listed && (await this.countEvents(events, input, ranges, timeoutMs())) + held > this.opts.maxValues) return this.tooLarge(key);
       // (At most one row past the budget is read: many groups × buckets run uncached, the engine ranks them.)
       const budget = Math.floor((this.opts.maxValues - held) / ROW_COST);
       const p = planStates({ ...input, ranges }, budget + 1);
       const raws = budget < 0 ? [] : await events.analyse(p.sql, p.params, timeoutMs());
-      if (budget < 0 || raws.length > budget) return tooLarge();
+      if (budget < 0 || raws.length > budget) return this.tooLarge(key);
       for (const raw of raws) freshRows.push(stateRow(shape, raw));
+    }
+    if (!worthKeeping(rows, freshRows)) {
+      this.drop(key);
+      return this.tooLarge(key);
     }
     // (What another node changed while the states were read is in the log by now.)
     if (freshRows.length > 0 || fresh.size > 0) await this.sync();
@@ -168,6 +168,13 @@ export class BucketCache {
     const p = plan({ ...input, ranges, weighted: false, weightedPercentiles: false, spec: { ...input.spec, calculations: [{ op: 'COUNT' }], breakdowns: [], havings: [], orders: [] } }, 'totals');
     const [row] = await events.analyse(p.sql, p.params, timeoutMs);
     return Number(row?.a0 ?? 0);
+  }
+
+  /** Runs the query uncached, now and for TOO_LARGE_MS. */
+  private tooLarge(key: string): undefined {
+    if (this.uncachedUntil.size >= 10_000) for (const [k, t] of this.uncachedUntil) if (t <= this.opts.now()) this.uncachedUntil.delete(k);
+    this.uncachedUntil.set(key, this.opts.now() + TOO_LARGE_MS);
+    return this.uncached();
   }
 
   private uncached(): undefined {
@@ -269,6 +276,25 @@ export class BucketCache {
     }
     if (this.applied.size > 4 * LOG_OVERLAP) for (const s of this.applied) if (s <= this.logSeq - LOG_OVERLAP) this.applied.delete(s);
   }
+}
+
+/** State rows of a window below which keeping them always pays (merging them takes milliseconds). */
+const SMALL_STATES = 10_000;
+/** Events a state row must stand for, at least, past SMALL_STATES: merging a row costs about what the engine's scan of 30–50 events does. */
+const EVENTS_PER_ROW = 32;
+
+/**
+ * Whether a window's states are worth merging rather than the engine's scan: a breakdown of many
+ * groups over fine buckets of few events each (a 1-hour window of 2-second buckets, 100 groups,
+ * 300,000 events) has nearly a row per event, and merging them costs several times the scan.
+ */
+function worthKeeping(kept: readonly StateRow[], fresh: readonly StateRow[]): boolean {
+  const n = kept.length + fresh.length;
+  if (n <= SMALL_STATES) return true;
+  let events = 0;
+  for (const r of kept) events += r.rows;
+  for (const r of fresh) events += r.rows;
+  return events >= n * EVENTS_PER_ROW;
 }
 
 /** Most fine buckets in a window (fineGrain). */
