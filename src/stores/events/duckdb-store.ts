@@ -145,8 +145,6 @@ export class DuckDbEventStore implements EventStore {
    * one after the other instead of side by side (measured: no overlap at all under load).
    */
   private lastCommitSent: Promise<void> = Promise.resolve();
-  /** DuckDB's threads as opened (onOneThread sets them back to this). */
-  private threads = 1;
   /** A checkpoint asked for by checkpointIfDue has not ended yet. */
   private checkpointing = false;
   /** The last ingest time given to a transaction (read from the tables on the first append). */
@@ -197,7 +195,6 @@ export class DuckDbEventStore implements EventStore {
     this.writer = await this.instance.connect();
     this.appendConns = [await this.instance.connect(), await this.instance.connect()];
     this.reader = await this.instance.connect();
-    this.threads = Number((await this.read(`SELECT current_setting('threads') AS t`))[0].t);
   }
 
   /**
@@ -269,24 +266,6 @@ export class DuckDbEventStore implements EventStore {
       await this.openInstance();
     })().finally(() => (this.reopening = undefined));
     this.reopening.catch(() => undefined);
-  }
-
-  /**
-   * Runs a long statement of the store's own upkeep (a checkpoint, a slice of a move) with
-   * DuckDB's background threads stopped, so that it runs on the thread that asked for it. With
-   * them, one of them often takes the statement's task while the asking thread waits for its end
-   * in a busy loop (DuckDB's PendingQueryResult::ExecuteInternal): a core spent on nothing for
-   * the whole checkpoint. Queries running meanwhile keep one thread each. (Called through the
-   * gate: two never overlap.)
-   */
-  private async onOneThread<T>(w: DuckDBConnection, fn: () => Promise<T>): Promise<T> {
-    if (this.threads <= 1) return fn();
-    await w.run('SET threads = 1');
-    try {
-      return await fn();
-    } finally {
-      await w.run(`SET threads = ${this.threads}`).catch(() => undefined);
-    }
   }
 
   /** Runs `fn` when the operations queued on the gate before it are done. */
@@ -454,12 +433,9 @@ export class DuckDbEventStore implements EventStore {
             const type = (await this.layout(datasetId))?.find((c) => 'physical' in c && c.physical === column);
             if (!type || !('type' in type)) return;
             const c = quoteIdent(column);
-            const w = this.writer!;
-            await this.onOneThread(w, () =>
-              w.run(
-                `UPDATE ${t} SET ${c} = coalesce(${c}, TRY_CAST(${m}[${k}] AS ${SQL_TYPE[type.type]})), ${m} = ${withoutKey(attribute)} ` +
-                  `WHERE rowid >= ${from} AND rowid < ${from + MOVE_SLICE_ROWS} AND ${m}[${k}] IS NOT NULL`,
-              ),
+            await this.writer!.run(
+              `UPDATE ${t} SET ${c} = coalesce(${c}, TRY_CAST(${m}[${k}] AS ${SQL_TYPE[type.type]})), ${m} = ${withoutKey(attribute)} ` +
+                `WHERE rowid >= ${from} AND rowid < ${from + MOVE_SLICE_ROWS} AND ${m}[${k}] IS NOT NULL`,
             );
           }),
         );
@@ -711,12 +687,7 @@ export class DuckDbEventStore implements EventStore {
     const threshold = this.limits.checkpointBytes ?? CHECKPOINT_BYTES;
     if (this.checkpointing || this.closing || this.file === ':memory:' || walBytes(this.file) < threshold) return;
     this.checkpointing = true;
-    void this.op(() =>
-      this.gated(() => {
-        const w = this.writer!;
-        return this.onOneThread(w, () => w.run('CHECKPOINT'));
-      }),
-    )
+    void this.op(() => this.gated(() => this.writer!.run('CHECKPOINT')))
       // Refused (another write transaction, e.g. an SLO rollup, was open): the next commit
       // tries again. (A fatal failure reopens the database: op() saw it.)
       .catch(() => undefined)
