@@ -9,6 +9,11 @@ import { runQuery } from './query-helpers.js';
 import { expectStoresAgree } from './store-agreement.js';
 import { clickhouseBinary, startClickHouse, warnClickHouseSkipped, type ClickHouseCluster } from './clickhouse.js';
 import { isColumn, parsePlacement } from '../src/stores/events/placement.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDbEventStore, quoteIdent } from '../src/stores/events/duckdb-store.js';
+import { tableName } from '../src/stores/events/types.js';
 
 /** Four table columns: three for new fields, one kept for promotion. */
 const settings = { queryResultRateLimit: null, hotColumns: 4 };
@@ -114,6 +119,38 @@ function deletion(engine: { name: string; setting: () => string | undefined }) {
 describe('attribute promotion', { timeout: 120_000 }, () => {
   deletion({ name: 'DuckDB', setting: () => undefined });
   promotion({ name: 'DuckDB', setting: () => undefined });
+});
+
+describe('a move on DuckDB past the rows it moves', () => {
+  it('leaves the values in the bucket (the field reads through both) and moves them, in slices, once few enough events have them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'waggle-move-'));
+    const DS = 'hcxds_move1';
+    const t = quoteIdent(tableName(DS));
+    const attribute = { key: 12, bucket: 0 };
+    const open = async (moveMaxRows: number) => {
+      const store = new DuckDbEventStore(join(dir, 'events.duckdb'), { moveMaxRows });
+      await store.open();
+      return store;
+    };
+    try {
+      let store = await open(100);
+      await store.ensureTable(DS);
+      await store.changeColumns(DS, { add: [{ physical: 'c1', type: 'integer' }], widen: [], buckets: 1 });
+      await store.query(`INSERT INTO ${t} (__time, __samplerate, __ingested, c1, __a0) SELECT now()::TIMESTAMP, 1, now()::TIMESTAMP, i, MAP {12: CAST(i AS VARCHAR)} FROM range(30000) r(i)`);
+      await store.changeColumns(DS, { add: [{ physical: 'c13', type: 'integer' }], widen: [] });
+      const state = `SELECT count(c13) AS moved, count(__a0[12]) AS left, sum(coalesce(c13, TRY_CAST(__a0[12] AS BIGINT))) AS total FROM ${t}`;
+      expect(await store.moveToColumn(DS, attribute, 'c13')).toBe(false);
+      expect(await store.query(state)).toEqual([{ moved: 0n, left: 30000n, total: 449985000n }]);
+      await store.close();
+      // (30,000 rows: more than the first slice takes.)
+      store = await open(100_000);
+      expect(await store.moveToColumn(DS, attribute, 'c13')).toBe(true);
+      expect(await store.query(state)).toEqual([{ moved: 30000n, left: 0n, total: 449985000n }]);
+      await store.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe.skipIf(!clickhouseBinary)('attribute promotion on ClickHouse', { timeout: 180_000 }, () => {

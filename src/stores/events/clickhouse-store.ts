@@ -320,22 +320,24 @@ export class ClickHouseEventStore implements EventStore {
    * column was given): ClickHouse applies it to the parts there are while inserts go on, so the
    * inserts are not held. Waited for on every shard.
    */
-  async moveToColumn(datasetId: string, attribute: Attribute, column: string, stopped = () => false): Promise<void> {
+  async moveToColumn(datasetId: string, attribute: Attribute, column: string, stopped = () => false): Promise<boolean> {
     await this.serial(async () => undefined);
     const shape = await this.shape(datasetId);
     const type = shape?.columns.find((c) => c.physical === column)?.type;
-    if (!type || attribute.bucket >= shape!.buckets) return;
+    // (The field deleted meanwhile: nothing left to move.)
+    if (!type || attribute.bucket >= shape!.buckets) return true;
     const [keys, values] = [q(`${attributeBucket(attribute.bucket)}_k`), q(`${attributeBucket(attribute.bucket)}_v`)];
     const k = Math.trunc(attribute.key);
     const local = this.localTable(datasetId);
     for (const c of this.clients) {
-      if (stopped()) return;
+      if (stopped()) return false;
       await c.run(
         `ALTER TABLE ${q(local)} UPDATE ${q(column)} = coalesce(${q(column)}, ${clickhouseDialect.attribute(attribute.bucket, k, type)}), ` +
           `${values} = arrayFilter((v, x) -> x != ${k}, ${values}, ${keys}), ${keys} = arrayFilter(x -> x != ${k}, ${keys}) WHERE has(${keys}, ${k})`,
       );
       await waitForMutations(c, this.database, local);
     }
+    return true;
   }
 
   /**

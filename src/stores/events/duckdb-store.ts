@@ -74,10 +74,24 @@ const CHECKPOINT_BYTES = 64 * 1024 ** 2;
 /** DuckDB's own threshold: reached only if the store's checkpoints keep being refused. */
 const SAFETY_CHECKPOINT_THRESHOLD = '512MB';
 
-/** Rows a slice of moveToColumn updates at once: about 50 ms of a staging's wait. */
+/**
+ * Rows a slice of moveToColumn takes at most, at least, and first; after the first, each slice is
+ * sized from the one before to take about MOVE_SLICE_MS (a staging waits for it): a wide table's
+ * rows cost many times a narrow one's.
+ */
 const MOVE_SLICE_ROWS = 100_000;
+const MOVE_MIN_SLICE_ROWS = 2_048;
+const MOVE_FIRST_SLICE_ROWS = 10_000;
+const MOVE_SLICE_MS = 100;
 /** Whole passes of a move before it gives up (each pass leaves nothing but what rows renumbered under it skipped). */
 const MOVE_PASSES = 5;
+/**
+ * Events with the attribute past which a move is not done (moveToColumn). DuckDB updates a MAP by
+ * deleting and inserting each row it changes, every column of it: a wide row costs what ingesting
+ * it again does (about 3 KB of WAL), so a move of millions of rows would cost hours of CPU and
+ * gigabytes of log.
+ */
+const MOVE_MAX_ROWS = 250_000;
 
 /** An attribute's bucket column and key as SQL. */
 function attributeSql({ key, bucket }: Attribute): { m: string; k: number } {
@@ -176,7 +190,7 @@ export class DuckDbEventStore implements EventStore {
      * DuckDB's memory limit (bytes; default: DuckDB's, 80 % of RAM) and the directory it spills
      * to past it; the WAL size at which the store checkpoints (default CHECKPOINT_BYTES).
      */
-    private readonly limits: { memoryBytes?: number; tempDirectory?: string; checkpointBytes?: number } = {},
+    private readonly limits: { memoryBytes?: number; tempDirectory?: string; checkpointBytes?: number; moveMaxRows?: number } = {},
   ) {}
 
   async open(): Promise<void> {
@@ -401,14 +415,15 @@ export class DuckDbEventStore implements EventStore {
   }
 
   /**
-   * The rows are taken in slices of MOVE_SLICE_ROWS (by rowid: a slice reads only its own row
-   * groups), each an UPDATE of its own between two stagings (through the gate), so that ingest
-   * waits at most one slice. Rows appended meanwhile have no such attribute (new events go to the
+   * The rows are taken in slices (by rowid: a slice reads only its own row groups; sized to about
+   * MOVE_SLICE_MS each), each an UPDATE of its own between two stagings (through the gate), so
+   * that ingest waits at most one slice. Rows appended meanwhile have no such attribute (new events go to the
    * column), except those of groups staged before the column was given: the slices begin once
    * they have committed. A final count (a retention delete may renumber rows) repeats the whole
-   * move until no event has the attribute.
+   * move until no event has the attribute. More than MOVE_MAX_ROWS events with it: not moved
+   * (false); the field reads through both, and a later run (after a restart) tries again.
    */
-  async moveToColumn(datasetId: string, attribute: Attribute, column: string, stopped = () => false): Promise<void> {
+  async moveToColumn(datasetId: string, attribute: Attribute, column: string, stopped = () => false): Promise<boolean> {
     const t = quoteIdent(tableName(datasetId));
     const { m, k } = attributeSql(attribute);
     const left = async () => {
@@ -417,6 +432,7 @@ export class DuckDbEventStore implements EventStore {
       if (!shape?.columns.some((c) => c.physical === column) || attribute.bucket >= shape.buckets) return 0;
       return Number((await this.query(`SELECT count(*) AS n FROM ${t} WHERE ${m}[${k}] IS NOT NULL`))[0].n);
     };
+    if ((await left()) > (this.limits.moveMaxRows ?? MOVE_MAX_ROWS)) return false;
     for (let pass = 0; (await left()) > 0; pass++) {
       if (pass === MOVE_PASSES) throw new Error(`moving attribute ${k} of ${datasetId} to ${column}: values are left after ${pass} passes`);
       const rows = await this.op(() =>
@@ -425,22 +441,28 @@ export class DuckDbEventStore implements EventStore {
           return Number((await this.read(`SELECT coalesce(max(rowid), -1) + 1 AS n FROM ${t}`))[0].n);
         }),
       );
-      for (let from = 0; from < rows; from += MOVE_SLICE_ROWS) {
-        if (stopped()) return;
-        await this.op(() =>
+      for (let from = 0, slice = MOVE_FIRST_SLICE_ROWS; from < rows; ) {
+        if (stopped()) return false;
+        const size = slice;
+        const ms = await this.op(() =>
           this.gated(async () => {
             // The column's type as the table has it now (it may have widened since the move began).
             const type = (await this.layout(datasetId))?.find((c) => 'physical' in c && c.physical === column);
-            if (!type || !('type' in type)) return;
+            if (!type || !('type' in type)) return MOVE_SLICE_MS;
             const c = quoteIdent(column);
+            const started = performance.now();
             await this.writer!.run(
               `UPDATE ${t} SET ${c} = coalesce(${c}, TRY_CAST(${m}[${k}] AS ${SQL_TYPE[type.type]})), ${m} = ${withoutKey(attribute)} ` +
-                `WHERE rowid >= ${from} AND rowid < ${from + MOVE_SLICE_ROWS} AND ${m}[${k}] IS NOT NULL`,
+                `WHERE rowid >= ${from} AND rowid < ${from + size} AND ${m}[${k}] IS NOT NULL`,
             );
+            return performance.now() - started;
           }),
         );
+        from += size;
+        slice = Math.max(MOVE_MIN_SLICE_ROWS, Math.min(MOVE_SLICE_ROWS, Math.floor((size * MOVE_SLICE_MS) / Math.max(1, ms))));
       }
     }
+    return true;
   }
 
   /**

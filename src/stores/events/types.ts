@@ -64,11 +64,13 @@ export interface EventStore {
   /**
    * Moves an attribute's values into a table column of the dataset (added already; new events of
    * the field are written to it): each event's value goes to the column, read as the column's
-   * type, and out of the bucket, a slice at a time, while appends go on. Resolves once no event
-   * has the attribute, or as soon as `stopped()` says so between two slices (the rest is left for
-   * a later run). Safe to run again (a move resumed after a restart).
+   * type, and out of the bucket, a slice at a time, while appends go on. Resolves true once no
+   * event has the attribute; false as soon as `stopped()` says so between two slices (the rest is
+   * left for a later run), or when the store leaves the values where they are (DuckDB: more events
+   * have the attribute than it moves; the field then reads through both). Safe to run again (a
+   * move resumed after a restart).
    */
-  moveToColumn(datasetId: string, attribute: Attribute, column: string, stopped?: () => boolean): Promise<void>;
+  moveToColumn(datasetId: string, attribute: Attribute, column: string, stopped?: () => boolean): Promise<boolean>;
   /**
    * The reverse, for a table with more columns than the store can commit (made before tables had
    * attributes): the given columns' values become attributes (as text); the table then has at
