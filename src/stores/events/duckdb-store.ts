@@ -417,9 +417,9 @@ export class DuckDbEventStore implements EventStore {
   /**
    * The rows are taken in slices (by rowid: a slice reads only its own row groups; sized to about
    * MOVE_SLICE_MS each), each an UPDATE of its own between two stagings (through the gate), so
-   * that ingest waits at most one slice. Rows appended meanwhile have no such attribute (new events go to the
-   * column), except those of groups staged before the column was given: the slices begin once
-   * they have committed. A final count (a retention delete may renumber rows) repeats the whole
+   * that ingest waits at most one slice. Rows appended meanwhile have no such attribute (new
+   * events go to the column), except those of groups staged before the column was given: the
+   * slices begin once they have committed. A final count (a retention delete may renumber rows) repeats the whole
    * move until no event has the attribute. More than MOVE_MAX_ROWS events with it: not moved
    * (false); the field reads through both, and a later run (after a restart) tries again.
    */
@@ -432,8 +432,9 @@ export class DuckDbEventStore implements EventStore {
       if (!shape?.columns.some((c) => c.physical === column) || attribute.bucket >= shape.buckets) return 0;
       return Number((await this.query(`SELECT count(*) AS n FROM ${t} WHERE ${m}[${k}] IS NOT NULL`))[0].n);
     };
-    if ((await left()) > (this.limits.moveMaxRows ?? MOVE_MAX_ROWS)) return false;
-    for (let pass = 0; (await left()) > 0; pass++) {
+    let n = await left();
+    if (n > (this.limits.moveMaxRows ?? MOVE_MAX_ROWS)) return false;
+    for (let pass = 0; n > 0; pass++, n = await left()) {
       if (pass === MOVE_PASSES) throw new Error(`moving attribute ${k} of ${datasetId} to ${column}: values are left after ${pass} passes`);
       const rows = await this.op(() =>
         this.gated(async () => {
