@@ -22,7 +22,7 @@
 //    AVG(x) by y with x, y table columns (hot: duration_ms by http.route) and with x, y
 //    attributes present in about 1 % of events (rare), through the API (POST /1/query_results,
 //    poll until complete), interleaved with the same question hand-written in DuckDB SQL on a
-//    copy of the events file in this process (`c<n>` for a column, `"__a<b>"[<key>]` for an
+//    copy of the events file in this process (`c<n>` for a column, the text after `\x01<key>=` in `"__a<b>"` for an
 //    attribute). Answers are checked against each other.
 //
 // Settings: BENCH_WIDE_EVENTS (default 300,000), BENCH_WIDE_NARROW_EVENTS (default 400,000),
@@ -413,12 +413,19 @@ function readRegistry(dataDir) {
   }
 }
 
-/** A field as hand-written SQL reads it: its column, or its attribute (`"__a<b>"[<key>]`), cast to `type` if given. */
+/**
+ * A field as hand-written SQL reads it: its column, or its attribute (the text after `\x01<key>=`
+ * in bucket `"__a<b>"`, up to the next \x01; the bench's values need no unescaping), cast to `type` if given.
+ */
 function handField(physical, type) {
   const m = /^(?:c(\d+))?(?:\+?a(\d+)\.(\d+))?$/.exec(physical);
   if (!m) throw new Error(`unexpected placement ${physical}`);
   const column = m[1] !== undefined ? `"c${m[1]}"` : undefined;
-  const attribute = m[2] !== undefined ? `"__a${m[3]}"[${m[2]}]${type ? `::${type}` : ''}` : undefined;
+  let attribute;
+  if (m[2] !== undefined) {
+    const [b, head] = [`"__a${m[3]}"`, `chr(1) || '${m[2]}='`];
+    attribute = `(CASE WHEN contains(${b}, ${head}) THEN split_part(split_part(${b}, ${head}, 2), chr(1), 1) END)${type ? `::${type}` : ''}`;
+  }
   return column && attribute ? `coalesce(${column}, ${attribute})` : (column ?? attribute);
 }
 

@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDbEventStore, quoteIdent } from '../src/stores/events/duckdb-store.js';
 import { tableName } from '../src/stores/events/types.js';
+import { attributeTextSql, entrySql } from '../src/stores/events/duckdb-attributes.js';
 
 /** Four table columns: three for new fields, one kept for promotion. */
 const settings = { queryResultRateLimit: null, hotColumns: 4 };
@@ -136,9 +137,10 @@ describe('a move on DuckDB past the rows it moves', () => {
       let store = await open(100);
       await store.ensureTable(DS);
       await store.changeColumns(DS, { add: [{ physical: 'c1', type: 'integer' }], widen: [], buckets: 1 });
-      await store.query(`INSERT INTO ${t} (__time, __samplerate, __ingested, c1, __a0) SELECT now()::TIMESTAMP, 1, now()::TIMESTAMP, i, MAP {12: CAST(i AS VARCHAR)} FROM range(30000) r(i)`);
+      await store.query(`INSERT INTO ${t} (__time, __samplerate, __ingested, c1, __a0) SELECT now()::TIMESTAMP, 1, now()::TIMESTAMP, i, ${entrySql(12, 'CAST(i AS VARCHAR)')} FROM range(30000) r(i)`);
       await store.changeColumns(DS, { add: [{ physical: 'c13', type: 'integer' }], widen: [] });
-      const state = `SELECT count(c13) AS moved, count(__a0[12]) AS left, sum(coalesce(c13, TRY_CAST(__a0[12] AS BIGINT))) AS total FROM ${t}`;
+      const value = attributeTextSql(attribute);
+      const state = `SELECT count(c13) AS moved, count(${value}) AS left, sum(coalesce(c13, TRY_CAST(${value} AS BIGINT))) AS total FROM ${t}`;
       expect(await store.moveToColumn(DS, attribute, 'c13')).toBe(false);
       expect(await store.query(state)).toEqual([{ moved: 0n, left: 30000n, total: 449985000n }]);
       await store.close();
@@ -164,3 +166,40 @@ describe.skipIf(!clickhouseBinary)('attribute promotion on ClickHouse', { timeou
   deletion({ name: 'ClickHouse', setting: () => cluster!.setting() });
 });
 if (!clickhouseBinary) warnClickHouseSkipped('attribute promotion on ClickHouse');
+
+describe('buckets of the earlier layout (MAP columns) on DuckDB', () => {
+  it('become text at the next start, every value read back the same', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'waggle-maps-'));
+    const DS = 'hcxds_maps1';
+    const t = quoteIdent(tableName(DS));
+    const values = ['plain', '', 'a\u0001b', '\u0002a', '\u0002b\u0001', '7=x', 'é 🐝'];
+    try {
+      let store = new DuckDbEventStore(join(dir, 'events.duckdb'));
+      await store.open();
+      await store.ensureTable(DS);
+      await store.query(`ALTER TABLE ${t} ADD COLUMN __a0 MAP(INTEGER, VARCHAR)`);
+      await store.query(`ALTER TABLE ${t} ADD COLUMN __a1 MAP(INTEGER, VARCHAR)`);
+      const literal = (v: string) => `'${v.replace(/'/g, "''")}'`;
+      for (const [i, v] of values.entries()) {
+        await store.query(`INSERT INTO ${t} VALUES (now()::TIMESTAMP, 1, now()::TIMESTAMP, MAP {5: ${literal(v)}, 7: '${i}'}, ${i % 2 ? 'NULL' : 'MAP {}'})`);
+      }
+      await store.close();
+      store = new DuckDbEventStore(join(dir, 'events.duckdb'));
+      await store.open();
+      try {
+        expect(await store.query(`SELECT column_name, data_type FROM information_schema.columns WHERE table_name = '${tableName(DS)}' AND column_name LIKE '%a_'`)).toEqual([
+          { column_name: '__a0', data_type: 'VARCHAR' },
+          { column_name: '__a1', data_type: 'VARCHAR' },
+        ]);
+        const five = attributeTextSql({ bucket: 0, key: 5 });
+        const seven = attributeTextSql({ bucket: 0, key: 7 });
+        const rows = await store.query(`SELECT ${five} AS v, ${seven} AS i, __a1 AS empty FROM ${t} ORDER BY TRY_CAST(${seven} AS INTEGER)`);
+        expect(rows).toEqual(values.map((v, i) => ({ v, i: String(i), empty: null })));
+      } finally {
+        await store.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

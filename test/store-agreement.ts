@@ -45,7 +45,7 @@ export async function storeDisagreements(config: ConfigStore, events: EventStore
     const numbers = new Set<number>();
     for (const col of await config.listColumns(ds.id)) {
       const at = `dataset ${ds.slug}: column ${JSON.stringify(col.keyName)} (${col.physical})`;
-      // Where the field is stored: its table column, or its attribute bucket (a MAP column).
+      // Where the field is stored: its table column, or its attribute bucket (a VARCHAR column; two arrays on ClickHouse).
       const { column, attribute } = parsePlacement(col.physical);
       if (column) {
         const stored = table.get(column);
@@ -54,7 +54,7 @@ export async function storeDisagreements(config: ConfigStore, events: EventStore
         table.delete(column);
       }
       const bucket = attribute && attributeBucket(attribute.bucket);
-      if (bucket && table.get(bucket) !== 'MAP(INTEGER, VARCHAR)' && !(table.get(`${bucket}_k`) === 'Array(UInt32)' && table.get(`${bucket}_v`) === 'Array(String)')) {
+      if (bucket && table.get(bucket) !== 'string' && !(table.get(`${bucket}_k`) === 'Array(UInt32)' && table.get(`${bucket}_v`) === 'Array(String)')) {
         problems.push(`${at} is an attribute but its bucket is not in the event store`);
       }
       for (const n of placementNumbers(col.physical)) {

@@ -6,14 +6,15 @@
 // string in a chunk (ColumnsBuilder marks such columns `constant`) becomes one constant vector:
 // one call for the chunk. (One Appender call per value cost two to three times as much of the
 // JavaScript thread, the thread that also serves every request.) Fields kept as attributes
-// (placement.ts) go into their bucket's MAP vector: per chunk, the bucket's entries are counted
-// per row, then written in row order into the map's key and value children.
+// (placement.ts) go into their bucket's VARCHAR vector, one text of entries per row
+// (duckdb-attributes.ts).
 import { createRequire } from 'node:module';
 import { endianness } from 'node:os';
 import { DuckDBDataChunk, type DuckDBAppender } from '@duckdb/node-api';
 import type Bindings from '@duckdb/node-bindings';
 import type { ColumnType } from '../config/types.js';
 import { firstSlotFrom, textAt, Value, type EventColumns, type FieldColumn } from './columns.js';
+import { ENTRY, ESCAPE, ESCAPED_ENTRY, ESCAPED_ESCAPE, entryHead } from './duckdb-attributes.js';
 import { MAX_ATTRIBUTE_BUCKETS, attributeText, parsePlacement } from './placement.js';
 import type { AppendBatch } from './types.js';
 
@@ -76,9 +77,7 @@ export function shapeOf(layout: Layout): Shape {
       logical: [
         ...fixed,
         ...layout.map((c) =>
-          'bucket' in c
-            ? bindings.create_map_type(bindings.create_logical_type(bindings.Type.INTEGER), bindings.create_logical_type(bindings.Type.VARCHAR))
-            : bindings.create_logical_type(LOGICAL[c.type]),
+          bindings.create_logical_type('bucket' in c ? bindings.Type.VARCHAR : LOGICAL[c.type]),
         ),
       ],
     };
@@ -291,7 +290,7 @@ export function appendChunks(appender: DuckDBAppender, shape: Shape, batch: Appe
   const buffers: (ColumnBuffer | undefined)[] = new Array(width);
   // Each bucket's attribute runs in the chunk being filled, and its map builder.
   const runs: AttributeRun[][] = Array.from({ length: MAX_ATTRIBUTE_BUCKETS }, () => []);
-  let maps: MapBuilder | undefined;
+  let texts: TextBucketBuilder | undefined;
   const chunk = new DuckDBDataChunk(bindings.create_data_chunk(shape.logical));
   const raw = chunk.chunk;
   // The next row to write: which part, which of its rows.
@@ -348,7 +347,7 @@ export function appendChunks(appender: DuckDBAppender, shape: Shape, batch: Appe
       if (at < 0) continue;
       const vector = bindings.data_chunk_get_vector(raw, at + 3);
       if (runs[bucket].length === 0) NO_VALUES.copyValidityTo(vector, rows);
-      else (maps ??= new MapBuilder()).write(vector, runs[bucket], rows);
+      else (texts ??= new TextBucketBuilder()).write(vector, runs[bucket], rows);
       runs[bucket].length = 0;
     }
     bindings.data_chunk_set_size(raw, rows);
@@ -360,73 +359,110 @@ export function appendChunks(appender: DuckDBAppender, shape: Shape, batch: Appe
 const slotsEnd = (r: AttributeRun): number => (r.field.rows ? firstSlotFrom(r.field, r.from + r.take) : r.from + r.take);
 
 /**
- * Fills a bucket's MAP vector for one chunk from its attribute runs: the entries are counted per
- * row, then each written at its row's next place, so that a row's entries are contiguous as a
- * LIST's must be. Keys go in as 32-bit integers, values as text (short ASCII ones inline in their
- * string_t, longer ones copied by DuckDB); a row without entries is NULL.
+ * Fills a bucket's VARCHAR vector for one chunk from its attribute runs (duckdb-attributes.ts):
+ * each entry `\x01<key>=<value>` is written once, in the runs' order, to the front of one byte
+ * buffer; then each row's entries are gathered behind them (a native copy each) so that a row's
+ * text is contiguous, and each row's text goes to the vector (short ones inline in their
+ * string_t, longer ones copied by DuckDB). A row without entries is NULL.
  */
-class MapBuilder {
-  /** Entries per row, then (after the prefix sum) each row's first entry. */
-  private readonly count = new Uint32Array(VECTOR_SIZE);
-  private readonly start = new Uint32Array(VECTOR_SIZE + 1);
-  private readonly next = new Uint32Array(VECTOR_SIZE);
-  /** The LIST's entries, (offset, length) as two uint64 per row. */
-  private readonly entries = new Uint32Array(VECTOR_SIZE * 4);
-  private readonly validity = new Uint8Array(VECTOR_SIZE / 8);
-  /** The children: keys, and the values as string_t (16 bytes each), grown as needed. */
-  private keys = new Int32Array(VECTOR_SIZE);
-  private values = new ColumnBuffer(Kind.String, VECTOR_SIZE);
+class TextBucketBuilder {
+  /** Each entry's row, and where it ends in the buffer (it starts where the one before ends). */
+  private entryRow = new Uint32Array(VECTOR_SIZE * 4);
+  private entryEnd = new Uint32Array(VECTOR_SIZE * 4);
+  /** Bytes per row, then each row's place in the buffer. */
+  private readonly length = new Uint32Array(VECTOR_SIZE);
+  private readonly at = new Uint32Array(VECTOR_SIZE);
+  private buf = new Uint8Array(1 << 16);
+  private readonly texts = new ColumnBuffer(Kind.String);
+  /** Entry heads (`\x01<key>=`) by key. */
+  private readonly heads = new Map<number, Uint8Array>();
 
   write(vector: Bindings.Vector, runs: readonly AttributeRun[], rows: number): void {
-    const { count, start, next } = this;
-    count.fill(0, 0, rows);
+    const { length, at } = this;
+    length.fill(0, 0, rows);
+    let n = 0;
+    let used = 0;
     for (const r of runs) {
-      const { kinds, rows } = r.field;
-      const end = slotsEnd(r);
-      for (let s = firstSlotFrom(r.field, r.from); s < end; s++) if (kinds[s] !== Value.Absent) count[r.row + (rows ? rows[s] : s) - r.from]++;
-    }
-    let total = 0;
-    this.validity.fill(0);
-    for (let row = 0; row < rows; row++) {
-      start[row] = next[row] = total;
-      const k = count[row];
-      // (offset, length) as little-endian uint64 pairs; both below 2^32.
-      this.entries[4 * row] = total;
-      this.entries[4 * row + 1] = 0;
-      this.entries[4 * row + 2] = k;
-      this.entries[4 * row + 3] = 0;
-      if (k > 0) this.validity[row >> 3] |= 1 << (row & 7);
-      total += k;
-    }
-    if (this.keys.length < total) {
-      this.keys = new Int32Array(Math.max(total, 2 * this.keys.length));
-      this.values = new ColumnBuffer(Kind.String, this.keys.length);
-    }
-    const { keys, values } = this;
-    values.clear(total);
-    for (const r of runs) {
-      const { kinds, nums, spans, rows } = r.field;
+      let head = this.heads.get(r.key);
+      if (head === undefined) this.heads.set(r.key, (head = entryHead(r.key)));
+      const { kinds, nums, spans, rows: slotRows } = r.field;
       const text = r.part.text;
       const end = slotsEnd(r);
       for (let s = firstSlotFrom(r.field, r.from); s < end; s++) {
         const kind = kinds[s];
         if (kind === Value.Absent) continue;
-        const at = next[r.row + (rows ? rows[s] : s) - r.from]++;
-        keys[at] = r.key;
-        const x = nums[s];
-        if (kind === Value.String) values.setBytes(at, text, spans![2 * s], spans![2 * s + 1]);
-        else values.setString(at, attributeText(kind === Value.Boolean ? 'boolean' : kind === Value.Integer ? 'integer' : 'float', x));
+        const row = r.row + (slotRows ? slotRows[s] : s) - r.from;
+        const from = used;
+        if (kind === Value.String) {
+          const a = spans![2 * s];
+          const b = spans![2 * s + 1];
+          const buf = this.room(used + head.length + 2 * (b - a));
+          buf.set(head, used);
+          used += head.length;
+          for (let i = a; i < b; i++) {
+            const c = text[i];
+            if (c > ESCAPE || c === 0) buf[used++] = c;
+            else {
+              buf[used++] = ESCAPE;
+              buf[used++] = c === ENTRY ? ESCAPED_ENTRY : ESCAPED_ESCAPE;
+            }
+          }
+        } else {
+          const value = attributeText(kind === Value.Boolean ? 'boolean' : kind === Value.Integer ? 'integer' : 'float', nums[s]);
+          const buf = this.room(used + head.length + value.length);
+          buf.set(head, used);
+          used += head.length;
+          for (let i = 0; i < value.length; i++) buf[used++] = value.charCodeAt(i);
+        }
+        if (n === this.entryRow.length) {
+          this.entryRow = grown(this.entryRow);
+          this.entryEnd = grown(this.entryEnd);
+        }
+        this.entryRow[n] = row;
+        this.entryEnd[n++] = used;
+        length[row] += used - from;
       }
     }
-    bindings.list_vector_reserve(vector, total);
-    bindings.list_vector_set_size(vector, total);
-    bindings.copy_data_to_vector(vector, 0, this.entries.buffer, 0, rows * 16);
-    bindings.vector_ensure_validity_writable(vector);
-    bindings.copy_data_to_vector_validity(vector, 0, this.validity.buffer, 0, Math.ceil(rows / 64) * 8);
-    const child = bindings.list_vector_get_child(vector);
-    bindings.copy_data_to_vector(bindings.struct_vector_get_child(child, 0), 0, keys.buffer, 0, total * 4);
-    values.copyTo(bindings.struct_vector_get_child(child, 1), total, false);
+    // Each row's place behind the entries, and the entries gathered there.
+    let total = used;
+    for (let row = 0; row < rows; row++) {
+      at[row] = total;
+      total += length[row];
+    }
+    const buf = this.room(total);
+    for (let i = 0, from = 0; i < n; i++) {
+      const row = this.entryRow[i];
+      const to = this.entryEnd[i];
+      buf.copyWithin(at[row], from, to);
+      at[row] += to - from;
+      from = to;
+    }
+    const texts = this.texts;
+    texts.clear(rows);
+    for (let row = 0; row < rows; row++) {
+      const k = length[row];
+      if (k === 0) continue;
+      texts.setBytes(row, buf, at[row] - k, at[row]);
+      texts.validity[row >> 3] |= 1 << (row & 7);
+    }
+    texts.copyTo(vector, rows);
   }
+
+  /** The buffer, grown to hold at least `bytes` (what it holds is kept). */
+  private room(bytes: number): Uint8Array {
+    if (bytes > this.buf.length) {
+      const next = new Uint8Array(Math.max(bytes, 2 * this.buf.length));
+      next.set(this.buf);
+      this.buf = next;
+    }
+    return this.buf;
+  }
+}
+
+function grown(a: Uint32Array<ArrayBuffer>): Uint32Array<ArrayBuffer> {
+  const next = new Uint32Array(2 * a.length);
+  next.set(a);
+  return next;
 }
 
 /** Writes `take` rows of a part's column, from its row `from`, into the buffer from row `row`. */

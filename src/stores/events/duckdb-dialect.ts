@@ -5,7 +5,8 @@ import { duckdbQuery } from './duckdb-query.js';
 import { duckdbServiceMap } from './duckdb-service-map.js';
 import { duckdbBucketStates } from './duckdb-bucket-states.js';
 import { duckdbTraces } from './duckdb-traces.js';
-import { attributeBucket, type ExprFunctions } from './engine.js';
+import { attributeTextSql } from './duckdb-attributes.js';
+import type { ExprFunctions } from './engine.js';
 import type { EngineDialect } from './statements.js';
 
 const SQL_TYPE: Record<ColumnType, string> = { string: 'VARCHAR', integer: 'BIGINT', float: 'DOUBLE', boolean: 'BOOLEAN' };
@@ -54,9 +55,8 @@ export const duckdbDialect: EngineDialect = {
   // Always the safe cast: DuckDB drops a cast to the type a column has when it binds the query,
   // so this costs nothing, and it never depends on the registry's copy of the type.
   readColumn: (column, _stored, t) => `TRY_CAST(${column} AS ${SQL_TYPE[t]})`,
-  // (A MAP's subscript gives its value, or NULL where the key is absent.)
   attribute: (bucket, key, t) => {
-    const text = `"${attributeBucket(bucket)}"[${Math.trunc(key)}]`;
+    const text = attributeTextSql({ bucket, key });
     return t === 'string' ? text : `TRY_CAST(${text} AS ${SQL_TYPE[t]})`;
   },
   nullOf: (t) => `CAST(NULL AS ${SQL_TYPE[t]})`,

@@ -20,6 +20,7 @@ import { dirname } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { ColumnType } from '../config/types.js';
 import { appendChunks, shapeOf, type Layout } from './duckdb-chunks.js';
+import { attributeTextSql, BUCKET_SQL_TYPE, entrySql, hasAttributeSql, mapToTextSql, withoutAttributeSql } from './duckdb-attributes.js';
 import { duckdbDialect } from './duckdb-dialect.js';
 import { attributeBucket, INGESTED_COLUMN, isOwnColumn, SAMPLERATE_COLUMN, TIME_COLUMN } from './engine.js';
 import { MAX_ATTRIBUTE_BUCKETS, type Attribute, type TableShape } from './placement.js';
@@ -30,8 +31,6 @@ const quoteLiteral = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 const SQL_TYPE: Record<ColumnType, string> = { string: 'VARCHAR', integer: 'BIGINT', float: 'DOUBLE', boolean: 'BOOLEAN' };
 const FROM_SQL_TYPE: Record<string, ColumnType> = { VARCHAR: 'string', BIGINT: 'integer', DOUBLE: 'float', BOOLEAN: 'boolean' };
-/** An attribute bucket: field number → value as text (placement.ts). */
-const ATTRIBUTES_SQL_TYPE = 'MAP(INTEGER, VARCHAR)';
 /** DuckDB's identifier quoting (tests quote with it too). */
 export const quoteIdent = duckdbDialect.quoteIdent;
 const FIXED = new Set([TIME_COLUMN, SAMPLERATE_COLUMN, INGESTED_COLUMN]);
@@ -93,16 +92,6 @@ const MOVE_PASSES = 5;
  */
 const MOVE_MAX_ROWS = 250_000;
 
-/** An attribute's bucket column and key as SQL. */
-function attributeSql({ key, bucket }: Attribute): { m: string; k: number } {
-  return { m: quoteIdent(attributeBucket(bucket)), k: Math.trunc(key) };
-}
-
-/** SQL of the attribute's bucket without it (NULL once the bucket would be empty, as for an event written without any). */
-function withoutKey(attribute: Attribute): string {
-  const { m, k } = attributeSql(attribute);
-  return `CASE WHEN cardinality(${m}) = 1 THEN NULL ELSE map_from_entries(list_filter(map_entries(${m}), lambda e: e.key <> ${k})) END`;
-}
 
 /** Seconds a client is asked to wait after a write the store could not do. */
 const RETRY_AFTER_SECONDS = 5;
@@ -196,6 +185,48 @@ export class DuckDbEventStore implements EventStore {
   async open(): Promise<void> {
     if (this.file !== ':memory:') mkdirSync(dirname(this.file), { recursive: true });
     await this.openInstance();
+    await this.mapBucketsToText();
+  }
+
+  /**
+   * Buckets of the layout before text buckets (MAP(INTEGER, VARCHAR) columns) become text
+   * (duckdb-attributes.ts), before any request: each such table is rewritten in one transaction,
+   * as columnsToAttributes does (DuckDB refuses an UPDATE of a column added in the same
+   * transaction, and ALTER … USING does not bind the lambda).
+   */
+  private async mapBucketsToText(): Promise<void> {
+    const rows = await this.read(
+      `SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_name IN ` +
+        `(SELECT table_name FROM information_schema.columns WHERE data_type LIKE 'MAP(%' AND regexp_matches(column_name, '^__a[0-9]+$')) ` +
+        `ORDER BY table_name, ordinal_position`,
+    );
+    const tables = new Map<string, { name: string; type: string }[]>();
+    for (const r of rows) {
+      const table = String(r.table_name);
+      tables.set(table, [...(tables.get(table) ?? []), { name: String(r.column_name), type: String(r.data_type) }]);
+    }
+    for (const [table, columns] of tables) {
+      const isBucket = (c: { name: string; type: string }) => /^__a[0-9]+$/.test(c.name) && c.type.startsWith('MAP(');
+      const next = `${table}__text`;
+      await this.exclusive(async (w) => {
+        await w.run('BEGIN TRANSACTION');
+        try {
+          await w.run(`DROP TABLE IF EXISTS ${quoteIdent(next)}`);
+          const defs = columns.map((c) => `${quoteIdent(c.name)} ${isBucket(c) ? BUCKET_SQL_TYPE : c.type}${FIXED.has(c.name) ? ' NOT NULL' : ''}`);
+          await w.run(`CREATE TABLE ${quoteIdent(next)} (${defs.join(', ')})`);
+          const values = columns.map((c) => (isBucket(c) ? mapToTextSql(quoteIdent(c.name)) : quoteIdent(c.name)));
+          await w.run(`INSERT INTO ${quoteIdent(next)} SELECT ${values.join(', ')} FROM ${quoteIdent(table)}`);
+          await w.run(`DROP TABLE ${quoteIdent(table)}`);
+          await w.run(`ALTER TABLE ${quoteIdent(next)} RENAME TO ${quoteIdent(table)}`);
+          await w.run('COMMIT');
+        } catch (err) {
+          await w.run('ROLLBACK').catch(() => undefined);
+          throw err;
+        } finally {
+          this.forgetLayout();
+        }
+      });
+    }
   }
 
   private async openInstance(): Promise<void> {
@@ -410,8 +441,8 @@ export class DuckDbEventStore implements EventStore {
 
   async purgeAttribute(datasetId: string, attribute: Attribute): Promise<void> {
     if (attribute.bucket >= ((await this.shape(datasetId))?.buckets ?? 0)) return;
-    const { m, k } = attributeSql(attribute);
-    await this.write(datasetId, `UPDATE ${quoteIdent(tableName(datasetId))} SET ${m} = ${withoutKey(attribute)} WHERE ${m}[${k}] IS NOT NULL`);
+    const m = quoteIdent(attributeBucket(attribute.bucket));
+    await this.write(datasetId, `UPDATE ${quoteIdent(tableName(datasetId))} SET ${m} = ${withoutAttributeSql(attribute)} WHERE ${hasAttributeSql(attribute)}`);
   }
 
   /**
@@ -425,17 +456,18 @@ export class DuckDbEventStore implements EventStore {
    */
   async moveToColumn(datasetId: string, attribute: Attribute, column: string, stopped = () => false): Promise<boolean> {
     const t = quoteIdent(tableName(datasetId));
-    const { m, k } = attributeSql(attribute);
+    const m = quoteIdent(attributeBucket(attribute.bucket));
+    const has = hasAttributeSql(attribute);
     const left = async () => {
       const shape = await this.shape(datasetId);
       // (The field deleted meanwhile: nothing left to move.)
       if (!shape?.columns.some((c) => c.physical === column) || attribute.bucket >= shape.buckets) return 0;
-      return Number((await this.query(`SELECT count(*) AS n FROM ${t} WHERE ${m}[${k}] IS NOT NULL`))[0].n);
+      return Number((await this.query(`SELECT count(*) AS n FROM ${t} WHERE ${has}`))[0].n);
     };
     let n = await left();
     if (n > (this.limits.moveMaxRows ?? MOVE_MAX_ROWS)) return false;
     for (let pass = 0; n > 0; pass++, n = await left()) {
-      if (pass === MOVE_PASSES) throw new Error(`moving attribute ${k} of ${datasetId} to ${column}: values are left after ${pass} passes`);
+      if (pass === MOVE_PASSES) throw new Error(`moving attribute ${attribute.key} of ${datasetId} to ${column}: values are left after ${pass} passes`);
       const rows = await this.op(() =>
         this.gated(async () => {
           await Promise.all(this.busy.values());
@@ -453,8 +485,8 @@ export class DuckDbEventStore implements EventStore {
             const c = quoteIdent(column);
             const started = performance.now();
             await this.writer!.run(
-              `UPDATE ${t} SET ${c} = coalesce(${c}, TRY_CAST(${m}[${k}] AS ${SQL_TYPE[type.type]})), ${m} = ${withoutKey(attribute)} ` +
-                `WHERE rowid >= ${from} AND rowid < ${from + size} AND ${m}[${k}] IS NOT NULL`,
+              `UPDATE ${t} SET ${c} = coalesce(${c}, TRY_CAST(${attributeTextSql(attribute)} AS ${SQL_TYPE[type.type]})), ${m} = ${withoutAttributeSql(attribute)} ` +
+                `WHERE rowid >= ${from} AND rowid < ${from + size} AND ${has}`,
             );
             return performance.now() - started;
           }),
@@ -479,7 +511,7 @@ export class DuckDbEventStore implements EventStore {
     const buckets = Math.min(MAX_ATTRIBUTE_BUCKETS, changes.buckets ?? 0);
     if (buckets > 0) {
       const has = (await this.shape(datasetId))?.buckets ?? 0;
-      for (let b = has; b < buckets; b++) statements.push(`ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS ${quoteIdent(attributeBucket(b))} ${ATTRIBUTES_SQL_TYPE}`);
+      for (let b = has; b < buckets; b++) statements.push(`ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS ${quoteIdent(attributeBucket(b))} ${BUCKET_SQL_TYPE}`);
     }
     if (statements.length === 0) return;
     await this.exclusive(async (w) => {
@@ -512,14 +544,12 @@ export class DuckDbEventStore implements EventStore {
       const count = Math.min(MAX_ATTRIBUTE_BUCKETS, Math.max(buckets, ...had.values(), ...moves.map((m) => m.attribute.bucket + 1)));
       const table = tableName(datasetId);
       const next = `${table}__reshaped`;
+      // (concat skips NULLs: a column's NULL adds no entry.)
       const entries = (b: number) => {
-        const moved = moves
-          .filter((m) => m.attribute.bucket === b)
-          .map((m) => `{'key': ${Math.trunc(m.attribute.key)}::INTEGER, 'value': CAST(${quoteIdent(m.column)} AS VARCHAR)}`);
-        const before = had.has(b) ? `coalesce(map_entries(${quoteIdent(attributeBucket(b))}), [])` : '[]';
-        const all = moved.length > 0 ? `list_concat(${before}, list_filter([${moved.join(', ')}], lambda e: e.value IS NOT NULL))` : before;
-        // (The entries computed once: the dialect's way of naming a value, duckdb-dialect.ts.)
-        return duckdbDialect.expr.share('e', all, 'CASE WHEN len(e) = 0 THEN NULL ELSE map_from_entries(e) END');
+        const moved = moves.filter((m) => m.attribute.bucket === b).map((m) => entrySql(m.attribute.key, `CAST(${quoteIdent(m.column)} AS VARCHAR)`));
+        const before = had.has(b) ? [quoteIdent(attributeBucket(b))] : [];
+        const all = [...before, ...moved];
+        return all.length === 0 ? 'CAST(NULL AS VARCHAR)' : `nullif(concat(${all.join(', ')}), '')`;
       };
       const limit = this.limits.memoryBytes;
       const raised = limit === undefined ? undefined : Math.max(limit, limit + layout.length * 1024 ** 2);
@@ -530,7 +560,7 @@ export class DuckDbEventStore implements EventStore {
         await w.run(
           `CREATE TABLE ${quoteIdent(next)} (${TIME_COLUMN} TIMESTAMP NOT NULL, ${SAMPLERATE_COLUMN} BIGINT NOT NULL, ${INGESTED_COLUMN} TIMESTAMP NOT NULL` +
             kept.map((c) => `, ${quoteIdent(c.physical)} ${SQL_TYPE[c.type]}`).join('') +
-            Array.from({ length: count }, (_, b) => `, ${quoteIdent(attributeBucket(b))} ${ATTRIBUTES_SQL_TYPE}`).join('') +
+            Array.from({ length: count }, (_, b) => `, ${quoteIdent(attributeBucket(b))} ${BUCKET_SQL_TYPE}`).join('') +
             ')',
         );
         await w.run(
