@@ -358,33 +358,54 @@ export function appendChunks(appender: DuckDBAppender, shape: Shape, batch: Appe
 /** The slot after a run's last row (dense: the row; sparse: the first slot past the run). */
 const slotsEnd = (r: AttributeRun): number => (r.field.rows ? firstSlotFrom(r.field, r.from + r.take) : r.from + r.take);
 
+/** Bytes of a number's text at most (String of a double: "-1.2345678901234567e-308"). */
+const NUMBER_TEXT_BYTES = 25;
+const TRUE = [0x74, 0x72, 0x75, 0x65];
+const FALSE = [0x66, 0x61, 0x6c, 0x73, 0x65];
+
 /**
  * Fills a bucket's VARCHAR vector for one chunk from its attribute runs (duckdb-attributes.ts):
- * each entry `\x01<key>=<value>` is written once, in the runs' order, to the front of one byte
- * buffer; then each row's entries are gathered behind them (a native copy each) so that a row's
- * text is contiguous, and each row's text goes to the vector (short ones inline in their
- * string_t, longer ones copied by DuckDB). A row without entries is NULL.
+ * first each row's room is bounded (a value's bytes, twice that where its request's text holds
+ * a byte to escape, a number's longest text), then each entry `\x01<key>=<value>` is written at
+ * its row's place in one byte buffer, and each row's text goes to the vector (short ones inline
+ * in their string_t, longer ones copied by DuckDB). A row without entries is NULL.
  */
 class TextBucketBuilder {
-  /** Each entry's row, and where it ends in the buffer (it starts where the one before ends). */
-  private entryRow = new Uint32Array(VECTOR_SIZE * 4);
-  private entryEnd = new Uint32Array(VECTOR_SIZE * 4);
-  /** Bytes per row, then each row's place in the buffer. */
-  private readonly length = new Uint32Array(VECTOR_SIZE);
+  /** Each row's first byte in the buffer, and the next byte it writes. */
+  private readonly start = new Uint32Array(VECTOR_SIZE);
   private readonly at = new Uint32Array(VECTOR_SIZE);
   private buf = new Uint8Array(1 << 16);
   private readonly texts = new ColumnBuffer(Kind.String);
   /** Entry heads (`\x01<key>=`) by key. */
   private readonly heads = new Map<number, Uint8Array>();
+  /** Whether a request's text holds a byte to escape (ENTRY or ESCAPE): rare, so checked once. */
+  private readonly marked = new Map<EventColumns, boolean>();
 
   write(vector: Bindings.Vector, runs: readonly AttributeRun[], rows: number): void {
-    const { length, at } = this;
-    length.fill(0, 0, rows);
-    let n = 0;
-    let used = 0;
+    const { start, at } = this;
+    at.fill(0, 0, rows);
     for (const r of runs) {
-      let head = this.heads.get(r.key);
-      if (head === undefined) this.heads.set(r.key, (head = entryHead(r.key)));
+      const head = this.headOf(r.key).length;
+      const wide = this.isMarked(r.part) ? 2 : 1;
+      const { kinds, spans, rows: slotRows } = r.field;
+      const end = slotsEnd(r);
+      for (let s = firstSlotFrom(r.field, r.from); s < end; s++) {
+        const kind = kinds[s];
+        if (kind === Value.Absent) continue;
+        const row = r.row + (slotRows ? slotRows[s] : s) - r.from;
+        at[row] += head + (kind === Value.String ? wide * (spans![2 * s + 1] - spans![2 * s]) : NUMBER_TEXT_BYTES);
+      }
+    }
+    let total = 0;
+    for (let row = 0; row < rows; row++) {
+      const room = at[row];
+      start[row] = at[row] = total;
+      total += room;
+    }
+    const buf = this.room(total);
+    for (const r of runs) {
+      const head = this.headOf(r.key);
+      const marked = this.isMarked(r.part);
       const { kinds, nums, spans, rows: slotRows } = r.field;
       const text = r.part.text;
       const end = slotsEnd(r);
@@ -392,77 +413,57 @@ class TextBucketBuilder {
         const kind = kinds[s];
         if (kind === Value.Absent) continue;
         const row = r.row + (slotRows ? slotRows[s] : s) - r.from;
-        const from = used;
+        let w = at[row];
+        for (let i = 0; i < head.length; i++) buf[w++] = head[i];
         if (kind === Value.String) {
-          const a = spans![2 * s];
           const b = spans![2 * s + 1];
-          const buf = this.room(used + head.length + 2 * (b - a));
-          buf.set(head, used);
-          used += head.length;
-          for (let i = a; i < b; i++) {
-            const c = text[i];
-            if (c > ESCAPE || c === 0) buf[used++] = c;
-            else {
-              buf[used++] = ESCAPE;
-              buf[used++] = c === ENTRY ? ESCAPED_ENTRY : ESCAPED_ESCAPE;
+          if (!marked) for (let i = spans![2 * s]; i < b; i++) buf[w++] = text[i];
+          else {
+            for (let i = spans![2 * s]; i < b; i++) {
+              const c = text[i];
+              if (c !== ENTRY && c !== ESCAPE) buf[w++] = c;
+              else {
+                buf[w++] = ESCAPE;
+                buf[w++] = c === ENTRY ? ESCAPED_ENTRY : ESCAPED_ESCAPE;
+              }
             }
           }
+        } else if (kind === Value.Boolean) {
+          for (const c of nums[s] !== 0 ? TRUE : FALSE) buf[w++] = c;
         } else {
-          const value = attributeText(kind === Value.Boolean ? 'boolean' : kind === Value.Integer ? 'integer' : 'float', nums[s]);
-          const buf = this.room(used + head.length + value.length);
-          buf.set(head, used);
-          used += head.length;
-          for (let i = 0; i < value.length; i++) buf[used++] = value.charCodeAt(i);
+          const value = attributeText(kind === Value.Integer ? 'integer' : 'float', nums[s]);
+          for (let i = 0; i < value.length; i++) buf[w++] = value.charCodeAt(i);
         }
-        if (n === this.entryRow.length) {
-          this.entryRow = grown(this.entryRow);
-          this.entryEnd = grown(this.entryEnd);
-        }
-        this.entryRow[n] = row;
-        this.entryEnd[n++] = used;
-        length[row] += used - from;
+        at[row] = w;
       }
-    }
-    // Each row's place behind the entries, and the entries gathered there.
-    let total = used;
-    for (let row = 0; row < rows; row++) {
-      at[row] = total;
-      total += length[row];
-    }
-    const buf = this.room(total);
-    for (let i = 0, from = 0; i < n; i++) {
-      const row = this.entryRow[i];
-      const to = this.entryEnd[i];
-      buf.copyWithin(at[row], from, to);
-      at[row] += to - from;
-      from = to;
     }
     const texts = this.texts;
     texts.clear(rows);
     for (let row = 0; row < rows; row++) {
-      const k = length[row];
-      if (k === 0) continue;
-      texts.setBytes(row, buf, at[row] - k, at[row]);
+      if (at[row] === start[row]) continue;
+      texts.setBytes(row, buf, start[row], at[row]);
       texts.validity[row >> 3] |= 1 << (row & 7);
     }
     texts.copyTo(vector, rows);
   }
 
-  /** The buffer, grown to hold at least `bytes` (what it holds is kept). */
+  private headOf(key: number): Uint8Array {
+    let head = this.heads.get(key);
+    if (head === undefined) this.heads.set(key, (head = entryHead(key)));
+    return head;
+  }
+
+  private isMarked(part: EventColumns): boolean {
+    let marked = this.marked.get(part);
+    if (marked === undefined) this.marked.set(part, (marked = part.text.indexOf(ENTRY) >= 0 || part.text.indexOf(ESCAPE) >= 0));
+    return marked;
+  }
+
+  /** The buffer, with room for at least `bytes` (what it held is not kept). */
   private room(bytes: number): Uint8Array {
-    if (bytes > this.buf.length) {
-      const next = new Uint8Array(Math.max(bytes, 2 * this.buf.length));
-      next.set(this.buf);
-      this.buf = next;
-    }
+    if (bytes > this.buf.length) this.buf = new Uint8Array(Math.max(bytes, 2 * this.buf.length));
     return this.buf;
   }
-}
-
-function grown(a: Uint32Array<ArrayBuffer>): Uint32Array<ArrayBuffer> {
-  const next = new Uint32Array(2 * a.length);
-  next.set(a);
-  return next;
 }
 
 /** Writes `take` rows of a part's column, from its row `from`, into the buffer from row `row`. */

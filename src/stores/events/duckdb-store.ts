@@ -40,10 +40,10 @@ const FIXED = new Set([TIME_COLUMN, SAMPLERATE_COLUMN, INGESTED_COLUMN]);
  * checkpoint itself: DuckDB pins a block (256 KB) for each column's data and validity at once.
  * Measured (docs/wide-events.md): at a 256 MB limit, 150 dense VARCHAR columns and 16 buckets
  * held through commits and checkpoints and 200 failed (the checkpoint, fatally); at 64 MB, 8
- * columns and 16 buckets failed. A bucket (a MAP) costs about 2.5 columns.
+ * columns and 16 buckets failed. A bucket is one VARCHAR column (duckdb-attributes.ts).
  */
 const BYTES_PER_COLUMN = 1.1 * 1024 ** 2;
-const BUCKET_COLUMNS = 2.5;
+const BUCKET_COLUMNS = 1;
 /** Of the memory limit, the share one table's columns may take (about half what fails: queries and the other appends share the rest). */
 const TABLE_SHARE = 0.45;
 const MAX_HOT_COLUMNS = 256;
@@ -85,12 +85,11 @@ const MOVE_SLICE_MS = 100;
 /** Whole passes of a move before it gives up (each pass leaves nothing but what rows renumbered under it skipped). */
 const MOVE_PASSES = 5;
 /**
- * Events with the attribute past which a move is not done (moveToColumn). DuckDB updates a MAP by
- * deleting and inserting each row it changes, every column of it: a wide row costs what ingesting
- * it again does (about 3 KB of WAL), so a move of millions of rows would cost hours of CPU and
- * gigabytes of log.
+ * Events with the attribute past which a move is not done (moveToColumn): a move updates about a
+ * million wide rows a second (in place: both columns are flat), so this bounds one to seconds of
+ * CPU, taken in slices beside ingest.
  */
-const MOVE_MAX_ROWS = 250_000;
+const MOVE_MAX_ROWS = 10_000_000;
 
 
 /** Seconds a client is asked to wait after a write the store could not do. */
