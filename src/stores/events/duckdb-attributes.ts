@@ -13,7 +13,7 @@
 // A value's \x01 and \x02 bytes are escaped (\x01 as \x02 'a', \x02 as \x02 'b'), so that
 // `\x01` only ever starts an entry; reads undo it.
 import { attributeBucket } from './engine.js';
-import type { Attribute } from './placement.js';
+import { attributeText, type Attribute } from './placement.js';
 
 /** The SQL type of a bucket column. */
 export const BUCKET_SQL_TYPE = 'VARCHAR';
@@ -33,6 +33,16 @@ export function entryHead(key: number): Uint8Array {
   for (let i = 0; i < digits.length; i++) out[i + 1] = digits.charCodeAt(i);
   out[digits.length + 1] = 0x3d; // '='
   return out;
+}
+
+/** Bytes of a number's text at most (String of a double: "-1.2345678901234567e-308"). */
+export const NUMBER_TEXT_BYTES = 25;
+
+/** Writes a number's (or boolean's) text as an attribute keeps it at `at`; answers the byte after it. */
+export function putNumberText(buf: Uint8Array, at: number, kind: 'integer' | 'float' | 'boolean', x: number): number {
+  const text = attributeText(kind, x);
+  for (let i = 0; i < text.length; i++) buf[at++] = text.charCodeAt(i);
+  return at;
 }
 
 /** The bucket column and the SQL of its entry head for a key. */

@@ -14,8 +14,8 @@ import { DuckDBDataChunk, type DuckDBAppender } from '@duckdb/node-api';
 import type Bindings from '@duckdb/node-bindings';
 import type { ColumnType } from '../config/types.js';
 import { firstSlotFrom, textAt, Value, type EventColumns, type FieldColumn } from './columns.js';
-import { ENTRY, ESCAPE, ESCAPED_ENTRY, ESCAPED_ESCAPE, entryHead } from './duckdb-attributes.js';
-import { MAX_ATTRIBUTE_BUCKETS, attributeText, parsePlacement } from './placement.js';
+import { ENTRY, ESCAPE, ESCAPED_ENTRY, ESCAPED_ESCAPE, NUMBER_TEXT_BYTES, entryHead, putNumberText } from './duckdb-attributes.js';
+import { MAX_ATTRIBUTE_BUCKETS, parsePlacement } from './placement.js';
 import type { AppendBatch } from './types.js';
 
 // The raw C API bindings, for writing data chunks straight into DuckDB's vector memory. Loaded
@@ -358,11 +358,6 @@ export function appendChunks(appender: DuckDBAppender, shape: Shape, batch: Appe
 /** The slot after a run's last row (dense: the row; sparse: the first slot past the run). */
 const slotsEnd = (r: AttributeRun): number => (r.field.rows ? firstSlotFrom(r.field, r.from + r.take) : r.from + r.take);
 
-/** Bytes of a number's text at most (String of a double: "-1.2345678901234567e-308"). */
-const NUMBER_TEXT_BYTES = 25;
-const TRUE = [0x74, 0x72, 0x75, 0x65];
-const FALSE = [0x66, 0x61, 0x6c, 0x73, 0x65];
-
 /**
  * Fills a bucket's VARCHAR vector for one chunk from its attribute runs (duckdb-attributes.ts):
  * first each row's room is bounded (a value's bytes, twice that where its request's text holds
@@ -428,12 +423,7 @@ class TextBucketBuilder {
               }
             }
           }
-        } else if (kind === Value.Boolean) {
-          for (const c of nums[s] !== 0 ? TRUE : FALSE) buf[w++] = c;
-        } else {
-          const value = attributeText(kind === Value.Integer ? 'integer' : 'float', nums[s]);
-          for (let i = 0; i < value.length; i++) buf[w++] = value.charCodeAt(i);
-        }
+        } else w = putNumberText(buf, w, kind === Value.Boolean ? 'boolean' : kind === Value.Integer ? 'integer' : 'float', nums[s]);
         at[row] = w;
       }
     }
