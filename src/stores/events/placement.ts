@@ -3,9 +3,9 @@
 // most fields are sparse, but an engine cannot hold a table column per field: a DuckDB commit
 // after a checkpoint pins a block per table column (256 KB), a ClickHouse insert buffers about
 // 2-4 MB per column. So a dataset's first fields (up to the store's hot-column budget) get a
-// typed column each, and the rest live as attributes in up to 16 buckets: key/value
-// maps (`MAP(INTEGER, VARCHAR)` on DuckDB, a pair of arrays on ClickHouse) keyed by the field's
-// number, the value as text (read back through a cast to the field's stored type). A field
+// typed column each, and the rest live as attributes in up to 16 buckets of key/value pairs
+// (a text of entries on DuckDB, duckdb-attributes.ts; a pair of arrays on ClickHouse) keyed by
+// the field's number, the value as text (read back through a cast to the field's stored type). A field
 // moving from the attributes to a column of its own (promotion) is in both for a while: its new
 // events in the column, its older ones still in the bucket until they are copied over.
 // docs/wide-events.md has the layout, the figures it was chosen by and its limits.
@@ -23,7 +23,7 @@ import type { SqlDialect } from './engine.js';
 export const MAX_ATTRIBUTE_BUCKETS = 16;
 
 export interface Attribute {
-  /** The field's number in the bucket's map (unique in the dataset). */
+  /** The field's number, its key in the bucket (unique in the dataset). */
   key: number;
   bucket: number;
 }
