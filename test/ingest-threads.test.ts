@@ -100,6 +100,31 @@ describe('ingest threads', () => {
     expect(Object.fromEntries(a.columns)).toMatchObject({ s: 'string', n: 'integer', f: 'float', b: 'boolean', mixed: 'string', flip: 'boolean', big: 'float' });
   });
 
+  it('a wide request (its fields posted back in one block) stores the same rows with and without them, as JSON and as msgpack', async () => {
+    // 300 events of 40 fields each from 200 keys: dense, sparse, constant, every kind.
+    const events = Array.from({ length: 300 }, (_, i) => {
+      const data: Record<string, unknown> = { svc: 'checkout', n: i };
+      for (let k = 0; k < 38; k++) {
+        const key = (i * 7 + k * 13) % 200;
+        data[`k${key}`] = key % 4 === 0 ? `v${i}-${key}-ünï` : key % 4 === 1 ? i * key : key % 4 === 2 ? i / 8 : i % 2 === 0;
+      }
+      return { data, time: new Date(Date.UTC(2024, 4, 6) + i).toISOString() };
+    });
+    const stores = [];
+    for (const t of [inThread, threaded]) {
+      const ds = fresh('wide-threads');
+      expect((await batch(t, ds, events)).statusCode).toBe(200);
+      expect((await batch(t, ds, pack(events), { 'content-type': 'application/msgpack' })).statusCode).toBe(200);
+      stores.push({ rows: await stored(t, ds), columns: [...(await columnsOf(t, ds)).values()].map((c) => [c.keyName, c.type]) });
+    }
+    const [a, b] = stores;
+    expect(a.rows.length).toBe(600);
+    expect(b.columns).toEqual(a.columns);
+    expect(b.rows).toEqual(a.rows);
+    const byTime = (rows: typeof a.rows) => rows.filter((r) => r.time === BigInt(Date.UTC(2024, 4, 6) + 5) * 1000n).map((r) => r.fields);
+    expect(byTime(b.rows)).toEqual([events[5].data, events[5].data]);
+  });
+
   it('a thread that exits fails no later request: it is replaced', async () => {
     const pool = batchThreads(3);
     const t = await makeApp({ settings: { ingestThreads: 3 } });

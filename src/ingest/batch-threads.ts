@@ -18,7 +18,7 @@ import { setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import type { BatchRequest, DecodedBatch } from './batch.js';
 import type { DecodedOtlp, OtlpDecodeRequest } from './otlp/request.js';
-import { runTask, type IngestTask } from './tasks.js';
+import { received, runTask, type IngestTask } from './tasks.js';
 
 /** V8's default semi-space on 64-bit machines (MB), for the ingest threads. */
 const INGEST_THREAD_SEMI_SPACE_MB = 16;
@@ -56,7 +56,7 @@ class Thread {
       const task = this.tasks.get(m.id);
       this.tasks.delete(m.id);
       if (this.tasks.size === 0) this.worker.unref();
-      if (m.decoded) task?.resolve(m.decoded);
+      if (m.decoded) task?.resolve(received(m.decoded));
       else task?.reject(new Error(`ingest thread: ${m.error}`));
     });
     const die = (err: Error) => {
@@ -108,7 +108,7 @@ export class BatchThreads {
   }
 
   private async run(task: IngestTask): Promise<DecodedBatch | DecodedOtlp> {
-    if (this.size === 0) return (await runTask(task)).decoded;
+    if (this.size === 0) return runTask(task);
     let thread: Thread | undefined;
     if (this.threads.length < this.size) {
       const t: Thread = new Thread(() => {

@@ -1,7 +1,7 @@
 // An OTLP request body → its events as columns, per dataset, or the reason the whole request is
 // refused. Runs on an ingest thread (batch-threads.ts), or on the JavaScript thread when there
 // are none: decompress (with the cap that defuses bombs), decode (protobuf or JSON), translate.
-import { TooManyValues, transferables } from '../../stores/events/columns.js';
+import { TooManyValues } from '../../stores/events/columns.js';
 import { DecodeError, decompress } from '../decode.js';
 import { readTracesNative } from '../native-columns.js';
 import { DEFAULT_LIMITS, type IngestLimits } from '../normalise.js';
@@ -78,14 +78,3 @@ function tracesNative(raw: Buffer, choice: DatasetChoice, limits: IngestLimits):
   return { ok: true, groups, items: read.items, refused: [] };
 }
 
-/** The buffers to transfer (not copy) when posting a decoded request to another thread. */
-export function otlpTransferables(d: DecodedOtlp): ArrayBuffer[] {
-  if (!d.ok) return [];
-  const out = new Set<ArrayBuffer>();
-  for (const g of d.groups) {
-    for (const b of transferables(g.columns)) out.add(b);
-    out.add(g.rowItem.buffer as ArrayBuffer);
-    out.add(g.rowWeight.buffer as ArrayBuffer);
-  }
-  return [...out];
-}

@@ -340,7 +340,7 @@ export class ColumnsBuilder {
 }
 
 /** Columns past which a request's arrays are packed into three buffers (pack). */
-const PACK_AFTER = 32;
+export const PACK_AFTER = 32;
 
 /**
  * Makes every column's arrays views into three buffers (kinds; nums; spans and rows): moving the
@@ -415,3 +415,4 @@ export function transferables(cols: EventColumns): ArrayBuffer[] {
   out.add(cols.text.buffer as ArrayBuffer);
   return [...out];
 }
+
