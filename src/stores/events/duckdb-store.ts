@@ -92,6 +92,16 @@ const MOVE_PASSES = 5;
 const MOVE_MAX_ROWS = 10_000_000;
 
 
+/** Replaces a table by one of columns `defs` filled with `values` of its rows (inside the caller's transaction on `w`). */
+async function rewriteTable(w: DuckDBConnection, table: string, defs: string[], values: string[]): Promise<void> {
+  const next = quoteIdent(`${table}__next`);
+  await w.run(`DROP TABLE IF EXISTS ${next}`);
+  await w.run(`CREATE TABLE ${next} (${defs.join(', ')})`);
+  await w.run(`INSERT INTO ${next} SELECT ${values.join(', ')} FROM ${quoteIdent(table)}`);
+  await w.run(`DROP TABLE ${quoteIdent(table)}`);
+  await w.run(`ALTER TABLE ${next} RENAME TO ${quoteIdent(table)}`);
+}
+
 /** Seconds a client is asked to wait after a write the store could not do. */
 const RETRY_AFTER_SECONDS = 5;
 
@@ -206,17 +216,15 @@ export class DuckDbEventStore implements EventStore {
     }
     for (const [table, columns] of tables) {
       const isBucket = (c: { name: string; type: string }) => /^__a[0-9]+$/.test(c.name) && c.type.startsWith('MAP(');
-      const next = `${table}__text`;
       await this.exclusive(async (w) => {
         await w.run('BEGIN TRANSACTION');
         try {
-          await w.run(`DROP TABLE IF EXISTS ${quoteIdent(next)}`);
-          const defs = columns.map((c) => `${quoteIdent(c.name)} ${isBucket(c) ? BUCKET_SQL_TYPE : c.type}${FIXED.has(c.name) ? ' NOT NULL' : ''}`);
-          await w.run(`CREATE TABLE ${quoteIdent(next)} (${defs.join(', ')})`);
-          const values = columns.map((c) => (isBucket(c) ? mapToTextSql(quoteIdent(c.name)) : quoteIdent(c.name)));
-          await w.run(`INSERT INTO ${quoteIdent(next)} SELECT ${values.join(', ')} FROM ${quoteIdent(table)}`);
-          await w.run(`DROP TABLE ${quoteIdent(table)}`);
-          await w.run(`ALTER TABLE ${quoteIdent(next)} RENAME TO ${quoteIdent(table)}`);
+          await rewriteTable(
+            w,
+            table,
+            columns.map((c) => `${quoteIdent(c.name)} ${isBucket(c) ? BUCKET_SQL_TYPE : c.type}${FIXED.has(c.name) ? ' NOT NULL' : ''}`),
+            columns.map((c) => (isBucket(c) ? mapToTextSql(quoteIdent(c.name)) : quoteIdent(c.name))),
+          );
           await w.run('COMMIT');
         } catch (err) {
           await w.run('ROLLBACK').catch(() => undefined);
@@ -542,7 +550,6 @@ export class DuckDbEventStore implements EventStore {
       const had = new Set(layout.flatMap((c) => ('bucket' in c ? [c.bucket] : [])));
       const count = Math.min(MAX_ATTRIBUTE_BUCKETS, Math.max(buckets, ...had.values(), ...moves.map((m) => m.attribute.bucket + 1)));
       const table = tableName(datasetId);
-      const next = `${table}__reshaped`;
       // (concat skips NULLs: a column's NULL adds no entry.)
       const entries = (b: number) => {
         const moved = moves.filter((m) => m.attribute.bucket === b).map((m) => entrySql(m.attribute.key, `CAST(${quoteIdent(m.column)} AS VARCHAR)`));
@@ -555,21 +562,14 @@ export class DuckDbEventStore implements EventStore {
       await w.run('BEGIN TRANSACTION');
       try {
         if (raised !== undefined) await w.run(`SET memory_limit = '${Math.floor(raised / 1024 ** 2)}MiB'`);
-        await w.run(`DROP TABLE IF EXISTS ${quoteIdent(next)}`);
-        await w.run(
-          `CREATE TABLE ${quoteIdent(next)} (${TIME_COLUMN} TIMESTAMP NOT NULL, ${SAMPLERATE_COLUMN} BIGINT NOT NULL, ${INGESTED_COLUMN} TIMESTAMP NOT NULL` +
-            kept.map((c) => `, ${quoteIdent(c.physical)} ${SQL_TYPE[c.type]}`).join('') +
-            Array.from({ length: count }, (_, b) => `, ${quoteIdent(attributeBucket(b))} ${BUCKET_SQL_TYPE}`).join('') +
-            ')',
+        await rewriteTable(
+          w,
+          table,
+          [`${TIME_COLUMN} TIMESTAMP NOT NULL`, `${SAMPLERATE_COLUMN} BIGINT NOT NULL`, `${INGESTED_COLUMN} TIMESTAMP NOT NULL`]
+            .concat(kept.map((c) => `${quoteIdent(c.physical)} ${SQL_TYPE[c.type]}`))
+            .concat(Array.from({ length: count }, (_, b) => `${quoteIdent(attributeBucket(b))} ${BUCKET_SQL_TYPE}`)),
+          [TIME_COLUMN, SAMPLERATE_COLUMN, INGESTED_COLUMN].concat(kept.map((c) => quoteIdent(c.physical))).concat(Array.from({ length: count }, (_, b) => entries(b))),
         );
-        await w.run(
-          `INSERT INTO ${quoteIdent(next)} SELECT ${TIME_COLUMN}, ${SAMPLERATE_COLUMN}, ${INGESTED_COLUMN}` +
-            kept.map((c) => `, ${quoteIdent(c.physical)}`).join('') +
-            Array.from({ length: count }, (_, b) => `, ${entries(b)}`).join('') +
-            ` FROM ${quoteIdent(table)}`,
-        );
-        await w.run(`DROP TABLE ${quoteIdent(table)}`);
-        await w.run(`ALTER TABLE ${quoteIdent(next)} RENAME TO ${quoteIdent(table)}`);
         await w.run('COMMIT');
       } catch (err) {
         await w.run('ROLLBACK').catch(() => undefined);
