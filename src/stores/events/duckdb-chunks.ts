@@ -288,7 +288,7 @@ export function appendChunks(appender: DuckDBAppender, shape: Shape, batch: Appe
   for (let row = 0; row < Math.min(VECTOR_SIZE, total); row++) setInt64(ingested, row, ingestedUs);
   // Field columns' buffers, made when a column first gets a value.
   const buffers: (ColumnBuffer | undefined)[] = new Array(width);
-  // Each bucket's attribute runs in the chunk being filled, and its map builder.
+  // Each bucket's attribute runs in the chunk being filled, and the bucket texts' builder.
   const runs: AttributeRun[][] = Array.from({ length: MAX_ATTRIBUTE_BUCKETS }, () => []);
   let texts: TextBucketBuilder | undefined;
   const chunk = new DuckDBDataChunk(bindings.create_data_chunk(shape.logical));
