@@ -5,9 +5,9 @@
 //    its events go to the column; reads take the column where it has a value, the attribute
 //    elsewhere.
 // 2. The event store moves the older values from the bucket into the column, a slice at a time,
-//    while ingest goes on (EventStore.moveToColumn). On DuckDB, not past 250,000 events with the
-//    attribute (a move rewrites each of them whole): the field then reads through both until a
-//    later start finds few enough to move.
+//    while ingest goes on (EventStore.moveToColumn). On DuckDB, not past 10 million events with
+//    the attribute (the store's bound): the field then reads through both until a later start
+//    finds few enough to move.
 // 3. Under the lock: the registry moves the field to `c<new>`, and reads take the column only.
 // A restart between the steps resumes at the second (reconciling finds the moving field:
 // reconcile.ts); one between the table's column and the registry's change leaves an unregistered

@@ -64,9 +64,9 @@ export function attributeTextSql(a: Attribute): string {
 }
 
 /** SQL of the bucket without the attribute: NULL once nothing is left (as for an event written without any). */
-export function withoutAttributeSql({ bucket, key }: Attribute): string {
-  const b = `"${attributeBucket(bucket)}"`;
-  return `nullif(regexp_replace(${b}, '\\x01${Math.trunc(key)}=[^\\x01]*', ''), '')`;
+export function withoutAttributeSql(a: Attribute): string {
+  const { b } = parts(a);
+  return `nullif(regexp_replace(${b}, '\\x01${Math.trunc(a.key)}=[^\\x01]*', ''), '')`;
 }
 
 /** SQL of an entry for a value given as text SQL (NULL when the value is NULL). */
@@ -74,7 +74,10 @@ export function entrySql(key: number, text: string): string {
   return entryOf(`'${Math.trunc(key)}'`, text);
 }
 
-const entryOf = (keyText: string, text: string) => `(chr(1) || ${keyText} || '=' || ${escapeSql(text)})`;
+/** SQL of an entry from SQL of its key's text and its value's text. */
+function entryOf(keyText: string, text: string): string {
+  return `(chr(1) || ${keyText} || '=' || ${escapeSql(text)})`;
+}
 
 /** SQL of a text with its \x02 and \x01 bytes escaped. */
 function escapeSql(text: string): string {

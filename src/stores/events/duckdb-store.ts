@@ -75,8 +75,8 @@ const SAFETY_CHECKPOINT_THRESHOLD = '512MB';
 
 /**
  * Rows a slice of moveToColumn takes at most, at least, and first; after the first, each slice is
- * sized from the one before to take about MOVE_SLICE_MS (a staging waits for it): a wide table's
- * rows cost many times a narrow one's.
+ * sized from the one before to take about MOVE_SLICE_MS (a staging waits for it): a row's cost
+ * grows with the table's width.
  */
 const MOVE_SLICE_ROWS = 100_000;
 const MOVE_MIN_SLICE_ROWS = 2_048;
@@ -90,7 +90,6 @@ const MOVE_PASSES = 5;
  * CPU, taken in slices beside ingest.
  */
 const MOVE_MAX_ROWS = 10_000_000;
-
 
 /** Replaces a table by one of columns `defs` filled with `values` of its rows (inside the caller's transaction on `w`). */
 async function rewriteTable(w: DuckDBConnection, table: string, defs: string[], values: string[]): Promise<void> {
@@ -212,7 +211,8 @@ export class DuckDbEventStore implements EventStore {
     const tables = new Map<string, { name: string; type: string }[]>();
     for (const r of rows) {
       const table = String(r.table_name);
-      tables.set(table, [...(tables.get(table) ?? []), { name: String(r.column_name), type: String(r.data_type) }]);
+      if (!tables.has(table)) tables.set(table, []);
+      tables.get(table)!.push({ name: String(r.column_name), type: String(r.data_type) });
     }
     for (const [table, columns] of tables) {
       const isBucket = (c: { name: string; type: string }) => /^__a[0-9]+$/.test(c.name) && c.type.startsWith('MAP(');
