@@ -60,7 +60,8 @@ describe('the band maths (shared with signals)', () => {
 /** Per minute of the last hour one /a event (and one /b every 5 minutes), the same on each of the last 7 days with one extra /a event every 7th minute (noise); now, 30 extra /a events in one bucket. */
 function planted(nowS: number): { events: unknown[]; burstAt: number } {
   const events: unknown[] = [];
-  const burstAt = nowS - 25 * 60 - 5;
+  // (In the middle of its 10-minute bucket: a burst across a bucket's edge is two buckets outside the band.)
+  const burstAt = Math.floor((nowS - 25 * 60) / 600) * 600 + 300;
   for (let day = 0; day <= 7; day++) {
     for (let m = 1; m < 60; m++) {
       const t = nowS - day * DAY - m * 60;
