@@ -20,7 +20,7 @@ import { dirname } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { ColumnType } from '../config/types.js';
 import { appendChunks, shapeOf, type Layout } from './duckdb-chunks.js';
-import { attributeTextSql, BUCKET_SQL_TYPE, entrySql, hasAttributeSql, mapToTextSql, withoutAttributeSql } from './duckdb-attributes.js';
+import { attributeTextSql, BUCKET_COLUMN_SQL, entrySql, hasAttributeSql, mapToTextSql, withoutAttributeSql } from './duckdb-attributes.js';
 import { duckdbDialect } from './duckdb-dialect.js';
 import { attributeBucket, INGESTED_COLUMN, isOwnColumn, SAMPLERATE_COLUMN, TIME_COLUMN } from './engine.js';
 import { MAX_ATTRIBUTE_BUCKETS, type Attribute, type TableShape } from './placement.js';
@@ -222,7 +222,7 @@ export class DuckDbEventStore implements EventStore {
           await rewriteTable(
             w,
             table,
-            columns.map((c) => `${quoteIdent(c.name)} ${isBucket(c) ? BUCKET_SQL_TYPE : c.type}${FIXED.has(c.name) ? ' NOT NULL' : ''}`),
+            columns.map((c) => `${quoteIdent(c.name)} ${isBucket(c) ? BUCKET_COLUMN_SQL : c.type}${FIXED.has(c.name) ? ' NOT NULL' : ''}`),
             columns.map((c) => (isBucket(c) ? mapToTextSql(quoteIdent(c.name)) : quoteIdent(c.name))),
           );
           await w.run('COMMIT');
@@ -518,7 +518,7 @@ export class DuckDbEventStore implements EventStore {
     const buckets = Math.min(MAX_ATTRIBUTE_BUCKETS, changes.buckets ?? 0);
     if (buckets > 0) {
       const has = (await this.shape(datasetId))?.buckets ?? 0;
-      for (let b = has; b < buckets; b++) statements.push(`ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS ${quoteIdent(attributeBucket(b))} ${BUCKET_SQL_TYPE}`);
+      for (let b = has; b < buckets; b++) statements.push(`ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS ${quoteIdent(attributeBucket(b))} ${BUCKET_COLUMN_SQL}`);
     }
     if (statements.length === 0) return;
     await this.exclusive(async (w) => {
@@ -567,7 +567,7 @@ export class DuckDbEventStore implements EventStore {
           table,
           [`${TIME_COLUMN} TIMESTAMP NOT NULL`, `${SAMPLERATE_COLUMN} BIGINT NOT NULL`, `${INGESTED_COLUMN} TIMESTAMP NOT NULL`]
             .concat(kept.map((c) => `${quoteIdent(c.physical)} ${SQL_TYPE[c.type]}`))
-            .concat(Array.from({ length: count }, (_, b) => `${quoteIdent(attributeBucket(b))} ${BUCKET_SQL_TYPE}`)),
+            .concat(Array.from({ length: count }, (_, b) => `${quoteIdent(attributeBucket(b))} ${BUCKET_COLUMN_SQL}`)),
           [TIME_COLUMN, SAMPLERATE_COLUMN, INGESTED_COLUMN].concat(kept.map((c) => quoteIdent(c.physical))).concat(Array.from({ length: count }, (_, b) => entries(b))),
         );
         await w.run('COMMIT');
