@@ -12,8 +12,9 @@ export interface NativeTraceGroup {
 }
 
 export interface NativeAddon {
-  readBatch(body: Uint8Array, receivedUs: number, expandDepth: number, maxFields: number, maxEventBytes: number, maxStringBytes: number): EventColumns | undefined;
-  readTraces(body: Uint8Array, dataset: string | undefined, maxFields: number, maxEventBytes: number, maxStringBytes: number): { items: number; groups: NativeTraceGroup[] } | undefined;
+  /** `posted`: the columns in the form an ingest thread posts them in (posted-columns.ts), typed as EventColumns (as tasks.ts forPost's). */
+  readBatch(body: Uint8Array, receivedUs: number, expandDepth: number, maxFields: number, maxEventBytes: number, maxStringBytes: number, posted: boolean): EventColumns | undefined;
+  readTraces(body: Uint8Array, dataset: string | undefined, maxFields: number, maxEventBytes: number, maxStringBytes: number, posted: boolean): { items: number; groups: NativeTraceGroup[] } | undefined;
 }
 
 function load(): NativeAddon | undefined {

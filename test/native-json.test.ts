@@ -8,19 +8,25 @@ import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeBatch, type BatchRequest, type DecodedBatch } from '../src/ingest/batch.js';
+import { received } from '../src/ingest/tasks.js';
 import { readBatchNative } from '../src/ingest/native-columns.js';
 import { nativeColumnsAvailable } from '../src/native-addon.js';
 import { DEFAULT_LIMITS } from '../src/ingest/normalise.js';
 import { loadSettings } from '../src/settings.js';
-import { rowsOf } from '../src/stores/events/columns.js';
+import { rowsOf, type EventColumns } from '../src/stores/events/columns.js';
+import { fromPosting, type PostedColumns } from '../src/stores/events/posted-columns.js';
 import { json, type TestApp } from './helpers.js';
 import { batch, columnsOf, fresh, sqlTypes, stored, withAndWithoutNative } from './ingest-helpers.js';
 
 const RECEIVED_US = 1_700_000_000_123_456;
 
-function request(body: string | Buffer, nativeJson: boolean, expandDepth = 2): BatchRequest {
-  return { body: Buffer.from(body), contentType: 'application/json', maxDecompressed: 1e8, expandDepth, receivedUs: RECEIVED_US, nativeJson };
+/** `posted`: as on an ingest thread (the native reader's columns in their posted form). */
+function request(body: string | Buffer, nativeJson: boolean, expandDepth = 2, posted = false): BatchRequest {
+  return { body: Buffer.from(body), contentType: 'application/json', maxDecompressed: 1e8, expandDepth, receivedUs: RECEIVED_US, nativeJson, posted };
 }
+
+/** A decode as the JavaScript thread takes it (posted columns made EventColumns again). */
+const decoded = async (req: BatchRequest) => received(await decodeBatch(req)) as DecodedBatch;
 
 /** What a decode gives, in a comparable form (rows as Maps of values, and each column's facts). */
 function outcome(d: DecodedBatch) {
@@ -122,6 +128,7 @@ describe('the native JSON reader', () => {
         const withNative = outcome(await decodeBatch(request(text, true, depth)));
         const without = outcome(await decodeBatch(request(text, false, depth)));
         expect(withNative).toEqual(without);
+        expect(outcome(await decoded(request(text, true, depth, true)))).toEqual(without);
       }),
       { numRuns: 3000 },
     );
@@ -158,6 +165,26 @@ describe('the native JSON reader', () => {
     for (const b of leave) expect(native(b), b).toBeUndefined();
     // Bytes that are not UTF-8 are made U+FFFD by the JavaScript path.
     expect(readBatchNative(Buffer.from([0x5b, 0x7b, 0x22, 0x64, 0x61, 0x74, 0x61, 0x22, 0x3a, 0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d, 0x7d, 0x5d]), 0, 2, DEFAULT_LIMITS)).toBeUndefined();
+  });
+
+  it('gives a wide body in the posted form with the same arrays as the object form', () => {
+    // 300 events: `early` in the first 40 only (dense there, then never again: its arrays end
+    // before the last row), `rare_<k>` in one event in 30, `s` a string in every event, `x`
+    // numbers and strings.
+    const events = Array.from({ length: 300 }, (_, i) => ({
+      data: { s: `row ${i % 7}`, x: i % 3 === 0 ? `t${i}` : i / 4, ...(i < 40 ? { early: i } : {}), [`rare_${i % 30}`]: i % 2 === 0, ...Object.fromEntries(Array.from({ length: 40 }, (_, k) => [`f${(i * 7 + k) % 200}`, k])) },
+    }));
+    const body = Buffer.from(JSON.stringify(events));
+    const objects = readBatchNative(body, RECEIVED_US, 2, DEFAULT_LIMITS, false)!;
+    const posted = readBatchNative(body, RECEIVED_US, 2, DEFAULT_LIMITS, true)!;
+    expect('posted' in posted && !('posted' in objects)).toBe(true);
+    const back = fromPosting(posted as unknown as PostedColumns);
+    const facts = (c: EventColumns) => c.fields.map((f) => ({ ...f, kinds: [...f.kinds], nums: [...f.nums], spans: f.spans && [...f.spans], rows: f.rows && [...f.rows], constant: f.constant ?? false }));
+    expect(back.count).toBe(300);
+    expect(facts(back)).toEqual(facts(objects));
+    expect(rowsOf(back)).toEqual(rowsOf(objects));
+    expect(rowsOf(back)[299].fields.get('early')).toBeUndefined();
+    expect(back.fields.some((f) => f.rows)).toBe(true); // some columns stayed sparse
   });
 
   it('reads values, times and sample rates to the same columns as JSON.parse would', () => {

@@ -9,12 +9,14 @@ import { describe, expect, it } from 'vitest';
 import { readTracesNative } from '../src/ingest/native-columns.js';
 import { DEFAULT_LIMITS } from '../src/ingest/normalise.js';
 import { decodeOtlp, type DecodedOtlp } from '../src/ingest/otlp/request.js';
+import { received } from '../src/ingest/tasks.js';
 import { rowsOf } from '../src/stores/events/columns.js';
 import { columnsOf, fresh, sqlTypes, stored, withAndWithoutNative } from './ingest-helpers.js';
 import { T0, attrs, exported, nanos, otlp, toProtobuf } from './otlp-helpers.js';
 
-const decode = async (body: Buffer, native: boolean, classicKey = false, datasetHeader?: string) =>
-  decodeOtlp({ signal: 'traces', body, json: false, maxDecompressed: 1e8, classicKey, datasetHeader, receivedUs: 0, native });
+/** `posted`: as on an ingest thread, the native reader's columns in their posted form (made EventColumns again here, as the JavaScript thread does). */
+const decode = async (body: Buffer, native: boolean, classicKey = false, datasetHeader?: string, posted = false) =>
+  received(await decodeOtlp({ signal: 'traces', body, json: false, maxDecompressed: 1e8, classicKey, datasetHeader, receivedUs: 0, native, posted })) as DecodedOtlp;
 
 /** What a decode gives, in a comparable form (rows as Maps of values, and each column's facts). */
 function outcome(d: DecodedOtlp) {
@@ -127,7 +129,9 @@ describe('the native OTLP trace reader', () => {
         runs++;
         const header = classic ? 'from-header' : undefined;
         if (native(body, header) !== undefined) taken++;
-        expect(outcome(await decode(body, true, classic, header))).toEqual(outcome(await decode(body, false, classic, header)));
+        const without = outcome(await decode(body, false, classic, header));
+        expect(outcome(await decode(body, true, classic, header))).toEqual(without);
+        expect(outcome(await decode(body, true, classic, header, true))).toEqual(without);
       }),
       { numRuns: 2000 },
     );

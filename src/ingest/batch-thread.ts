@@ -13,7 +13,7 @@ function heap() {
 
 parentPort!.on('message', async ({ id, task }: { id: number; task: IngestTask }) => {
   try {
-    const { message, transfer } = forPost(await runTask(task));
+    const { message, transfer } = forPost(await runTask(task, true));
     parentPort!.postMessage({ id, decoded: message, ...heap() }, transfer);
   } catch (err) {
     parentPort!.postMessage({ id, error: err instanceof Error ? err.message : String(err), ...heap() });

@@ -19,6 +19,8 @@ export interface BatchRequest {
   receivedUs: number;
   /** Read JSON bodies with the native reader when it is built (native-json.ts). */
   nativeJson: boolean;
+  /** Decoded on an ingest thread: the native reader gives its columns in the posted form (tasks.ts). */
+  posted?: boolean;
 }
 
 export type DecodedBatch =
@@ -39,7 +41,7 @@ export async function decodeBatch(req: BatchRequest): Promise<DecodedBatch> {
     const body = Buffer.from(req.body.buffer, req.body.byteOffset, req.body.byteLength);
     const raw = await decompress(body, req.contentEncoding, req.maxDecompressed);
     if (req.nativeJson && !isMsgpack(req.contentType)) {
-      const columns = readBatchNative(raw, req.receivedUs, req.expandDepth, DEFAULT_LIMITS);
+      const columns = readBatchNative(raw, req.receivedUs, req.expandDepth, DEFAULT_LIMITS, req.posted === true);
       if (columns) return { ok: true, items: columns.count, refused: [], columns };
     }
     items = parseDecompressed(raw, req.contentType);

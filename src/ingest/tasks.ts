@@ -7,9 +7,9 @@ import { forPosting, fromPosting, postedTransferables, type PostedColumns } from
 
 export type IngestTask = { kind: 'batch'; request: BatchRequest } | { kind: 'otlp'; request: OtlpDecodeRequest };
 
-/** Runs a task. */
-export async function runTask(task: IngestTask): Promise<DecodedBatch | DecodedOtlp> {
-  return task.kind === 'batch' ? decodeBatch(task.request) : decodeOtlp(task.request);
+/** Runs a task; `posted`: on an ingest thread, whose native reads give the posted form straight away. */
+export async function runTask(task: IngestTask, posted = false): Promise<DecodedBatch | DecodedOtlp> {
+  return task.kind === 'batch' ? decodeBatch({ ...task.request, posted }) : decodeOtlp({ ...task.request, posted });
 }
 
 /**

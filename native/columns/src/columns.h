@@ -25,6 +25,8 @@ constexpr uint8_t kAbsent = 0, kString = 1, kInteger = 2, kFloat = 3, kBoolean =
 constexpr size_t kMaxCells = size_t{1} << 25;
 /** A column is sparse until it has this many values and a quarter of the rows so far have it (DENSE_AFTER). */
 constexpr uint32_t kDenseAfter = 16;
+/** Numbers per field in PostedColumns.meta (FIELD_INTS in posted-columns.ts). */
+constexpr size_t kFieldInts = 8;
 
 /** Thrown where the JavaScript path must decide: the reader answers undefined. */
 struct Bail {};
@@ -81,8 +83,11 @@ class ColumnSet {
 
   void endRow(double timeUs, double samplerate);
 
-  /** The EventColumns; throws Bail past kMaxCells. */
-  napi_value result(napi_env env);
+  /**
+   * The EventColumns, or (`posted`) the form an ingest thread posts them in (PostedColumns,
+   * src/stores/events/posted-columns.ts); throws Bail past kMaxCells.
+   */
+  napi_value result(napi_env env, bool posted);
 
  private:
   std::vector<Column> columns_;

@@ -73,7 +73,7 @@ class Reader {
     if (p_ != end_) throw Bail();
   }
 
-  napi_value result(napi_env env) { return cols_.result(env); }
+  napi_value result(napi_env env, bool posted) { return cols_.result(env, posted); }
 
  private:
   const uint8_t* p_;
@@ -509,15 +509,17 @@ class Reader {
 }  // namespace
 
 /**
- * readBatch(body: Uint8Array, receivedUs, expandDepth, maxFields, maxEventBytes, maxStringBytes)
- * → EventColumns, or undefined: take the JavaScript path.
+ * readBatch(body: Uint8Array, receivedUs, expandDepth, maxFields, maxEventBytes, maxStringBytes, posted)
+ * → EventColumns (`posted`: in their posted form), or undefined: take the JavaScript path.
  */
 napi_value ReadBatch(napi_env env, napi_callback_info info) {
-  napi_value argv[6], undefined;
+  napi_value argv[7], undefined;
   const uint8_t* data;
   size_t length;
   CHECK(napi_get_undefined(env, &undefined));
-  if (!columns::readerArgs(env, info, 6, argv, &data, &length, "readBatch")) return undefined;
+  if (!columns::readerArgs(env, info, 7, argv, &data, &length, "readBatch")) return undefined;
+  bool posted;
+  CHECK(napi_get_value_bool(env, argv[6], &posted));
   double receivedUs, maxEventBytes;
   int32_t expandDepth;
   uint32_t maxFields, maxStringBytes;
@@ -529,7 +531,7 @@ napi_value ReadBatch(napi_env env, napi_callback_info info) {
   Reader reader(data, length, receivedUs, expandDepth, {maxFields, maxEventBytes, maxStringBytes});
   try {
     reader.read();
-    return reader.result(env);
+    return reader.result(env, posted);
   } catch (const Bail&) {
     return undefined;
   } catch (const std::exception&) {

@@ -132,7 +132,7 @@ class Reader {
   /** Each resource's spans as rows of its dataset (`fixedDataset`: a classic key's, for all). */
   void translate(const std::string* fixedDataset);
 
-  napi_value result(napi_env env);
+  napi_value result(napi_env env, bool posted);
 
  private:
   const uint8_t* const buf_;
@@ -623,7 +623,7 @@ void Reader::translate(const std::string* fixedDataset) {
   }
 }
 
-napi_value Reader::result(napi_env env) {
+napi_value Reader::result(napi_env env, bool posted) {
   napi_value out, groups, value;
   CHECK(napi_create_object(env, &out));
   CHECK(napi_create_uint32(env, static_cast<uint32_t>(spans_.size()), &value));
@@ -636,7 +636,7 @@ napi_value Reader::result(napi_env env) {
     CHECK(napi_create_object(env, &group));
     CHECK(napi_create_string_utf8(env, g.dataset.data(), g.dataset.size(), &value));
     CHECK(napi_set_named_property(env, group, "dataset", value));
-    napi_value cols = g.cols.result(env);
+    napi_value cols = g.cols.result(env, posted);
     if (!cols) return nullptr;
     CHECK(napi_set_named_property(env, group, "columns", cols));
     CHECK(napi_set_named_property(env, group, "rowItem", columns::typedArray(env, napi_uint32_array, g.rowItem.data(), g.rowItem.size(), 4)));
@@ -649,16 +649,19 @@ napi_value Reader::result(napi_env env) {
 }  // namespace
 
 /**
- * readTraces(body: Uint8Array, dataset: string | undefined, maxFields, maxEventBytes, maxStringBytes)
- * → { items, groups: [{ dataset, columns, rowItem }] }, or undefined: take the JavaScript path.
+ * readTraces(body: Uint8Array, dataset: string | undefined, maxFields, maxEventBytes, maxStringBytes, posted)
+ * → { items, groups: [{ dataset, columns, rowItem }] } (`posted`: columns in their posted form),
+ * or undefined: take the JavaScript path.
  * `dataset`: a classic key's dataset, for every span; undefined: each resource's service name.
  */
 napi_value ReadTraces(napi_env env, napi_callback_info info) {
-  napi_value argv[5], undefined;
+  napi_value argv[6], undefined;
   const uint8_t* data;
   size_t length;
   CHECK(napi_get_undefined(env, &undefined));
-  if (!columns::readerArgs(env, info, 5, argv, &data, &length, "readTraces")) return undefined;
+  if (!columns::readerArgs(env, info, 6, argv, &data, &length, "readTraces")) return undefined;
+  bool posted;
+  CHECK(napi_get_value_bool(env, argv[5], &posted));
   napi_valuetype datasetType;
   CHECK(napi_typeof(env, argv[1], &datasetType));
   std::string fixed;
@@ -678,7 +681,7 @@ napi_value ReadTraces(napi_env env, napi_callback_info info) {
   try {
     reader.read();
     reader.translate(datasetType == napi_string ? &fixed : nullptr);
-    return reader.result(env);
+    return reader.result(env, posted);
   } catch (const Bail&) {
     return undefined;
   } catch (const std::exception&) {

@@ -31,6 +31,8 @@ export interface OtlpDecodeRequest {
   receivedUs: number;
   /** Read trace protobuf with the native reader when it is built (native-columns.ts). */
   native: boolean;
+  /** Decoded on an ingest thread: the native reader gives its columns in the posted form (tasks.ts). */
+  posted?: boolean;
 }
 
 export type DecodedOtlp = ({ ok: true } & Translated) | { ok: false; kind: 'too-large' | 'malformed'; message: string };
@@ -47,7 +49,7 @@ export async function decodeOtlp(req: OtlpDecodeRequest): Promise<DecodedOtlp> {
     const limits = DEFAULT_LIMITS;
     const choice = { classicKey: req.classicKey, datasetHeader: req.datasetHeader };
     if (req.native && req.signal === 'traces' && !req.json) {
-      const read = tracesNative(raw, choice, limits);
+      const read = tracesNative(raw, choice, limits, req.posted === true);
       if (read) return read;
     }
     const value: unknown = req.json ? JSON.parse(raw.toString('utf8')) : raw;
@@ -70,8 +72,8 @@ export async function decodeOtlp(req: OtlpDecodeRequest): Promise<DecodedOtlp> {
 }
 
 /** A trace request read by the native reader, or undefined: decode it in JavaScript. */
-function tracesNative(raw: Buffer, choice: DatasetChoice, limits: IngestLimits): DecodedOtlp | undefined {
-  const read = readTracesNative(raw, choice.classicKey ? tracesDataset(true, choice.datasetHeader, undefined) : undefined, limits);
+function tracesNative(raw: Buffer, choice: DatasetChoice, limits: IngestLimits, posted: boolean): DecodedOtlp | undefined {
+  const read = readTracesNative(raw, choice.classicKey ? tracesDataset(true, choice.datasetHeader, undefined) : undefined, limits, posted);
   if (!read) return undefined;
   // It takes no request with a refusal: every row weighs 1.
   const groups = read.groups.map((g) => ({ ...g, rowWeight: new Uint32Array(g.rowItem.length).fill(1) }));

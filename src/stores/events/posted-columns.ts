@@ -23,8 +23,12 @@ export interface PostedColumns {
 /** Per field in PostedColumns.meta: mask, present, slots, kinds at, nums at, spans at, rows at (-1: none), constant. */
 const FIELD_INTS = 8;
 
-/** Columns in the posted form, or as they are when their arrays are not views of shared buffers (small requests). */
-export function forPosting(cols: EventColumns): EventColumns | PostedColumns {
+/**
+ * Columns in the posted form, or as they are when their arrays are not views of shared buffers
+ * (small requests), or when they are in that form already (the native readers make it).
+ */
+export function forPosting(cols: EventColumns | PostedColumns): EventColumns | PostedColumns {
+  if ('posted' in cols) return cols;
   const { fields } = cols;
   if (fields.length <= PACK_AFTER) return cols;
   const kinds = fields[0].kinds;
@@ -82,10 +86,10 @@ export function fromPosting(x: EventColumns | PostedColumns): EventColumns {
       mask: meta[m],
       present: meta[m + 1],
       nums: nums.subarray(meta[m + 4], meta[m + 4] + slots),
+      constant: meta[m + 7] === 1,
     };
     if (meta[m + 5] >= 0) f.spans = words!.subarray(meta[m + 5], meta[m + 5] + 2 * slots);
     if (meta[m + 6] >= 0) f.rows = words!.subarray(meta[m + 6], meta[m + 6] + slots);
-    if (meta[m + 7]) f.constant = true;
     fields[i] = f;
   }
   return { count: x.count, timeUs: x.timeUs, samplerate: x.samplerate, fields, text: x.text };
