@@ -3,7 +3,7 @@
 // most fields are sparse, but an engine cannot hold a table column per field: a DuckDB commit
 // after a checkpoint pins a block per table column (256 KB), a ClickHouse insert buffers about
 // 2-4 MB per column. So a dataset's first fields (up to the store's hot-column budget) get a
-// typed column each, and the rest live as attributes in up to 16 buckets of key/value pairs
+// typed column each, and the rest live as attributes in up to 16 buckets of key/value pairs (4 on DuckDB)
 // (a text of entries on DuckDB, duckdb-attributes.ts; a pair of arrays on ClickHouse) keyed by
 // the field's number, the value as text (read back through a cast to the field's stored type). A field
 // moving from the attributes to a column of its own (promotion) is in both for a while: its new
@@ -18,7 +18,8 @@ import type { SqlDialect } from './engine.js';
 
 /**
  * Attribute buckets per table, at most: a lookup reads one bucket, about 1/16 of an event's
- * attributes. (An event store may give a table fewer, to keep within its memory.)
+ * attributes. (An event store may give a table fewer: DuckDB 4, where each bucket is a text per
+ * event with a cost of its own, and fewer still to keep within its memory.)
  */
 export const MAX_ATTRIBUTE_BUCKETS = 16;
 
