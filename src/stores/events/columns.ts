@@ -415,4 +415,3 @@ export function transferables(cols: EventColumns): ArrayBuffer[] {
   out.add(cols.text.buffer as ArrayBuffer);
   return [...out];
 }
-
