@@ -256,7 +256,7 @@ export class DuckDbEventStore implements EventStore {
     // CHECKPOINT_BYTES of WAL; DuckDB's own, inside whichever commit crosses its threshold, is
     // only a safety net at a higher one.
     // Every DuckDB thread is DuckDB's own (none counted for callers), so that a checkpoint runs on
-    // all of them while its caller only polls (duckdb-polled.ts).
+    // two of them while its caller only polls (duckdb-polled.ts).
     const options: Record<string, string> = { checkpoint_threshold: SAFETY_CHECKPOINT_THRESHOLD, external_threads: '0' };
     if (this.limits.memoryBytes !== undefined) options.memory_limit = `${Math.max(1, Math.floor(this.limits.memoryBytes / 1024 ** 2))}MiB`;
     if (this.limits.tempDirectory !== undefined) options.temp_directory = this.limits.tempDirectory;
