@@ -22,7 +22,6 @@ import type { ColumnType } from '../config/types.js';
 import { appendChunks, shapeOf, type Layout } from './duckdb-chunks.js';
 import { attributeTextSql, BUCKET_COLUMN_SQL, entrySql, hasAttributeSql, mapToTextSql, withoutAttributeSql } from './duckdb-attributes.js';
 import { duckdbDialect } from './duckdb-dialect.js';
-import { runPolled } from './duckdb-polled.js';
 import { attributeBucket, INGESTED_COLUMN, isOwnColumn, SAMPLERATE_COLUMN, TIME_COLUMN } from './engine.js';
 import { MAX_ATTRIBUTE_BUCKETS, type Attribute, type TableShape } from './placement.js';
 import { EventStoreUnavailable, QueryTimeout, tableName, type AppendBatch, type ColumnChanges, type EventStore, type PhysicalColumn, type StoreMemory } from './types.js';
@@ -171,8 +170,6 @@ export class DuckDbEventStore implements EventStore {
   private lastCommitSent: Promise<void> = Promise.resolve();
   /** A checkpoint asked for by checkpointIfDue has not ended yet. */
   private checkpointing = false;
-  /** DuckDB's threads besides the callers' (duckdb-polled.ts). */
-  private backgroundThreads = 0;
   /** The last ingest time given to a transaction (read from the tables on the first append). */
   private lastIngestedUs?: number;
   /** Staging and DDL take turns through this chain; DDL also waits for every open append transaction. */
@@ -255,17 +252,13 @@ export class DuckDbEventStore implements EventStore {
     // Checkpoints (folding the WAL into the file) are this store's own (checkpointIfDue), at
     // CHECKPOINT_BYTES of WAL; DuckDB's own, inside whichever commit crosses its threshold, is
     // only a safety net at a higher one.
-    // Every DuckDB thread is DuckDB's own (none counted for callers), so that a checkpoint runs on
-    // two of them while its caller only polls (duckdb-polled.ts).
-    const options: Record<string, string> = { checkpoint_threshold: SAFETY_CHECKPOINT_THRESHOLD, external_threads: '0' };
+    const options: Record<string, string> = { checkpoint_threshold: SAFETY_CHECKPOINT_THRESHOLD };
     if (this.limits.memoryBytes !== undefined) options.memory_limit = `${Math.max(1, Math.floor(this.limits.memoryBytes / 1024 ** 2))}MiB`;
     if (this.limits.tempDirectory !== undefined) options.temp_directory = this.limits.tempDirectory;
     this.instance = await DuckDBInstance.create(this.file, options);
     this.writer = await this.instance.connect();
     this.appendConns = [await this.instance.connect(), await this.instance.connect()];
     this.reader = await this.instance.connect();
-    const t = (await this.writer.runAndReadAll(`SELECT current_setting('threads'), current_setting('external_threads')`)).getRows()[0];
-    this.backgroundThreads = Number(t[0]) - Number(t[1]);
   }
 
   /**
@@ -282,7 +275,7 @@ export class DuckDbEventStore implements EventStore {
     try {
       if (!this.instance) return;
       await this.settleAppends();
-      await runPolled(this.writer!, 'CHECKPOINT', this.backgroundThreads);
+      await this.writer!.run('CHECKPOINT');
     } finally {
       this.closeInstance();
       this.closing = false;
@@ -758,7 +751,7 @@ export class DuckDbEventStore implements EventStore {
     const threshold = this.limits.checkpointBytes ?? CHECKPOINT_BYTES;
     if (this.checkpointing || this.closing || this.file === ':memory:' || walBytes(this.file) < threshold) return;
     this.checkpointing = true;
-    void this.op(() => this.gated(() => runPolled(this.writer!, 'CHECKPOINT', this.backgroundThreads)))
+    void this.op(() => this.gated(() => this.writer!.run('CHECKPOINT')))
       // Refused (another write transaction, e.g. an SLO rollup, was open): the next commit
       // tries again. (A fatal failure reopens the database: op() saw it.)
       .catch(() => undefined)
