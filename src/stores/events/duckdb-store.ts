@@ -4,7 +4,9 @@
 // connection while the other's transaction commits on a DuckDB thread. DDL waits until no append
 // transaction is open. DuckDB commits write its WAL before returning, so a committed append
 // survives a crash of this process; the WAL is folded into the file at checkpoints, which the
-// store takes itself between stagings (checkpointIfDue).
+// store takes itself between stagings (checkpointIfDue). Every DuckDB thread is DuckDB's own, and
+// the statements that scan or rewrite data (queries, checkpoints, moves, retention) run on them
+// alone while this process polls for their end (duckdb-polled.ts).
 //
 // A failed write leaves the store usable: the transaction is rolled back and its connection
 // replaced (a connection whose rollback failed would refuse every later statement), and the
@@ -22,6 +24,7 @@ import type { ColumnType } from '../config/types.js';
 import { appendChunks, shapeOf, type Layout } from './duckdb-chunks.js';
 import { attributeTextSql, BUCKET_COLUMN_SQL, entrySql, hasAttributeSql, mapToTextSql, withoutAttributeSql } from './duckdb-attributes.js';
 import { duckdbDialect } from './duckdb-dialect.js';
+import { readPolled, runPolled } from './duckdb-polled.js';
 import { attributeBucket, INGESTED_COLUMN, isOwnColumn, SAMPLERATE_COLUMN, TIME_COLUMN } from './engine.js';
 import { MAX_ATTRIBUTE_BUCKETS, type Attribute, type TableShape } from './placement.js';
 import { EventStoreUnavailable, QueryTimeout, tableName, type AppendBatch, type ColumnChanges, type EventStore, type PhysicalColumn, type StoreMemory } from './types.js';
@@ -108,7 +111,7 @@ async function rewriteTable(w: DuckDBConnection, table: string, defs: string[], 
   const next = quoteIdent(`${table}__next`);
   await w.run(`DROP TABLE IF EXISTS ${next}`);
   await w.run(`CREATE TABLE ${next} (${defs.join(', ')})`);
-  await w.run(`INSERT INTO ${next} SELECT ${values.join(', ')} FROM ${quoteIdent(table)}`);
+  await runPolled(w, `INSERT INTO ${next} SELECT ${values.join(', ')} FROM ${quoteIdent(table)}`);
   await w.run(`DROP TABLE ${quoteIdent(table)}`);
   await w.run(`ALTER TABLE ${next} RENAME TO ${quoteIdent(table)}`);
 }
@@ -252,7 +255,9 @@ export class DuckDbEventStore implements EventStore {
     // Checkpoints (folding the WAL into the file) are this store's own (checkpointIfDue), at
     // CHECKPOINT_BYTES of WAL; DuckDB's own, inside whichever commit crosses its threshold, is
     // only a safety net at a higher one.
-    const options: Record<string, string> = { checkpoint_threshold: SAFETY_CHECKPOINT_THRESHOLD };
+    // external_threads 0: every one of DuckDB's `threads` is its own (by default it counts one
+    // for callers), for the polled statements (duckdb-polled.ts).
+    const options: Record<string, string> = { checkpoint_threshold: SAFETY_CHECKPOINT_THRESHOLD, external_threads: '0' };
     if (this.limits.memoryBytes !== undefined) options.memory_limit = `${Math.max(1, Math.floor(this.limits.memoryBytes / 1024 ** 2))}MiB`;
     if (this.limits.tempDirectory !== undefined) options.temp_directory = this.limits.tempDirectory;
     this.instance = await DuckDBInstance.create(this.file, options);
@@ -275,7 +280,7 @@ export class DuckDbEventStore implements EventStore {
     try {
       if (!this.instance) return;
       await this.settleAppends();
-      await this.writer!.run('CHECKPOINT');
+      await runPolled(this.writer!, 'CHECKPOINT');
     } finally {
       this.closeInstance();
       this.closing = false;
@@ -503,7 +508,8 @@ export class DuckDbEventStore implements EventStore {
             if (!type || !('type' in type)) return MOVE_SLICE_MS;
             const c = quoteIdent(column);
             const started = performance.now();
-            await this.writer!.run(
+            await runPolled(
+              this.writer!,
               `UPDATE ${t} SET ${c} = coalesce(${c}, TRY_CAST(${attributeTextSql(attribute)} AS ${SQL_TYPE[type.type]})), ${m} = ${withoutAttributeSql(attribute)} ` +
                 `WHERE rowid >= ${from} AND rowid < ${from + size} AND ${has}`,
             );
@@ -751,7 +757,7 @@ export class DuckDbEventStore implements EventStore {
     const threshold = this.limits.checkpointBytes ?? CHECKPOINT_BYTES;
     if (this.checkpointing || this.closing || this.file === ':memory:' || walBytes(this.file) < threshold) return;
     this.checkpointing = true;
-    void this.op(() => this.gated(() => this.writer!.run('CHECKPOINT')))
+    void this.op(() => this.gated(() => runPolled(this.writer!, 'CHECKPOINT')))
       // Refused (another write transaction, e.g. an SLO rollup, was open): the next commit
       // tries again. (A fatal failure reopens the database: op() saw it.)
       .catch(() => undefined)
@@ -769,11 +775,12 @@ export class DuckDbEventStore implements EventStore {
   private async deleteAllBefore(cutoffUs: number): Promise<number> {
     let deleted = 0;
     for (const t of await this.datasetTables()) {
-      const reader = await this.writer!.runAndReadAll(
+      const rows = await readPolled(
+        this.writer!,
         `DELETE FROM ${quoteIdent(t)} WHERE ${TIME_COLUMN} < make_timestamp(?::BIGINT)`,
         [Math.trunc(cutoffUs)],
       );
-      deleted += Number(reader.getRowsJS()[0]?.[0] ?? 0);
+      deleted += Number(Object.values(rows[0] ?? {})[0] ?? 0);
     }
     return deleted;
   }
@@ -789,8 +796,7 @@ export class DuckDbEventStore implements EventStore {
   }
 
   private async read(sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
-    const reader = await this.reader!.runAndReadAll(sql, params as never);
-    return reader.getRowObjectsJS() as Record<string, unknown>[];
+    return readPolled(this.reader!, sql, params as never);
   }
 
   analyse(sql: string, params: unknown[], timeoutMs: number): Promise<Record<string, unknown>[]> {
@@ -802,8 +808,7 @@ export class DuckDbEventStore implements EventStore {
         conn.interrupt();
       }, timeoutMs);
       try {
-        const reader = await conn.runAndReadAll(sql, params as never);
-        return reader.getRowObjectsJS() as Record<string, unknown>[];
+        return await readPolled(conn, sql, params as never);
       } catch (err) {
         if (timedOut) throw new QueryTimeout(timeoutMs);
         throw err;
@@ -824,7 +829,7 @@ export class DuckDbEventStore implements EventStore {
         await conn.run('BEGIN TRANSACTION');
         try {
           let rows: Record<string, unknown>[] = [];
-          for (const s of statements) rows = (await conn.runAndReadAll(s.sql, (s.params ?? []) as never)).getRowObjectsJS() as Record<string, unknown>[];
+          for (const s of statements) rows = await readPolled(conn, s.sql, (s.params ?? []) as never);
           await conn.run('COMMIT');
           return rows;
         } catch (err) {
