@@ -4,9 +4,7 @@
 // connection while the other's transaction commits on a DuckDB thread. DDL waits until no append
 // transaction is open. DuckDB commits write its WAL before returning, so a committed append
 // survives a crash of this process; the WAL is folded into the file at checkpoints, which the
-// store takes itself between stagings (checkpointIfDue). Every DuckDB thread is DuckDB's own, and
-// the statements that scan or rewrite data (queries, checkpoints, moves, retention) run on them
-// alone while this process polls for their end (duckdb-polled.ts).
+// store takes itself between stagings (checkpointIfDue).
 //
 // A failed write leaves the store usable: the transaction is rolled back and its connection
 // replaced (a connection whose rollback failed would refuse every later statement), and the
@@ -24,7 +22,6 @@ import type { ColumnType } from '../config/types.js';
 import { appendChunks, shapeOf, type Layout } from './duckdb-chunks.js';
 import { attributeTextSql, BUCKET_COLUMN_SQL, entrySql, hasAttributeSql, mapToTextSql, withoutAttributeSql } from './duckdb-attributes.js';
 import { duckdbDialect } from './duckdb-dialect.js';
-import { readPolled, runPolled } from './duckdb-polled.js';
 import { attributeBucket, INGESTED_COLUMN, isOwnColumn, SAMPLERATE_COLUMN, TIME_COLUMN } from './engine.js';
 import { MAX_ATTRIBUTE_BUCKETS, type Attribute, type TableShape } from './placement.js';
 import { EventStoreUnavailable, QueryTimeout, tableName, type AppendBatch, type ColumnChanges, type EventStore, type PhysicalColumn, type StoreMemory } from './types.js';
@@ -111,7 +108,7 @@ async function rewriteTable(w: DuckDBConnection, table: string, defs: string[], 
   const next = quoteIdent(`${table}__next`);
   await w.run(`DROP TABLE IF EXISTS ${next}`);
   await w.run(`CREATE TABLE ${next} (${defs.join(', ')})`);
-  await runPolled(w, `INSERT INTO ${next} SELECT ${values.join(', ')} FROM ${quoteIdent(table)}`);
+  await w.run(`INSERT INTO ${next} SELECT ${values.join(', ')} FROM ${quoteIdent(table)}`);
   await w.run(`DROP TABLE ${quoteIdent(table)}`);
   await w.run(`ALTER TABLE ${next} RENAME TO ${quoteIdent(table)}`);
 }
@@ -255,9 +252,7 @@ export class DuckDbEventStore implements EventStore {
     // Checkpoints (folding the WAL into the file) are this store's own (checkpointIfDue), at
     // CHECKPOINT_BYTES of WAL; DuckDB's own, inside whichever commit crosses its threshold, is
     // only a safety net at a higher one.
-    // external_threads 0: every one of DuckDB's `threads` is its own (by default it counts one
-    // for callers), for the polled statements (duckdb-polled.ts).
-    const options: Record<string, string> = { checkpoint_threshold: SAFETY_CHECKPOINT_THRESHOLD, external_threads: '0' };
+    const options: Record<string, string> = { checkpoint_threshold: SAFETY_CHECKPOINT_THRESHOLD };
     if (this.limits.memoryBytes !== undefined) options.memory_limit = `${Math.max(1, Math.floor(this.limits.memoryBytes / 1024 ** 2))}MiB`;
     if (this.limits.tempDirectory !== undefined) options.temp_directory = this.limits.tempDirectory;
     this.instance = await DuckDBInstance.create(this.file, options);
@@ -280,7 +275,7 @@ export class DuckDbEventStore implements EventStore {
     try {
       if (!this.instance) return;
       await this.settleAppends();
-      await runPolled(this.writer!, 'CHECKPOINT');
+      await this.writer!.run('CHECKPOINT');
     } finally {
       this.closeInstance();
       this.closing = false;
@@ -508,8 +503,7 @@ export class DuckDbEventStore implements EventStore {
             if (!type || !('type' in type)) return MOVE_SLICE_MS;
             const c = quoteIdent(column);
             const started = performance.now();
-            await runPolled(
-              this.writer!,
+            await this.writer!.run(
               `UPDATE ${t} SET ${c} = coalesce(${c}, TRY_CAST(${attributeTextSql(attribute)} AS ${SQL_TYPE[type.type]})), ${m} = ${withoutAttributeSql(attribute)} ` +
                 `WHERE rowid >= ${from} AND rowid < ${from + size} AND ${has}`,
             );
@@ -757,7 +751,7 @@ export class DuckDbEventStore implements EventStore {
     const threshold = this.limits.checkpointBytes ?? CHECKPOINT_BYTES;
     if (this.checkpointing || this.closing || this.file === ':memory:' || walBytes(this.file) < threshold) return;
     this.checkpointing = true;
-    void this.op(() => this.gated(() => runPolled(this.writer!, 'CHECKPOINT')))
+    void this.op(() => this.gated(() => this.writer!.run('CHECKPOINT')))
       // Refused (another write transaction, e.g. an SLO rollup, was open): the next commit
       // tries again. (A fatal failure reopens the database: op() saw it.)
       .catch(() => undefined)
@@ -775,12 +769,11 @@ export class DuckDbEventStore implements EventStore {
   private async deleteAllBefore(cutoffUs: number): Promise<number> {
     let deleted = 0;
     for (const t of await this.datasetTables()) {
-      const rows = await readPolled(
-        this.writer!,
+      const reader = await this.writer!.runAndReadAll(
         `DELETE FROM ${quoteIdent(t)} WHERE ${TIME_COLUMN} < make_timestamp(?::BIGINT)`,
         [Math.trunc(cutoffUs)],
       );
-      deleted += Number(Object.values(rows[0] ?? {})[0] ?? 0);
+      deleted += Number(reader.getRowsJS()[0]?.[0] ?? 0);
     }
     return deleted;
   }
@@ -796,7 +789,8 @@ export class DuckDbEventStore implements EventStore {
   }
 
   private async read(sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
-    return readPolled(this.reader!, sql, params as never);
+    const reader = await this.reader!.runAndReadAll(sql, params as never);
+    return reader.getRowObjectsJS() as Record<string, unknown>[];
   }
 
   analyse(sql: string, params: unknown[], timeoutMs: number): Promise<Record<string, unknown>[]> {
@@ -808,7 +802,8 @@ export class DuckDbEventStore implements EventStore {
         conn.interrupt();
       }, timeoutMs);
       try {
-        return await readPolled(conn, sql, params as never);
+        const reader = await conn.runAndReadAll(sql, params as never);
+        return reader.getRowObjectsJS() as Record<string, unknown>[];
       } catch (err) {
         if (timedOut) throw new QueryTimeout(timeoutMs);
         throw err;
@@ -829,7 +824,7 @@ export class DuckDbEventStore implements EventStore {
         await conn.run('BEGIN TRANSACTION');
         try {
           let rows: Record<string, unknown>[] = [];
-          for (const s of statements) rows = await readPolled(conn, s.sql, (s.params ?? []) as never);
+          for (const s of statements) rows = (await conn.runAndReadAll(s.sql, (s.params ?? []) as never)).getRowObjectsJS() as Record<string, unknown>[];
           await conn.run('COMMIT');
           return rows;
         } catch (err) {
