@@ -92,7 +92,8 @@ describe.skipIf(!present && !CI)('a trace of 20,000 spans in the web UI (Chromiu
     await page.waitForSelector('[data-span-id=root][aria-selected=true]');
     await page.keyboard.press('ArrowDown');
     await page.waitForSelector('[data-span-id="api-0"][aria-selected=true]');
-    expect(await page.evaluate(() => document.activeElement?.getAttribute('data-span-id'))).toBe('api-0');
+    // (The row is focused in an effect after the render that marks it selected: wait for it.)
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-span-id'))).toBe('api-0');
   });
 
   it('marks the critical path', async () => {
