@@ -11,9 +11,9 @@
 // each other, even through others.
 const LAYERS = [
   ['errors'], // the error every layer throws; it imports nothing
-  ['validation'], // request-body checks (Problems)
+  ['validation', 'native-addon'], // request-body checks (Problems); the optional native addon (readers, addresses)
   ['stores'], // the only place that speaks to a database engine
-  ['query', 'native-addon'], // the query language and planner, engine-neutral; the optional native readers
+  ['query'], // the query language and planner, engine-neutral
   ['domain', 'render'], // rules without HTTP or SQL: keys, tenancy, datasets, boards, recipients, kinds; a result's chart as an image
   ['cluster', 'settings', 'ops'], // several nodes on one store; every setting; metrics, disk, logs
   ['ingest', 'notify'], // the ingest path and writer; notification delivery

@@ -1,6 +1,7 @@
 // Loads the optional native readers (native/columns, built by node-gyp when `npm install` can
 // compile it), and says whether they are there: src/ingest/native-columns.ts reads with them,
-// settings.ts takes their presence as WAGGLE_INGEST_NATIVE's default.
+// settings.ts takes their presence as WAGGLE_INGEST_NATIVE's default; the event store's chunk
+// writer takes addresses from it.
 import { createRequire } from 'node:module';
 import type { EventColumns } from './stores/events/columns.js';
 
@@ -15,6 +16,8 @@ export interface NativeAddon {
   /** `posted`: the columns in the form an ingest thread posts them in (posted-columns.ts), typed as EventColumns (as tasks.ts forPost's). */
   readBatch(body: Uint8Array, receivedUs: number, expandDepth: number, maxFields: number, maxEventBytes: number, maxStringBytes: number, posted: boolean): EventColumns | undefined;
   readTraces(body: Uint8Array, dataset: string | undefined, maxFields: number, maxEventBytes: number, maxStringBytes: number, posted: boolean): { items: number; groups: NativeTraceGroup[] } | undefined;
+  /** The address of the array's first byte (for DuckDB string entries that point at it: src/stores/events/duckdb-chunks.ts). */
+  addressOf(bytes: Uint8Array): number;
 }
 
 function load(): NativeAddon | undefined {

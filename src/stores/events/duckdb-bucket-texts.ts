@@ -1,0 +1,119 @@
+// An attribute bucket's texts for one data chunk (duckdb-attributes.ts has the format), built
+// from the chunk's attribute runs by the embedded store's chunk writer (duckdb-chunks.ts).
+import type Bindings from '@duckdb/node-bindings';
+import { firstSlotFrom, Value, type EventColumns, type FieldColumn } from './columns.js';
+import { ENTRY, ESCAPE, ESCAPED_ENTRY, ESCAPED_ESCAPE, NUMBER_TEXT_BYTES, entryHead, putNumberText } from './duckdb-attributes.js';
+import { addressOf, ColumnBuffer, Kind, STRING_INLINE, VECTOR_SIZE } from './duckdb-vectors.js';
+
+/** A run of one attribute field's rows within a chunk: part rows `from`… go to chunk rows `row`…. */
+export interface AttributeRun {
+  part: EventColumns;
+  field: FieldColumn;
+  key: number;
+  from: number;
+  row: number;
+  take: number;
+}
+
+/** The slot after a run's last row (dense: the row; sparse: the first slot past the run). */
+const slotsEnd = (r: AttributeRun): number => (r.field.rows ? firstSlotFrom(r.field, r.from + r.take) : r.from + r.take);
+
+/**
+ * Fills a bucket's VARCHAR vector for one chunk from its attribute runs (duckdb-attributes.ts):
+ * first each row's room is bounded (a value's bytes, twice that where its request's text holds
+ * a byte to escape, a number's longest text), then each entry `\x01<key>=<value>` is written at
+ * its row's place in one byte buffer, and each row's text goes to the vector (short ones inline
+ * in their entry, longer ones pointed at in the buffer). A row without entries is NULL. Each
+ * bucket has a builder of its own: its texts stay in its buffer until the chunk is appended.
+ */
+export class TextBucketBuilder {
+  /** Each row's first byte in the buffer, and the next byte it writes. */
+  private readonly start = new Uint32Array(VECTOR_SIZE);
+  private readonly at = new Uint32Array(VECTOR_SIZE);
+  private buf = new Uint8Array(1 << 16);
+  private readonly texts = new ColumnBuffer(Kind.String);
+  /** Entry heads (`\x01<key>=`) by key. */
+  private readonly heads = new Map<number, Uint8Array>();
+  /** Whether a request's text holds a byte to escape (ENTRY or ESCAPE): rare, so checked once. */
+  private readonly marked = new WeakMap<EventColumns, boolean>();
+
+  write(vector: Bindings.Vector, runs: readonly AttributeRun[], rows: number): void {
+    const { start, at } = this;
+    at.fill(0, 0, rows);
+    for (const r of runs) {
+      const head = this.headOf(r.key).length;
+      const wide = this.isMarked(r.part) ? 2 : 1;
+      const { kinds, spans, rows: slotRows } = r.field;
+      const end = slotsEnd(r);
+      for (let s = firstSlotFrom(r.field, r.from); s < end; s++) {
+        const kind = kinds[s];
+        if (kind === Value.Absent) continue;
+        const row = r.row + (slotRows ? slotRows[s] : s) - r.from;
+        at[row] += head + (kind === Value.String ? wide * (spans![2 * s + 1] - spans![2 * s]) : NUMBER_TEXT_BYTES);
+      }
+    }
+    let total = 0;
+    for (let row = 0; row < rows; row++) {
+      const room = at[row];
+      start[row] = at[row] = total;
+      total += room;
+    }
+    const buf = this.room(total);
+    const base = addressOf && total > STRING_INLINE ? addressOf(buf) : undefined;
+    for (const r of runs) {
+      const head = this.headOf(r.key);
+      const marked = this.isMarked(r.part);
+      const { kinds, nums, spans, rows: slotRows } = r.field;
+      const text = r.part.text;
+      const end = slotsEnd(r);
+      for (let s = firstSlotFrom(r.field, r.from); s < end; s++) {
+        const kind = kinds[s];
+        if (kind === Value.Absent) continue;
+        const row = r.row + (slotRows ? slotRows[s] : s) - r.from;
+        let w = at[row];
+        for (let i = 0; i < head.length; i++) buf[w++] = head[i];
+        if (kind === Value.String) {
+          const b = spans![2 * s + 1];
+          if (!marked) for (let i = spans![2 * s]; i < b; i++) buf[w++] = text[i];
+          else {
+            for (let i = spans![2 * s]; i < b; i++) {
+              const c = text[i];
+              if (c !== ENTRY && c !== ESCAPE) buf[w++] = c;
+              else {
+                buf[w++] = ESCAPE;
+                buf[w++] = c === ENTRY ? ESCAPED_ENTRY : ESCAPED_ESCAPE;
+              }
+            }
+          }
+        } else w = putNumberText(buf, w, kind === Value.Boolean ? 'boolean' : kind === Value.Integer ? 'integer' : 'float', nums[s]);
+        at[row] = w;
+      }
+    }
+    const texts = this.texts;
+    texts.clear(rows);
+    for (let row = 0; row < rows; row++) {
+      if (at[row] === start[row]) continue;
+      texts.setBytes(row, buf, start[row], at[row], base);
+      texts.validity[row >> 3] |= 1 << (row & 7);
+    }
+    texts.copyTo(vector, rows);
+  }
+
+  private headOf(key: number): Uint8Array {
+    let head = this.heads.get(key);
+    if (head === undefined) this.heads.set(key, (head = entryHead(key)));
+    return head;
+  }
+
+  private isMarked(part: EventColumns): boolean {
+    let marked = this.marked.get(part);
+    if (marked === undefined) this.marked.set(part, (marked = part.text.indexOf(ENTRY) >= 0 || part.text.indexOf(ESCAPE) >= 0));
+    return marked;
+  }
+
+  /** The buffer, with room for at least `bytes` (what it held is not kept). */
+  private room(bytes: number): Uint8Array {
+    if (bytes > this.buf.length) this.buf = new Uint8Array(Math.max(bytes, 2 * this.buf.length));
+    return this.buf;
+  }
+}
