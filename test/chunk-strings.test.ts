@@ -23,15 +23,25 @@ function text(i: number, n: number): string {
   return s;
 }
 
-/** Event i of a request: strings of 0 to 40 characters (12 is the longest inline), an integer, and a field every event has alike. */
+/**
+ * Event i of a request: strings of 0 to 40 characters (12 is the longest inline), an integer, a
+ * field every event has alike, and in the third request's events a string with the bytes that
+ * mark and escape an attribute's entry (so one request of a chunk has them, the others not).
+ */
 function event(i: number) {
   return {
     time: new Date(T0 - 60_000 - (i % 600) * 1000).toISOString(),
-    data: { s: text(i, i % 41), n: INTEGERS[i % INTEGERS.length], same: 'one long value every event has', [`f${i % 5}`]: text(i + 1, 13 + (i % 9)) },
+    data: {
+      s: text(i, i % 41),
+      n: INTEGERS[i % INTEGERS.length],
+      same: 'one long value every event has',
+      [`f${i % 5}`]: text(i + 1, 13 + (i % 9)),
+      ...(Math.floor(i / 900) === 2 ? { marks: `a\u0001${i % 7}=b\u0002c` } : {}),
+    },
   };
 }
 
-const FIELDS = ['s', 'n', 'same', 'f0', 'f3'];
+const FIELDS = ['s', 'n', 'same', 'f0', 'f3', 'marks'];
 const querySpec = (field: string) => ({
   calculations: [{ op: 'COUNT' }],
   breakdowns: [field],

@@ -13,7 +13,12 @@ export interface AttributeRun {
   from: number;
   row: number;
   take: number;
+  /** Whether the part's text holds a byte to escape (escapesIn). */
+  marked: boolean;
 }
+
+/** Whether a request's text holds a byte an attribute's value escapes (ENTRY or ESCAPE): rare, so checked once per request. */
+export const escapesIn = (part: EventColumns): boolean => part.text.indexOf(ENTRY) >= 0 || part.text.indexOf(ESCAPE) >= 0;
 
 /** The slot after a run's last row (dense: the row; sparse: the first slot past the run). */
 const slotsEnd = (r: AttributeRun): number => (r.field.rows ? firstSlotFrom(r.field, r.from + r.take) : r.from + r.take);
@@ -34,15 +39,13 @@ export class TextBucketBuilder {
   private readonly texts = new ColumnBuffer(Kind.String);
   /** Entry heads (`\x01<key>=`) by key. */
   private readonly heads = new Map<number, Uint8Array>();
-  /** Whether a request's text holds a byte to escape (ENTRY or ESCAPE): rare, so checked once. */
-  private readonly marked = new WeakMap<EventColumns, boolean>();
 
   write(vector: Bindings.Vector, runs: readonly AttributeRun[], rows: number): void {
     const { start, at } = this;
     at.fill(0, 0, rows);
     for (const r of runs) {
       const head = this.headOf(r.key).length;
-      const wide = this.isMarked(r.part) ? 2 : 1;
+      const wide = r.marked ? 2 : 1;
       const { kinds, spans, rows: slotRows } = r.field;
       const end = slotsEnd(r);
       for (let s = firstSlotFrom(r.field, r.from); s < end; s++) {
@@ -62,7 +65,7 @@ export class TextBucketBuilder {
     const base = addressOf && total > STRING_INLINE ? addressOf(buf) : undefined;
     for (const r of runs) {
       const head = this.headOf(r.key);
-      const marked = this.isMarked(r.part);
+      const marked = r.marked;
       const { kinds, nums, spans, rows: slotRows } = r.field;
       const text = r.part.text;
       const end = slotsEnd(r);
@@ -103,12 +106,6 @@ export class TextBucketBuilder {
     let head = this.heads.get(key);
     if (head === undefined) this.heads.set(key, (head = entryHead(key)));
     return head;
-  }
-
-  private isMarked(part: EventColumns): boolean {
-    let marked = this.marked.get(part);
-    if (marked === undefined) this.marked.set(part, (marked = part.text.indexOf(ENTRY) >= 0 || part.text.indexOf(ESCAPE) >= 0));
-    return marked;
   }
 
   /** The buffer, with room for at least `bytes` (what it held is not kept). */

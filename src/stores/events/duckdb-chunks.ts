@@ -14,7 +14,7 @@ import { DuckDBDataChunk, type DuckDBAppender } from '@duckdb/node-api';
 import type Bindings from '@duckdb/node-bindings';
 import type { ColumnType } from '../config/types.js';
 import { firstSlotFrom, textAt, Value, type EventColumns, type FieldColumn } from './columns.js';
-import { TextBucketBuilder, type AttributeRun } from './duckdb-bucket-texts.js';
+import { escapesIn, TextBucketBuilder, type AttributeRun } from './duckdb-bucket-texts.js';
 import { addressOf, bindings, ColumnBuffer, Kind, NO_VALUES, setInt64, STRING_INLINE, VECTOR_SIZE } from './duckdb-vectors.js';
 import { MAX_ATTRIBUTE_BUCKETS, parsePlacement } from './placement.js';
 import type { AppendBatch } from './types.js';
@@ -148,8 +148,9 @@ function fillChunks(
   const { kinds } = shape;
   const width = kinds.length;
   const { time, samplerate, ingested } = fixed;
-  // Each bucket's attribute runs in the chunk being filled.
+  // Each bucket's attribute runs in the chunk being filled, and whether each part's text has bytes to escape.
   const runs: AttributeRun[][] = Array.from({ length: MAX_ATTRIBUTE_BUCKETS }, () => []);
+  const marked: boolean[] = [];
   const chunk = new DuckDBDataChunk(bindings.create_data_chunk(shape.logical));
   const raw = chunk.chunk;
   // The next row to write: which part, which of its rows.
@@ -170,7 +171,7 @@ function fillChunks(
       for (const f of part.fields) {
         const target = targetOf(f.name);
         if (!('column' in target)) {
-          runs[target.bucket].push({ part, field: f, key: target.key, from, row, take });
+          runs[target.bucket].push({ part, field: f, key: target.key, from, row, take, marked: (marked[pi] ??= escapesIn(part)) });
           continue;
         }
         const c = target.column;
