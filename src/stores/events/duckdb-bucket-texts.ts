@@ -108,6 +108,11 @@ export class TextBucketBuilder {
     return head;
   }
 
+  /** Lets go of a buffer grown past 1 MB (a batch of long texts), so that builders kept between batches hold little. */
+  trim(): void {
+    if (this.buf.length > 1 << 20) this.buf = new Uint8Array(1 << 16);
+  }
+
   /** The buffer, with room for at least `bytes` (what it held is not kept). */
   private room(bytes: number): Uint8Array {
     if (bytes > this.buf.length) this.buf = new Uint8Array(Math.max(bytes, 2 * this.buf.length));

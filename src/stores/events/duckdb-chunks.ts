@@ -85,9 +85,11 @@ type Target = { column: number } | { bucket: number; key: number };
 /**
  * Buffers kept between batches, by kind (making them anew for every batch was a tenth of the
  * JavaScript thread's time in garbage collection on wide batches): appendChunks runs to its end
- * on the one JavaScript thread, so one batch at a time holds them.
+ * on the one JavaScript thread, so one batch at a time holds them. At most MAX_SPARE of a kind
+ * are kept (a string column's is 32 KB), and bucket texts' buffers past 1 MB are let go.
  */
 const spare: ColumnBuffer[][] = [[], [], [], []];
+const MAX_SPARE = 256;
 const takeBuffer = (kind: Kind): ColumnBuffer => spare[kind].pop() ?? new ColumnBuffer(kind);
 const bucketBuilders: TextBucketBuilder[] = [];
 
@@ -126,10 +128,11 @@ export function appendChunks(appender: DuckDBAppender, shape: Shape, batch: Appe
     for (let row = 0; row < Math.min(VECTOR_SIZE, total); row++) setInt64(ingested, row, ingestedUs);
     fillChunks(appender, shape, parts, total, targetOf, bases, { time, samplerate, ingested }, buffers);
   } finally {
+    for (const builder of bucketBuilders) builder?.trim();
     for (const b of [time, samplerate, ingested, ...buffers]) {
       if (b === undefined) continue;
       b.release();
-      spare[b.kind].push(b);
+      if (spare[b.kind].length < MAX_SPARE) spare[b.kind].push(b);
     }
   }
 }
