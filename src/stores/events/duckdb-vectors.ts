@@ -52,7 +52,7 @@ export class ColumnBuffer {
   constantText?: string;
   constantRows = 0;
 
-  /** `rows`: how many it holds (a chunk's, or a map's entries for the values of a bucket). */
+  /** `rows`: how many it holds (a chunk's). */
   constructor(
     readonly kind: Kind,
     private readonly rows = VECTOR_SIZE,
