@@ -18,6 +18,23 @@ export interface NativeAddon {
   readTraces(body: Uint8Array, dataset: string | undefined, maxFields: number, maxEventBytes: number, maxStringBytes: number, posted: boolean): { items: number; groups: NativeTraceGroup[] } | undefined;
   /** The address of the array's first byte (for DuckDB string entries that point at it: src/stores/events/duckdb-chunks.ts). */
   addressOf(bytes: Uint8Array): number;
+  /**
+   * An attribute bucket's texts for one data chunk (src/stores/events/duckdb-bucket-texts.ts):
+   * `runs` RUN_INTS numbers a run, each part's arrays its whole shared buffers; answers the bytes
+   * of `buf` the texts take, or minus that when `buf` is too small (nothing written then).
+   */
+  bucketTexts(
+    runs: Int32Array,
+    runCount: number,
+    texts: Uint8Array[],
+    kinds: Uint8Array[],
+    nums: Float64Array[],
+    words: (Uint32Array | undefined)[],
+    rows: number,
+    buf: Uint8Array,
+    entries: Uint8Array,
+    validity: Uint8Array,
+  ): number;
 }
 
 function load(): NativeAddon | undefined {

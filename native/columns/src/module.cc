@@ -1,6 +1,7 @@
 // The addon's two readers: /1/batch JSON bodies (json_batch.cc) and OTLP trace protobuf
-// requests (otlp_traces.cc), each straight into event columns (columns.h); and addressOf, for
-// the event store's chunk writer (src/stores/events/duckdb-chunks.ts).
+// requests (otlp_traces.cc), each straight into event columns (columns.h); and, for the event
+// store's chunk writer (src/stores/events/duckdb-chunks.ts), addressOf and the attribute bucket
+// texts' writer (bucket_texts.cc).
 #include <node_api.h>
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 
 napi_value ReadBatch(napi_env env, napi_callback_info info);
 napi_value ReadTraces(napi_env env, napi_callback_info info);
+napi_value BucketTextsFunction(napi_env env);
 
 namespace {
 
@@ -43,6 +45,7 @@ napi_value Init(napi_env env, napi_value exports) {
   CHECK(napi_set_named_property(env, exports, "readTraces", fn));
   CHECK(napi_create_function(env, "addressOf", NAPI_AUTO_LENGTH, AddressOf, nullptr, &fn));
   CHECK(napi_set_named_property(env, exports, "addressOf", fn));
+  CHECK(napi_set_named_property(env, exports, "bucketTexts", BucketTextsFunction(env)));
   return exports;
 }
 

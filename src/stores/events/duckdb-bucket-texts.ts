@@ -4,6 +4,7 @@ import type Bindings from '@duckdb/node-bindings';
 import { firstSlotFrom, Value, type EventColumns, type FieldColumn } from './columns.js';
 import { ENTRY, ESCAPE, ESCAPED_ENTRY, ESCAPED_ESCAPE, NUMBER_TEXT_BYTES, entryHead, putNumberText } from './duckdb-attributes.js';
 import { addressOf, ColumnBuffer, Kind, STRING_INLINE, VECTOR_SIZE } from './duckdb-vectors.js';
+import { nativeAddon } from '../../native-addon.js';
 
 /** A run of one attribute field's rows within a chunk: part rows `from`… go to chunk rows `row`…. */
 export interface AttributeRun {
@@ -20,6 +21,12 @@ export interface AttributeRun {
 /** Whether a request's text holds a byte an attribute's value escapes (ENTRY or ESCAPE): rare, so checked once per request. */
 export const escapesIn = (part: EventColumns): boolean => part.text.indexOf(ENTRY) >= 0 || part.text.indexOf(ESCAPE) >= 0;
 
+/** Numbers per run for the native writer (bucket_texts.cc kRunInts): part, key, from, row, take, marked, kinds at, nums at, spans at, rows at, slots. */
+const RUN_INTS = 11;
+
+/** The native writer of a bucket's texts (native/columns), when the addon is there. */
+export type NativeBucketTexts = NonNullable<typeof nativeAddon>['bucketTexts'];
+
 /** The slot after a run's last row (dense: the row; sparse: the first slot past the run). */
 const slotsEnd = (r: AttributeRun): number => (r.field.rows ? firstSlotFrom(r.field, r.from + r.take) : r.from + r.take);
 
@@ -30,6 +37,11 @@ const slotsEnd = (r: AttributeRun): number => (r.field.rows ? firstSlotFrom(r.fi
  * its row's place in one byte buffer, and each row's text goes to the vector (short ones inline
  * in their entry, longer ones pointed at in the buffer). A row without entries is NULL. Each
  * bucket has a builder of its own: its texts stay in its buffer until the chunk is appended.
+ *
+ * With the native addon, runs whose arrays are views of their request's shared buffers (as the
+ * native readers and ColumnsBuilder's packing make them) are written by the addon in one call
+ * (bucket_texts.cc: the same bytes; in JavaScript they were about a seventh of the JavaScript
+ * thread's time on wide batches); others here.
  */
 export class TextBucketBuilder {
   /** Each row's first byte in the buffer, and the next byte it writes. */
@@ -39,8 +51,75 @@ export class TextBucketBuilder {
   private readonly texts = new ColumnBuffer(Kind.String);
   /** Entry heads (`\x01<key>=`) by key. */
   private readonly heads = new Map<number, Uint8Array>();
+  /** The runs as the native writer takes them. */
+  private described = new Int32Array(RUN_INTS * 1024);
+
+  /** `native`: the addon's writer (null: always in JavaScript). */
+  constructor(private readonly native: NativeBucketTexts | null = nativeAddon?.bucketTexts ?? null) {}
 
   write(vector: Bindings.Vector, runs: readonly AttributeRun[], rows: number): void {
+    if (!(this.native && this.writeNatively(runs, rows))) this.writeHere(runs, rows);
+    this.texts.copyTo(vector, rows);
+  }
+
+  /** The texts written by the addon; false (nothing written) when a run's arrays are not views of its part's shared buffers. */
+  private writeNatively(runs: readonly AttributeRun[], rows: number): boolean {
+    if (this.described.length < runs.length * RUN_INTS) this.described = new Int32Array(runs.length * RUN_INTS * 2);
+    const d = this.described;
+    const parts: EventColumns[] = [];
+    const kinds: ArrayBufferLike[] = [];
+    const nums: ArrayBufferLike[] = [];
+    const words: (ArrayBufferLike | undefined)[] = [];
+    let p = -1;
+    for (let i = 0; i < runs.length; i++) {
+      const r = runs[i];
+      const f = r.field;
+      if (p < 0 || parts[p] !== r.part) {
+        p = parts.indexOf(r.part);
+        if (p < 0) {
+          if (f.nums.buffer.byteLength % 8 !== 0) return false;
+          p = parts.push(r.part) - 1;
+          kinds.push(f.kinds.buffer);
+          nums.push(f.nums.buffer);
+          words.push(undefined);
+        }
+      }
+      const w = f.spans?.buffer ?? f.rows?.buffer;
+      if (w !== undefined && words[p] === undefined) {
+        if (w.byteLength % 4 !== 0) return false;
+        words[p] = w;
+      }
+      if (f.kinds.buffer !== kinds[p] || f.nums.buffer !== nums[p] || (f.spans && f.spans.buffer !== words[p]) || (f.rows && f.rows.buffer !== words[p])) return false;
+      const at = i * RUN_INTS;
+      d[at] = p;
+      d[at + 1] = r.key;
+      d[at + 2] = r.from;
+      d[at + 3] = r.row;
+      d[at + 4] = r.take;
+      d[at + 5] = r.marked ? 1 : 0;
+      d[at + 6] = f.kinds.byteOffset;
+      d[at + 7] = f.nums.byteOffset / 8;
+      d[at + 8] = f.spans ? f.spans.byteOffset / 4 : -1;
+      d[at + 9] = f.rows ? f.rows.byteOffset / 4 : -1;
+      d[at + 10] = f.rows ? f.present : f.kinds.length;
+    }
+    const args = [
+      d,
+      runs.length,
+      parts.map((x) => x.text),
+      kinds.map((b) => new Uint8Array(b)),
+      nums.map((b) => new Float64Array(b)),
+      words.map((b) => (b === undefined ? undefined : new Uint32Array(b))),
+      rows,
+    ] as const;
+    const texts = this.texts;
+    texts.clear(0);
+    let used = this.native!(...args, this.buf, texts.u8, texts.validity);
+    if (used < 0) used = this.native!(...args, this.room(-used), texts.u8, texts.validity);
+    return used >= 0;
+  }
+
+  private writeHere(runs: readonly AttributeRun[], rows: number): void {
     const { start, at } = this;
     at.fill(0, 0, rows);
     for (const r of runs) {
@@ -99,7 +178,6 @@ export class TextBucketBuilder {
       texts.setBytes(row, buf, start[row], at[row], base);
       texts.validity[row >> 3] |= 1 << (row & 7);
     }
-    texts.copyTo(vector, rows);
   }
 
   private headOf(key: number): Uint8Array {
