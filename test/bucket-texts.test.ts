@@ -2,7 +2,7 @@
 // addon (native/columns/src/bucket_texts.cc) are the texts the JavaScript writer makes, byte for
 // byte: shown on decoded requests of every kind of value (runs of one part split across chunks,
 // several parts in one chunk, bytes to escape, a part whose arrays are not shared buffers, which
-// the JavaScript writer takes), and on numbers, whose text must be JavaScript's String(x).
+// the JavaScript writer takes, and parts in the object form), and on numbers, whose text must be JavaScript's String(x).
 // Both write into real DuckDB vectors, read back through DuckDB.
 import { DuckDBDataChunk, VARCHAR } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
@@ -55,6 +55,8 @@ describe('attribute bucket texts', () => {
     const a = decode(events(1500, false));
     const b = decode(events(700, true));
     const c = decode(events(40, true));
+    // The object form (readers on the JavaScript thread): plain field objects, views of shared buffers.
+    const d = readBatchNative(Buffer.from(JSON.stringify(events(300, true))), 0, 2, DEFAULT_LIMITS, false)!;
     // A part whose fields' arrays are each their own (as a small request's are): the JavaScript writer takes such chunks.
     const own: EventColumns = { ...c, fields: c.fields.map((f) => ({ ...f, kinds: f.kinds.slice(), nums: f.nums.slice(), spans: f.spans?.slice(), rows: f.rows?.slice() })) };
     const key = (f: FieldColumn) => (f.name.length * 7919 + f.name.charCodeAt(f.name.length - 1)) % 100_000;
@@ -62,6 +64,7 @@ describe('attribute bucket texts', () => {
       [[...runsOf(a, 0, 1500, 0, key), ...runsOf(b, 0, 548, 1500, key)], VECTOR_SIZE],
       [[...runsOf(b, 548, 152, 0, key), ...runsOf(a, 333, 17, 152, key)], 169],
       [[...runsOf(own, 0, 40, 0, key), ...runsOf(b, 0, 100, 40, key)], 140],
+      [[...runsOf(d, 0, 300, 0, key), ...runsOf(a, 0, 10, 300, key)], 310],
     ];
     const native = new TextBucketBuilder();
     const js = new TextBucketBuilder(null);

@@ -179,7 +179,8 @@ describe('the native JSON reader', () => {
     const posted = readBatchNative(body, RECEIVED_US, 2, DEFAULT_LIMITS, true)!;
     expect('posted' in posted && !('posted' in objects)).toBe(true);
     const back = fromPosting(posted as unknown as PostedColumns);
-    const facts = (c: EventColumns) => c.fields.map((f) => ({ ...f, kinds: [...f.kinds], nums: [...f.nums], spans: f.spans && [...f.spans], rows: f.rows && [...f.rows], constant: f.constant ?? false }));
+    const facts = (c: EventColumns) =>
+      c.fields.map((f) => ({ name: f.name, mask: f.mask, present: f.present, kinds: [...f.kinds], nums: [...f.nums], spans: f.spans && [...f.spans], rows: f.rows && [...f.rows], constant: f.constant ?? false }));
     expect(back.count).toBe(300);
     expect(facts(back)).toEqual(facts(objects));
     expect(rowsOf(back)).toEqual(rowsOf(objects));

@@ -12,8 +12,8 @@
 // commits another.
 import { performance } from 'node:perf_hooks';
 import { datasetNotFound } from '../errors.js';
-import type { ConfigStore, Dataset } from '../stores/config/types.js';
-import type { AppendBatch, EventStore } from '../stores/events/types.js';
+import type { Column, ConfigStore, Dataset } from '../stores/config/types.js';
+import type { EventStore } from '../stores/events/types.js';
 import { columnsOf, rowsOf, type EventColumns } from '../stores/events/columns.js';
 import { isColumn } from '../stores/events/placement.js';
 import type { NormalisedEvent } from './normalise.js';
@@ -217,15 +217,22 @@ export class GroupCommit {
         await this.columns.repair(plan.dataset, error);
       }
     }
-    const batches = new Map<string, AppendBatch>();
-    group.forEach(({ dataset }, ri) => {
+    const batches = new Map<string, { datasetId: string; parts: EventColumns[]; columns: Registry['byName']; resolved: (Column | undefined)[][] }>();
+    // Each request's fields' columns, looked up once (the commit's bookkeeping and the event
+    // store use them) now that every plan of the group is applied.
+    const resolved: (Column | undefined)[][] = [];
+    group.forEach(({ dataset, events: all }, ri) => {
       const reg = registries[ri];
       const events = placed[ri];
       if (!outcomes[ri].ok || !reg || !events) return;
       let batch = batches.get(dataset.id);
-      if (!batch) batches.set(dataset.id, (batch = { datasetId: dataset.id, parts: [], columns: reg.byName }));
+      if (!batch) batches.set(dataset.id, (batch = { datasetId: dataset.id, parts: [], columns: reg.byName, resolved: [] }));
       const part = Array.isArray(events) ? columnsOf(events.filter((e) => e !== undefined)) : events;
-      if (part.count > 0) batch.parts.push(part);
+      const columns = part.fields.map((f) => reg.byName.get(f.name));
+      if (part === all) resolved[ri] = columns;
+      if (part.count === 0) return;
+      batch.parts.push(part);
+      batch.resolved.push(columns);
     });
     // The field names written, gathered now so that nothing holds the events once they are
     // staged (they are garbage from then on, not kept until the commit ends), and recorded
@@ -239,10 +246,12 @@ export class GroupCommit {
       t.events += events!.count;
       if (lateBefore !== undefined) t.late = lateSpan(events!, lateBefore, t.late);
       t.buckets = Math.max(t.buckets, registries[i]?.buckets ?? 0);
-      for (const f of events!.fields) {
+      const fields = events!.fields;
+      for (let fi = 0; fi < fields.length; fi++) {
+        const f = fields[fi];
         t.names.add(f.name);
         // How many of the events have each attribute field (promotion looks for the frequent ones).
-        const physical = registries[i]?.byName.get(f.name)?.physical;
+        const physical = (resolved[i] ? resolved[i][fi] : registries[i]?.byName.get(f.name))?.physical;
         if (physical !== undefined && !isColumn(physical)) t.attributes.set(f.name, (t.attributes.get(f.name) ?? 0) + f.present);
       }
     });
@@ -258,6 +267,7 @@ export class GroupCommit {
     const { committed } = await this.events.stage([...batches.values()].filter((b) => b.parts.length > 0), nowDate.getTime() * 1000);
     // (Closures of this function share its variables: let go of the staged events here too.)
     placed.length = 0;
+    resolved.length = 0;
     batches.clear();
     const touched = committed.then(async () => {
       const late = this.opts.late;

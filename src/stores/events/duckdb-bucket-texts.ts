@@ -5,6 +5,7 @@ import { firstSlotFrom, Value, type EventColumns, type FieldColumn } from './col
 import { ENTRY, ESCAPE, ESCAPED_ENTRY, ESCAPED_ESCAPE, NUMBER_TEXT_BYTES, entryHead, putNumberText } from './duckdb-attributes.js';
 import { addressOf, ColumnBuffer, Kind, STRING_INLINE, VECTOR_SIZE } from './duckdb-vectors.js';
 import { nativeAddon } from '../../native-addon.js';
+import { PostedField, type SharedArrays } from './posted-columns.js';
 
 /** A run of one attribute field's rows within a chunk: part rows `from`… go to chunk rows `row`…. */
 export interface AttributeRun {
@@ -26,6 +27,12 @@ const RUN_INTS = 11;
 
 /** The native writer of a bucket's texts (native/columns), when the addon is there. */
 export type NativeBucketTexts = NonNullable<typeof nativeAddon>['bucketTexts'];
+
+/** A field's kinds' and numbers' whole buffers, as a part's shared arrays (its words found later); undefined: not typed so. */
+function wholeArrays(f: FieldColumn): SharedArrays | undefined {
+  if (f.nums.buffer.byteLength % 8 !== 0) return undefined;
+  return { kinds: new Uint8Array(f.kinds.buffer), nums: new Float64Array(f.nums.buffer) };
+}
 
 /** The slot after a run's last row (dense: the row; sparse: the first slot past the run). */
 const slotsEnd = (r: AttributeRun): number => (r.field.rows ? firstSlotFrom(r.field, r.from + r.take) : r.from + r.take);
@@ -67,51 +74,49 @@ export class TextBucketBuilder {
     if (this.described.length < runs.length * RUN_INTS) this.described = new Int32Array(runs.length * RUN_INTS * 2);
     const d = this.described;
     const parts: EventColumns[] = [];
-    const kinds: ArrayBufferLike[] = [];
-    const nums: ArrayBufferLike[] = [];
-    const words: (ArrayBufferLike | undefined)[] = [];
+    // Each part's shared buffers, whole.
+    const arrays: (SharedArrays | undefined)[] = [];
     let p = -1;
     for (let i = 0; i < runs.length; i++) {
       const r = runs[i];
       const f = r.field;
       if (p < 0 || parts[p] !== r.part) {
         p = parts.indexOf(r.part);
-        if (p < 0) {
-          if (f.nums.buffer.byteLength % 8 !== 0) return false;
-          p = parts.push(r.part) - 1;
-          kinds.push(f.kinds.buffer);
-          nums.push(f.nums.buffer);
-          words.push(undefined);
-        }
+        if (p < 0) p = parts.push(r.part) - 1;
       }
-      const w = f.spans?.buffer ?? f.rows?.buffer;
-      if (w !== undefined && words[p] === undefined) {
-        if (w.byteLength % 4 !== 0) return false;
-        words[p] = w;
-      }
-      if (f.kinds.buffer !== kinds[p] || f.nums.buffer !== nums[p] || (f.spans && f.spans.buffer !== words[p]) || (f.rows && f.rows.buffer !== words[p])) return false;
       const at = i * RUN_INTS;
+      if (f instanceof PostedField) {
+        // (Its place in the buffers is known: no views made.)
+        if ((arrays[p] ??= f.shared) !== f.shared) return false;
+        d[at + 6] = f.kindsAt;
+        d[at + 7] = f.numsAt;
+        d[at + 8] = f.spansAt;
+        d[at + 9] = f.rowsAt;
+        d[at + 10] = f.slots;
+      } else {
+        const a = (arrays[p] ??= wholeArrays(f));
+        if (a === undefined || f.kinds.buffer !== a.kinds.buffer || f.nums.buffer !== a.nums.buffer) return false;
+        const w = f.spans?.buffer ?? f.rows?.buffer;
+        if (w !== undefined && a.words === undefined) {
+          if (w.byteLength % 4 !== 0) return false;
+          a.words = new Uint32Array(w);
+        }
+        if ((f.spans && f.spans.buffer !== a.words!.buffer) || (f.rows && f.rows.buffer !== a.words!.buffer)) return false;
+        d[at + 6] = f.kinds.byteOffset;
+        d[at + 7] = f.nums.byteOffset / 8;
+        d[at + 8] = f.spans ? f.spans.byteOffset / 4 : -1;
+        d[at + 9] = f.rows ? f.rows.byteOffset / 4 : -1;
+        d[at + 10] = f.rows ? f.present : f.kinds.length;
+      }
       d[at] = p;
       d[at + 1] = r.key;
       d[at + 2] = r.from;
       d[at + 3] = r.row;
       d[at + 4] = r.take;
       d[at + 5] = r.marked ? 1 : 0;
-      d[at + 6] = f.kinds.byteOffset;
-      d[at + 7] = f.nums.byteOffset / 8;
-      d[at + 8] = f.spans ? f.spans.byteOffset / 4 : -1;
-      d[at + 9] = f.rows ? f.rows.byteOffset / 4 : -1;
-      d[at + 10] = f.rows ? f.present : f.kinds.length;
     }
-    const args = [
-      d,
-      runs.length,
-      parts.map((x) => x.text),
-      kinds.map((b) => new Uint8Array(b)),
-      nums.map((b) => new Float64Array(b)),
-      words.map((b) => (b === undefined ? undefined : new Uint32Array(b))),
-      rows,
-    ] as const;
+    const whole = arrays as SharedArrays[];
+    const args = [d, runs.length, parts.map((x) => x.text), whole.map((a) => a.kinds), whole.map((a) => a.nums), whole.map((a) => a.words), rows] as const;
     const texts = this.texts;
     texts.clear(0);
     let used = this.native!(...args, this.buf, texts.u8, texts.validity);

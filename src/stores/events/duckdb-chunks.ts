@@ -45,6 +45,8 @@ export interface Shape {
   bucketPosition: number[];
   /** Logical types of every table column, the three fixed ones first. */
   logical: Bindings.LogicalType[];
+  /** Where each placement (by physical name) goes in this layout, as batches find them. */
+  targets: Map<string, Target>;
 }
 
 const shapes = new WeakMap<Layout, Shape>();
@@ -68,6 +70,7 @@ export function shapeOf(layout: Layout): Shape {
           bindings.create_logical_type('bucket' in c ? bindings.Type.VARCHAR : LOGICAL[c.type]),
         ),
       ],
+      targets: new Map(),
     };
     shapes.set(layout, shape);
   }
@@ -93,27 +96,33 @@ const MAX_SPARE = 256;
 const takeBuffer = (kind: Kind): ColumnBuffer => spare[kind].pop() ?? new ColumnBuffer(kind);
 const bucketBuilders: TextBucketBuilder[] = [];
 
+/** Where a placement's values go in the shape's table (cached in the shape); undefined: nowhere. */
+function physicalTarget(shape: Shape, physical: string | undefined): Target | undefined {
+  if (physical === undefined) return undefined;
+  let t = shape.targets.get(physical);
+  if (t === undefined) {
+    const p = parsePlacement(physical);
+    const column = p.column === undefined ? undefined : shape.position.get(p.column);
+    if (column !== undefined) t = { column };
+    else if (p.attribute && !p.column && shape.bucketPosition[p.attribute.bucket] >= 0) t = p.attribute;
+    if (t !== undefined) shape.targets.set(physical, t);
+  }
+  return t;
+}
+
 /** Appends one batch's events to `appender` in data chunks of the table's shape. */
 export function appendChunks(appender: DuckDBAppender, shape: Shape, batch: AppendBatch, ingestedUs: number): void {
   if (!LITTLE_ENDIAN) throw invalid('the chunk writer assumes a little-endian machine');
-  const { parts, columns } = batch;
-  // Field (or physical) name → where its values go, resolved once per name per batch. A field
-  // moving to a column of its own (placement.ts) is written to the column.
-  const targets = new Map<string, Target>();
-  const targetOf = (name: string): Target => {
-    let t = targets.get(name);
-    if (t === undefined) {
-      // (Without the registry's placements, parts name table columns.)
-      const physical = columns ? columns.get(name)?.physical : undefined;
-      const p = columns ? (physical === undefined ? undefined : parsePlacement(physical)) : { column: name };
-      const column = p?.column === undefined ? undefined : shape.position.get(p.column);
-      if (column !== undefined) t = { column };
-      else if (p?.attribute && !p.column && shape.bucketPosition[p.attribute.bucket] >= 0) t = p.attribute;
-      if (t === undefined) throw invalid(`no column for ${JSON.stringify(name)} in the table`);
-      targets.set(name, t);
-    }
-    return t;
-  };
+  const { parts, columns, resolved } = batch;
+  // Each part's fields' targets. A field moving to a column of its own (placement.ts) is
+  // written to the column. (Without the registry's placements, parts name table columns.)
+  const targets = parts.map((part, pi) =>
+    part.fields.map((f, fi) => {
+      const t = columns ? physicalTarget(shape, (resolved?.[pi]?.[fi] ?? columns.get(f.name))?.physical) : shape.position.has(f.name) ? { column: shape.position.get(f.name)! } : undefined;
+      if (t === undefined) throw invalid(`no column for ${JSON.stringify(f.name)} in the table`);
+      return t;
+    }),
+  );
   let total = 0;
   for (const part of parts) total += part.count;
   // Each part's text's address (long strings point into it), when the addon tells addresses.
@@ -126,7 +135,7 @@ export function appendChunks(appender: DuckDBAppender, shape: Shape, batch: Appe
   const buffers: (ColumnBuffer | undefined)[] = new Array(shape.kinds.length);
   try {
     for (let row = 0; row < Math.min(VECTOR_SIZE, total); row++) setInt64(ingested, row, ingestedUs);
-    fillChunks(appender, shape, parts, total, targetOf, bases, { time, samplerate, ingested }, buffers);
+    fillChunks(appender, shape, parts, total, targets, bases, { time, samplerate, ingested }, buffers);
   } finally {
     for (const builder of bucketBuilders) builder?.trim();
     for (const b of [time, samplerate, ingested, ...buffers]) {
@@ -143,7 +152,7 @@ function fillChunks(
   shape: Shape,
   parts: readonly EventColumns[],
   total: number,
-  targetOf: (name: string) => Target,
+  targets: Target[][],
   bases: number[] | undefined,
   fixed: { time: ColumnBuffer; samplerate: ColumnBuffer; ingested: ColumnBuffer },
   buffers: (ColumnBuffer | undefined)[],
@@ -171,8 +180,10 @@ function fillChunks(
         setInt64(samplerate, row + i, part.samplerate[from + i]);
       }
       const base = bases?.[pi];
-      for (const f of part.fields) {
-        const target = targetOf(f.name);
+      const partTargets = targets[pi];
+      for (let fi = 0; fi < part.fields.length; fi++) {
+        const f = part.fields[fi];
+        const target = partTargets[fi];
         if (!('column' in target)) {
           runs[target.bucket].push({ part, field: f, key: target.key, from, row, take, marked: (marked[pi] ??= escapesIn(part)) });
           continue;

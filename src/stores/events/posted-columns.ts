@@ -72,25 +72,65 @@ export function forPosting(cols: EventColumns | PostedColumns): EventColumns | P
   };
 }
 
+/** The buffers a posted request's fields' arrays are views of. */
+export interface SharedArrays {
+  kinds: Uint8Array;
+  nums: Float64Array;
+  words?: Uint32Array;
+}
+
+/**
+ * A field of posted columns, its arrays made (as views of the request's shared buffers) when
+ * first read: most of a wide request's fields are attributes whose arrays only the native
+ * bucket writer reads, by offset (duckdb-bucket-texts.ts), and four views a field for thousands
+ * of fields a request were most of what the JavaScript thread allocated on wide batches.
+ */
+export class PostedField implements FieldColumn {
+  private kindsView?: Uint8Array;
+  private numsView?: Float64Array;
+  private spansView?: Uint32Array;
+  private rowsView?: Uint32Array;
+
+  constructor(
+    readonly name: string,
+    readonly mask: number,
+    readonly present: number,
+    readonly constant: boolean,
+    /** The request's shared buffers, and this field's place in them (elements; -1: none). */
+    readonly shared: SharedArrays,
+    readonly slots: number,
+    readonly kindsAt: number,
+    readonly numsAt: number,
+    readonly spansAt: number,
+    readonly rowsAt: number,
+  ) {}
+
+  get kinds(): Uint8Array {
+    return (this.kindsView ??= this.shared.kinds.subarray(this.kindsAt, this.kindsAt + this.slots));
+  }
+
+  get nums(): Float64Array {
+    return (this.numsView ??= this.shared.nums.subarray(this.numsAt, this.numsAt + this.slots));
+  }
+
+  get spans(): Uint32Array | undefined {
+    return this.spansAt < 0 ? undefined : (this.spansView ??= this.shared.words!.subarray(this.spansAt, this.spansAt + 2 * this.slots));
+  }
+
+  get rows(): Uint32Array | undefined {
+    return this.rowsAt < 0 ? undefined : (this.rowsView ??= this.shared.words!.subarray(this.rowsAt, this.rowsAt + this.slots));
+  }
+}
+
 /** Columns posted by forPosting, as EventColumns again. */
 export function fromPosting(x: EventColumns | PostedColumns): EventColumns {
   if (!('posted' in x)) return x;
   const { meta, kinds, nums, words } = x;
+  const shared: SharedArrays = { kinds, nums, words };
   const fields = new Array<FieldColumn>(x.names.length);
   for (let i = 0; i < fields.length; i++) {
     const m = i * FIELD_INTS;
-    const slots = meta[m + 2];
-    const f: FieldColumn = {
-      name: x.names[i],
-      kinds: kinds.subarray(meta[m + 3], meta[m + 3] + slots),
-      mask: meta[m],
-      present: meta[m + 1],
-      nums: nums.subarray(meta[m + 4], meta[m + 4] + slots),
-      constant: meta[m + 7] === 1,
-    };
-    if (meta[m + 5] >= 0) f.spans = words!.subarray(meta[m + 5], meta[m + 5] + 2 * slots);
-    if (meta[m + 6] >= 0) f.rows = words!.subarray(meta[m + 6], meta[m + 6] + slots);
-    fields[i] = f;
+    fields[i] = new PostedField(x.names[i], meta[m], meta[m + 1], meta[m + 7] === 1, shared, meta[m + 2], meta[m + 3], meta[m + 4], meta[m + 5], meta[m + 6]);
   }
   return { count: x.count, timeUs: x.timeUs, samplerate: x.samplerate, fields, text: x.text };
 }

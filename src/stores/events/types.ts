@@ -25,6 +25,11 @@ export interface AppendBatch {
    * named by physical column name.
    */
   columns?: ReadonlyMap<string, { readonly physical: string }>;
+  /**
+   * With `columns`: each part's fields' entries of it, in field order, looked up once by the
+   * ingest writer (a wide request names thousands of fields); absent: looked up by name.
+   */
+  resolved?: readonly (readonly ({ readonly physical: string } | undefined)[])[];
 }
 
 /** Columns to add and columns to widen (existing values converted), applied together. */
