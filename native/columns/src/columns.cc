@@ -78,7 +78,7 @@ uint64_t nameHash(std::string_view s) {
 int32_t ColumnSet::lookup(std::string_view name) {
   int32_t guess = prev_ >= 0 ? columns_[prev_].next : (columns_.empty() ? -1 : 0);
   int32_t c = -1;
-  if (guess >= 0 && columns_[guess].name == name) {
+  if (guess >= 0 && nameOf(columns_[guess]) == name) {
     c = guess;
   } else {
     const uint64_t h = nameHash(name);
@@ -87,7 +87,7 @@ int32_t ColumnSet::lookup(std::string_view name) {
       for (size_t i = h & mask;; i = (i + 1) & mask) {
         const Slot& slot = index_[i];
         if (slot.column < 0) break;
-        if (slot.hash == h && columns_[slot.column].name == name) {
+        if (slot.hash == h && nameOf(columns_[slot.column]) == name) {
           c = slot.column;
           break;
         }
@@ -97,7 +97,10 @@ int32_t ColumnSet::lookup(std::string_view name) {
       c = static_cast<int32_t>(columns_.size());
       columns_.emplace_back();
       Column& col = columns_.back();
-      col.name.assign(name.data(), name.size());
+      if (names_.size() + name.size() > UINT32_MAX) throw Bail();
+      col.nameAt = static_cast<uint32_t>(names_.size());
+      col.nameLength = static_cast<uint32_t>(name.size());
+      names_.append(name);
       col.hash = h;
       col.nameUnits = utf16Length(name);
       indexColumn(c);
@@ -325,7 +328,7 @@ napi_value ColumnSet::result(napi_env env, bool posted) {
     const size_t numsAt = put(numData, &numAt, col.nums.data(), slots, 8);
     const int64_t spansAt = strings ? static_cast<int64_t>(put(wordData, &wordAt, col.spans.data(), 2 * slots, 4)) : -1;
     const int64_t rowsAt = col.sparse ? static_cast<int64_t>(put(wordData, &wordAt, col.rows.data(), slots, 4)) : -1;
-    CHECK(napi_create_string_utf8(env, col.name.data(), col.name.size(), &value));
+    CHECK(napi_create_string_utf8(env, names_.data() + col.nameAt, col.nameLength, &value));
     if (posted) {
       CHECK(napi_set_element(env, fields, k++, value));
       for (int64_t x : {int64_t{col.mask}, int64_t{col.present}, static_cast<int64_t>(slots), static_cast<int64_t>(kindsAt), static_cast<int64_t>(numsAt), spansAt, rowsAt, int64_t{constant}}) {

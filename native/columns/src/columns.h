@@ -32,8 +32,8 @@ struct Bail {};
 
 /** A field's values across the rows (FieldColumn): a slot per row (dense) or per value (sparse, `rows` the slots' rows). */
 struct Column {
-  std::string name;
-  /** The name's hash (nameHash), for the name index. */
+  /** The name: its bytes' place in ColumnSet's names, and its hash (nameHash) for the name index. */
+  uint32_t nameAt = 0, nameLength = 0;
   uint64_t hash = 0;
   /** The name's length in UTF-16 units (what the JavaScript paths count toward an event's size). */
   uint32_t nameUnits = 0;
@@ -103,6 +103,9 @@ class ColumnSet {
     int32_t column;  // -1: empty
   };
   std::vector<Slot> index_;
+  /** Every column's name, one after another (compared on lookups: kept together, not one allocation each). */
+  std::string names_;
+  std::string_view nameOf(const Column& col) const { return std::string_view(names_.data() + col.nameAt, col.nameLength); }
   /** Columns in the order they were first given a value (ColumnsBuilder's order). */
   std::vector<int32_t> order_;
   std::vector<double> timeUs_, samplerate_;
