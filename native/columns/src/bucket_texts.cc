@@ -228,8 +228,10 @@ napi_value BucketTexts(napi_env env, napi_callback_info info) {
     total += at[row];
     at[row] = start[row];
   }
+  // (Offsets are 32-bit, as DuckDB's string lengths are; JavaScript cannot make a larger buffer.)
+  if (total > UINT32_MAX) return fail("a chunk's texts are past 4 GB");
   napi_value out;
-  if (total > buf.length || !buf.data) {
+  if (total > buf.length) {
     CHECK(napi_create_double(env, -static_cast<double>(total), &out));
     return out;
   }
